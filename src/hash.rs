@@ -1,0 +1,40 @@
+//! Hashing: the one hash-map type of the crate, and the fixed hash of token text.
+//!
+//! Maps use `ahash` (fast, DoS-resistant); `std::collections::HashMap` is
+//! banned by `clippy.toml` so that there is one choice. Token identities, by
+//! contrast, need a hash that is the same in every run and on every machine,
+//! so they use 64-bit FNV-1a ([`fnv1a`]), documented and never seeded.
+
+/// The crate's hash map.
+pub type HashMap<K, V> = ahash::AHashMap<K, V>;
+/// The crate's hash set.
+pub type HashSet<T> = ahash::AHashSet<T>;
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// 64-bit FNV-1a of `bytes`: stable across runs, versions and platforms.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(FNV_OFFSET, |h, &b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME))
+}
+
+/// The finalizer of SplitMix64: spreads the bits of `x` so that nearby inputs
+/// give unrelated outputs. A bijection, so it never adds collisions.
+pub fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a_matches_published_vectors() {
+        // Reference values of the FNV-1a 64-bit specification.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+}

@@ -1,0 +1,156 @@
+//! Index: every scanned file's tokens plus the fingerprint postings.
+//!
+//! In: tokenized [`SourceFile`]s. Out: an immutable [`Index`] that answers
+//! "where does this fingerprint occur?" per format family, and keeps each
+//! file's text and token stream so that candidates can be verified token by
+//! token and reported with exact lines.
+//!
+//! Invariants: postings of one family are one array sorted by hash (a lookup
+//! is a binary search, no map of vectors); positions are token indices into
+//! the file's stream. An `Index` never changes once built: a rescan builds a
+//! new one and swaps it in whole.
+
+use rayon::prelude::*;
+
+use crate::fingerprint::{Fingerprint, Winnow};
+use crate::grammar::{Format, FormatId, Registry};
+use crate::hash::HashMap;
+use crate::tokens::{tokenize, LineIndex, Mode, Position, Token};
+
+/// One scanned source file.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Path as reported: relative to DIR with `/`, or absolute.
+    pub path: String,
+    /// Path relative to DIR with `/` separators.
+    pub rel: String,
+    /// Its format.
+    pub format: FormatId,
+    /// Its family (formats of a family match each other).
+    pub family: usize,
+    /// The text that was tokenized.
+    pub text: Box<str>,
+    /// Line starts of `text`.
+    pub lines: LineIndex,
+    /// Normalized tokens.
+    pub tokens: Vec<Token>,
+}
+
+impl SourceFile {
+    /// Tokenizes `text` as `format`.
+    pub fn new(path: String, rel: String, format: &Format, text: String, mode: Mode) -> SourceFile {
+        let tokens = tokenize(format, &text, mode);
+        SourceFile {
+            path,
+            rel,
+            format: format.id,
+            family: format.family_id,
+            lines: LineIndex::new(&text),
+            text: text.into_boxed_str(),
+            tokens,
+        }
+    }
+
+    /// Lines as an editor counts them.
+    pub fn line_count(&self) -> u32 {
+        self.lines.editor_lines(&self.text)
+    }
+
+    /// Start of token `i`.
+    pub fn token_start(&self, i: u32) -> Position {
+        self.lines.start_position(&self.text, self.tokens[i as usize].start)
+    }
+
+    /// End (just after the last character) of token `i`.
+    pub fn token_end(&self, i: u32) -> Position {
+        self.lines.end_position(&self.text, self.tokens[i as usize].end)
+    }
+
+    /// Source text from the first byte of token `first` to the last byte of
+    /// token `last`.
+    pub fn fragment(&self, first: u32, last: u32) -> &str {
+        let (s, e) = (self.tokens[first as usize].start, self.tokens[last as usize].end);
+        &self.text[s as usize..e as usize]
+    }
+
+    /// The folder part of `rel` (empty for files at the top).
+    pub fn folder(&self) -> &str {
+        folder_of(&self.rel)
+    }
+}
+
+/// The immediate parent folder of a `/`-separated relative path.
+pub fn folder_of(rel: &str) -> &str {
+    rel.rfind('/').map_or("", |i| &rel[..i])
+}
+
+/// One occurrence of a fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posting {
+    /// The fingerprint's hash.
+    pub hash: u64,
+    /// Index of the file in [`Index::files`].
+    pub file: u32,
+    /// Token position of the k-gram in that file.
+    pub pos: u32,
+}
+
+/// All scanned files and their fingerprints.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Scanned files, sorted by path.
+    pub files: Vec<SourceFile>,
+    /// Per family: postings sorted by hash.
+    postings: Vec<Vec<Posting>>,
+    /// The winnowing parameters the postings were built with.
+    pub winnow: Option<Winnow>,
+    /// Relative path → file.
+    by_rel: HashMap<String, u32>,
+}
+
+impl Index {
+    /// Builds the postings of `files` (in parallel), sorted by path.
+    pub fn build(mut files: Vec<SourceFile>, registry: &Registry, winnow: Winnow) -> Index {
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let per_file: Vec<Vec<Fingerprint>> = files.par_iter().map(|f| fingerprints(&f.tokens, winnow)).collect();
+        let mut postings = vec![Vec::new(); registry.families().len()];
+        for (file_id, (file, fps)) in files.iter().zip(per_file).enumerate() {
+            postings[file.family].extend(fps.into_iter().map(|f| Posting {
+                hash: f.hash,
+                file: file_id as u32,
+                pos: f.pos,
+            }));
+        }
+        postings.par_iter_mut().for_each(|p| p.sort_unstable_by_key(|p| (p.hash, p.file, p.pos)));
+        let by_rel = files.iter().enumerate().map(|(i, f)| (f.rel.clone(), i as u32)).collect();
+        Index { files, postings, winnow: Some(winnow), by_rel }
+    }
+
+    /// Where `hash` occurs among files of `family`.
+    pub fn lookup(&self, family: usize, hash: u64) -> &[Posting] {
+        let Some(list) = self.postings.get(family) else {
+            return &[];
+        };
+        let start = list.partition_point(|p| p.hash < hash);
+        let len = list[start..].partition_point(|p| p.hash == hash);
+        &list[start..start + len]
+    }
+
+    /// The file at a path relative to DIR.
+    pub fn file_by_rel(&self, rel: &str) -> Option<u32> {
+        self.by_rel.get(rel).copied()
+    }
+
+    /// Number of postings (for statistics and benchmarks).
+    pub fn posting_count(&self) -> usize {
+        self.postings.iter().map(Vec::len).sum()
+    }
+}
+
+/// The winnowed fingerprints of a token stream.
+pub fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
+    let ids: Vec<u64> = tokens.iter().map(|t| t.id).collect();
+    let mut out = Vec::new();
+    winnow.fingerprints(&ids, &mut out);
+    out
+}

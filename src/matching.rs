@@ -1,0 +1,386 @@
+//! Matching: verified, maximal runs of equal tokens between a query and the
+//! index.
+//!
+//! In: a query token stream (a snippet, or one indexed file) and the
+//! [`Index`]. Out: [`Run`]s, each a maximal common run found through a shared
+//! fingerprint, extended backward and forward token by token, and the
+//! reportable [`SnippetMatch`]es and [`Clone`]s built from them.
+//!
+//! Invariants: a run is never reported on a hash alone (identities are
+//! compared), so collisions cannot make false matches; each maximal run is
+//! found once however many fingerprints it holds; fingerprints are only
+//! compared within one format family.
+
+use rayon::prelude::*;
+
+use crate::fingerprint::Fingerprint;
+use crate::hash::HashMap;
+use crate::index::{fingerprints, folder_of, Index, Posting};
+use crate::tokens::{LineIndex, Position, Token};
+
+/// Fingerprints occurring in more places than this are skipped by
+/// whole-project detection (SPEC 5.3): such code (license headers, generated
+/// tables) would cost quadratic time. Snippet checks are never capped.
+pub const POSTING_CAP: usize = 1000;
+
+/// A maximal common run of tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Run {
+    /// First token in the query.
+    pub a: u32,
+    /// The indexed file.
+    pub file: u32,
+    /// First token in that file.
+    pub b: u32,
+    /// Tokens in the run.
+    pub len: u32,
+}
+
+/// Detection thresholds (SPEC 5.2).
+#[derive(Debug, Clone, Copy)]
+pub struct Thresholds {
+    /// Minimum tokens of a duplication.
+    pub min_tokens: u32,
+    /// Minimum lines of a duplication.
+    pub min_lines: u32,
+}
+
+/// All maximal runs between `query` and indexed files of `family`, seeded by
+/// `fps` (the query's fingerprints). `keep` decides which postings to try.
+pub fn find_runs(
+    query: &[Token],
+    fps: &[Fingerprint],
+    index: &Index,
+    family: usize,
+    cap: Option<usize>,
+    mut keep: impl FnMut(&Fingerprint, &Posting) -> bool,
+) -> (Vec<Run>, usize) {
+    let mut runs = Vec::new();
+    let mut capped = 0;
+    // End of the last run found per (file, diagonal): fingerprints come in
+    // increasing query position, so one inside it belongs to that run.
+    let mut covered: HashMap<(u32, i64), u32> = HashMap::new();
+    for fp in fps {
+        let postings = index.lookup(family, fp.hash);
+        if cap.is_some_and(|cap| postings.len() > cap) {
+            capped += 1;
+            continue;
+        }
+        for posting in postings {
+            if !keep(fp, posting) {
+                continue;
+            }
+            let diagonal = (posting.file, i64::from(posting.pos) - i64::from(fp.pos));
+            if covered.get(&diagonal).is_some_and(|&end| fp.pos < end) {
+                continue;
+            }
+            let target = &index.files[posting.file as usize].tokens;
+            if let Some(run) = extend(query, target, fp.pos, posting.pos) {
+                covered.insert(diagonal, run.a + run.len);
+                runs.push(Run { file: posting.file, ..run });
+            }
+        }
+    }
+    (runs, capped)
+}
+
+/// The maximal run of equal identities through `query[a]` and `target[b]`,
+/// or `None` if those tokens differ (a hash collision).
+fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
+    let (a, b) = (a as usize, b as usize);
+    if query.get(a)?.id != target.get(b)?.id {
+        return None;
+    }
+    let back = query[..a]
+        .iter()
+        .rev()
+        .zip(target[..b].iter().rev())
+        .take_while(|(x, y)| x.id == y.id)
+        .count();
+    let forward = query[a..].iter().zip(&target[b..]).take_while(|(x, y)| x.id == y.id).count();
+    Some(Run {
+        a: (a - back) as u32,
+        file: 0,
+        b: (b - back) as u32,
+        len: (back + forward) as u32,
+    })
+}
+
+/// A region of text: first character to just after the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Start of the first token.
+    pub start: Position,
+    /// End of the last token.
+    pub end: Position,
+}
+
+impl Span {
+    /// Lines spanned, `end.line - start.line + 1`.
+    pub fn lines(&self) -> u32 {
+        self.end.line - self.start.line + 1
+    }
+}
+
+/// A duplication of a snippet in the codebase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnippetMatch {
+    /// Where in the snippet.
+    pub snippet: Span,
+    /// The codebase file.
+    pub file: u32,
+    /// Where in that file.
+    pub codebase: Span,
+    /// The run of tokens.
+    pub run: Run,
+}
+
+/// What a snippet check excludes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Exclusions<'a> {
+    /// The snippet's own file (relative path): never reported.
+    pub own_file: Option<&'a str>,
+    /// With skipLocal: files in this folder are not reported.
+    pub local_folder: Option<&'a str>,
+}
+
+/// Every duplication of `code` (tokenized as `tokens`, of `family`) in the
+/// index, in the order of SPEC 6.1.
+pub fn check_snippet(
+    index: &Index,
+    family: usize,
+    code: &str,
+    tokens: &[Token],
+    thresholds: Thresholds,
+    exclude: Exclusions<'_>,
+) -> Vec<SnippetMatch> {
+    let Some(winnow) = index.winnow else {
+        return Vec::new();
+    };
+    let fps = fingerprints(tokens, winnow);
+    let own = exclude.own_file.and_then(|rel| index.file_by_rel(rel));
+    let (runs, _) = find_runs(tokens, &fps, index, family, None, |_, p| {
+        Some(p.file) != own
+            && exclude
+                .local_folder
+                .is_none_or(|folder| index.files[p.file as usize].folder() != folder)
+    });
+    let lines = LineIndex::new(code);
+    let mut matches: Vec<SnippetMatch> = runs
+        .into_iter()
+        .filter(|run| run.len >= thresholds.min_tokens)
+        .filter_map(|run| {
+            let last = (run.a + run.len - 1) as usize;
+            let snippet = Span {
+                start: lines.start_position(code, tokens[run.a as usize].start),
+                end: lines.end_position(code, tokens[last].end),
+            };
+            if snippet.lines() < thresholds.min_lines {
+                return None;
+            }
+            let file = &index.files[run.file as usize];
+            let codebase = Span { start: file.token_start(run.b), end: file.token_end(run.b + run.len - 1) };
+            Some(SnippetMatch { snippet, file: run.file, codebase, run })
+        })
+        .collect();
+    matches.sort_by(|x, y| {
+        (x.snippet.start.line, std::cmp::Reverse(x.run.len), &index.files[x.file as usize].path, x.codebase.start.line, x.run.a, x.run.b)
+            .cmp(&(y.snippet.start.line, std::cmp::Reverse(y.run.len), &index.files[y.file as usize].path, y.codebase.start.line, y.run.a, y.run.b))
+    });
+    matches
+}
+
+/// A clone inside the project: two locations with the same tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Clone {
+    /// The location that comes first (by file, then position).
+    pub first: (u32, u32),
+    /// The other location.
+    pub second: (u32, u32),
+    /// Tokens in each.
+    pub len: u32,
+}
+
+/// Whole-project detection (SPEC 5.3): every maximal common run between two
+/// different locations meeting both thresholds on both sides, once per
+/// unordered pair. Returns the clones, sorted, and how many fingerprint
+/// lookups were skipped by [`POSTING_CAP`].
+pub fn project_clones(index: &Index, thresholds: Thresholds, skip_local: bool) -> (Vec<Clone>, usize) {
+    let Some(winnow) = index.winnow else {
+        return (Vec::new(), 0);
+    };
+    let per_file: Vec<(Vec<Clone>, usize)> = (0..index.files.len() as u32)
+        .into_par_iter()
+        .map(|fa| {
+            let file = &index.files[fa as usize];
+            let fps = fingerprints(&file.tokens, winnow);
+            let (runs, capped) = find_runs(&file.tokens, &fps, index, file.family, Some(POSTING_CAP), |fp, p| {
+                // Each unordered pair is found from its first location only.
+                (p.file, p.pos) > (fa, fp.pos)
+            });
+            let clones = runs
+                .into_iter()
+                .filter_map(|run| {
+                    let mut len = run.len;
+                    if run.file == fa {
+                        // Two places of one file must not overlap.
+                        len = len.min(run.b.saturating_sub(run.a));
+                    }
+                    let clone = Clone { first: (fa, run.a), second: (run.file, run.b), len };
+                    (clone.first < clone.second).then_some(clone)
+                })
+                .filter(|c| qualifies(index, c, thresholds))
+                .filter(|c| {
+                    !skip_local
+                        || folder_of(&index.files[c.first.0 as usize].rel)
+                            != folder_of(&index.files[c.second.0 as usize].rel)
+                })
+                .collect();
+            (clones, capped)
+        })
+        .collect();
+    let capped = per_file.iter().map(|(_, c)| c).sum();
+    let mut clones: Vec<Clone> = per_file.into_iter().flat_map(|(c, _)| c).collect();
+    clones.sort_unstable();
+    clones.dedup();
+    (clones, capped)
+}
+
+/// Whether a clone meets min-tokens, and min-lines on both sides.
+fn qualifies(index: &Index, clone: &Clone, t: Thresholds) -> bool {
+    clone.len >= t.min_tokens
+        && [clone.first, clone.second].iter().all(|&(f, start)| {
+            let file = &index.files[f as usize];
+            file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1 >= t.min_lines
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::Winnow;
+    use crate::grammar::Registry;
+    use crate::index::SourceFile;
+    use crate::tokens::{tokenize, Mode};
+
+    /// Builds an index of `(path, code)` JavaScript files in `mode`.
+    fn index(files: &[(&str, &str)], mode: Mode, min_tokens: usize) -> Index {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let files = files
+            .iter()
+            .map(|(p, c)| SourceFile::new(p.to_string(), p.to_string(), js, c.to_string(), mode))
+            .collect();
+        Index::build(files, &registry, Winnow::for_min_tokens(min_tokens))
+    }
+
+    /// Checks `snippet` and renders each match as
+    /// `snippet lines -> file:lines (tokens)`.
+    fn check(index: &Index, snippet: &str, mode: Mode, min_tokens: u32, min_lines: u32) -> Vec<String> {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let tokens = tokenize(js, snippet, mode);
+        let t = Thresholds { min_tokens, min_lines };
+        check_snippet(index, js.family_id, snippet, &tokens, t, Exclusions::default())
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}:{}-{}:{} -> {} {}:{}-{}:{} ({})",
+                    m.snippet.start.line,
+                    m.snippet.start.column,
+                    m.snippet.end.line,
+                    m.snippet.end.column,
+                    index.files[m.file as usize].path,
+                    m.codebase.start.line,
+                    m.codebase.start.column,
+                    m.codebase.end.line,
+                    m.codebase.end.column,
+                    m.run.len
+                )
+            })
+            .collect()
+    }
+
+    const ADD: &str = "function add(a, b) {\n  const s = a + b;\n  return s;\n}\n";
+
+    #[test]
+    fn finds_every_location_with_exact_positions() {
+        let idx = index(&[("a.js", ADD), ("b.js", &format!("// x\n{ADD}")), ("c.js", "let q = 1;\n")], Mode::Strict, 10);
+        assert_eq!(
+            check(&idx, ADD, Mode::Strict, 10, 4),
+            ["1:1-4:2 -> a.js 1:1-4:2 (19)", "1:1-4:2 -> b.js 2:1-5:2 (19)"]
+        );
+    }
+
+    #[test]
+    fn thresholds_apply_to_tokens_and_snippet_lines() {
+        let idx = index(&[("a.js", ADD)], Mode::Strict, 10);
+        assert!(check(&idx, ADD, Mode::Strict, 20, 1).is_empty());
+        assert!(check(&idx, ADD, Mode::Strict, 19, 5).is_empty());
+        assert_eq!(check(&idx, ADD, Mode::Strict, 19, 4).len(), 1);
+    }
+
+    #[test]
+    fn renamed_copy_needs_mild_mode() {
+        let renamed = "function sum(x, y) {\n  const t = x + y;\n  return t;\n}\n";
+        let strict = index(&[("a.js", ADD)], Mode::Strict, 10);
+        assert!(check(&strict, renamed, Mode::Strict, 10, 4).is_empty());
+        let mild = index(&[("a.js", ADD)], Mode::Mild, 10);
+        assert_eq!(check(&mild, renamed, Mode::Mild, 10, 4), ["1:1-4:2 -> a.js 1:1-4:2 (19)"]);
+    }
+
+    #[test]
+    fn runs_are_maximal_and_reported_once() {
+        // The snippet holds the function plus a tail; the match stops where
+        // the texts part, and many shared fingerprints give one run.
+        let body: String = (0..30).map(|i| format!("  x{i} = f(x{i}, {i});\n")).collect();
+        let file = format!("function g() {{\n{body}}}\n");
+        let snippet = format!("{file}let z = 0;\n");
+        let idx = index(&[("a.js", &file)], Mode::Strict, 10);
+        assert_eq!(check(&idx, &snippet, Mode::Strict, 10, 1), ["1:1-32:2 -> a.js 1:1-32:2 (276)"]);
+    }
+
+    #[test]
+    fn own_file_and_local_folder_are_excluded() {
+        let idx = index(&[("src/a.js", ADD), ("src/b.js", ADD), ("lib/c.js", ADD)], Mode::Strict, 10);
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let tokens = tokenize(js, ADD, Mode::Strict);
+        let t = Thresholds { min_tokens: 10, min_lines: 1 };
+        let files = |ex: Exclusions| {
+            check_snippet(&idx, js.family_id, ADD, &tokens, t, ex)
+                .iter()
+                .map(|m| idx.files[m.file as usize].path.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(files(Exclusions { own_file: Some("src/a.js"), local_folder: None }), ["lib/c.js", "src/b.js"]);
+        assert_eq!(files(Exclusions { own_file: Some("src/a.js"), local_folder: Some("src") }), ["lib/c.js"]);
+    }
+
+    #[test]
+    fn project_clones_count_each_pair_once() {
+        let idx = index(&[("a.js", ADD), ("b.js", ADD), ("c.js", ADD)], Mode::Strict, 10);
+        let t = Thresholds { min_tokens: 10, min_lines: 4 };
+        let (clones, capped) = project_clones(&idx, t, false);
+        let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
+        assert_eq!(pairs, [((0, 0), (1, 0), 19), ((0, 0), (2, 0), 19), ((1, 0), (2, 0), 19)]);
+        assert_eq!(capped, 0);
+    }
+
+    #[test]
+    fn clones_inside_one_file_do_not_overlap() {
+        let idx = index(&[("a.js", &format!("{ADD}{ADD}"))], Mode::Strict, 10);
+        let t = Thresholds { min_tokens: 10, min_lines: 4 };
+        let (clones, _) = project_clones(&idx, t, false);
+        let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
+        assert_eq!(pairs, [((0, 0), (0, 19), 19)]);
+    }
+
+    #[test]
+    fn skip_local_drops_clones_in_one_folder() {
+        let idx = index(&[("s/a.js", ADD), ("s/b.js", ADD), ("t/c.js", ADD)], Mode::Strict, 10);
+        let t = Thresholds { min_tokens: 10, min_lines: 4 };
+        let (clones, _) = project_clones(&idx, t, true);
+        assert_eq!(clones.len(), 2);
+    }
+}

@@ -1,0 +1,389 @@
+//! Tokens: parses source text and normalizes the tree's leaves.
+//!
+//! In: a [`Format`], source text and a [`Mode`]. Out: the token stream, each
+//! [`Token`] an identity hash plus its byte range. Line and column are
+//! recovered from byte offsets by a [`LineIndex`].
+//!
+//! Invariants: parsing never fails. Leaves inside ERROR nodes are tokens like
+//! any other, zero-width (MISSING) nodes are not, declared literals and
+//! comments are one leaf each, comments are dropped. The identity never
+//! includes the node kind, only the class and (per mode) the text, so a
+//! snippet parsed out of context still matches the code it came from. The
+//! token stream is the sole contract between parsing and later stages.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Parser, Tree};
+
+use crate::grammar::{Class, Format, FormatId};
+use crate::hash::{fnv1a, HashMap};
+
+/// How much of a token's text its identity keeps (SPEC section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Keeps identifiers and literals: finds copies that differ only in
+    /// layout and comments.
+    #[default]
+    Strict,
+    /// Abstracts identifiers: also finds renamed copies.
+    Mild,
+    /// Abstracts identifiers and literals: also tolerates changed values.
+    Weak,
+}
+
+impl Mode {
+    /// All modes, as the command line spells them.
+    pub const NAMES: &'static str = "strict, mild, weak";
+
+    /// Parses a mode name (case-insensitive).
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.to_ascii_lowercase().as_str() {
+            "strict" => Some(Mode::Strict),
+            "mild" => Some(Mode::Mild),
+            "weak" => Some(Mode::Weak),
+            _ => None,
+        }
+    }
+
+    /// The lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Strict => "strict",
+            Mode::Mild => "mild",
+            Mode::Weak => "weak",
+        }
+    }
+
+    /// Whether identifiers of this mode are reduced to their class.
+    pub fn abstracts_identifiers(self) -> bool {
+        self != Mode::Strict
+    }
+
+    /// Whether literals of this mode are reduced to their class.
+    pub fn abstracts_literals(self) -> bool {
+        self == Mode::Weak
+    }
+
+    /// The text a token of `class` with source `text` is identified by, or
+    /// `None` when the token is dropped.
+    pub fn identity_text<'a>(self, format: &Format, class: Class, text: &'a str) -> Option<&'a str> {
+        Some(match class {
+            Class::Comment => return None,
+            Class::Other => text,
+            Class::Identifier
+                if self.abstracts_identifiers()
+                    && !format.keep_identifiers.iter().any(|k| k == text) =>
+            {
+                ID
+            }
+            Class::Identifier => text,
+            Class::String if self.abstracts_literals() => STR,
+            Class::Number if self.abstracts_literals() => NUM,
+            Class::Literal if self.abstracts_literals() => LIT,
+            Class::String | Class::Number | Class::Literal => text,
+        })
+    }
+}
+
+/// One normalized token: what is compared, and where it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    /// Hash of the identity text ([`fnv1a`]); equal identities, equal ids.
+    pub id: u64,
+    /// Byte offset of the first byte.
+    pub start: u32,
+    /// Byte offset just past the last byte.
+    pub end: u32,
+}
+
+/// Abstracted identities are placeholders that start with a NUL byte, which
+/// no token of valid source text contains, so they never equal real text.
+const ID: &str = "\0$id";
+const STR: &str = "\0$str";
+const NUM: &str = "\0$num";
+const LIT: &str = "\0$lit";
+
+/// The identity as a person reads it: placeholders without their NUL.
+fn readable(identity: &str) -> &str {
+    identity.strip_prefix('\0').unwrap_or(identity)
+}
+
+thread_local! {
+    /// One parser per format per thread, reused across files.
+    static PARSERS: RefCell<HashMap<FormatId, Parser>> = RefCell::new(HashMap::new());
+}
+
+/// Parses `text` with the format's grammar on this thread's parser.
+pub fn parse(format: &Format, text: &str) -> Option<Tree> {
+    PARSERS.with(|cell| {
+        let mut parsers = cell.borrow_mut();
+        let parser = match parsers.entry(format.id) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let mut parser = Parser::new();
+                parser.set_language(&format.language).ok()?;
+                e.insert(parser)
+            }
+        };
+        let tree = parser.parse(text, None);
+        if tree.is_none() {
+            // A parse that gave up leaves the parser mid-way; start afresh.
+            parser.reset();
+        }
+        tree
+    })
+}
+
+/// Calls `leaf(class, start, end)` for every token leaf of `text`, in source
+/// order, comments included (their class says so).
+pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, usize, usize)) {
+    let Some(tree) = parse(format, text) else {
+        return;
+    };
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        let declared = format.class_of(node.kind_id());
+        let is_leaf = declared.is_some() || node.child_count() == 0;
+        if is_leaf {
+            let (start, end) = (node.start_byte(), node.end_byte());
+            if start < end && !node.is_missing() {
+                leaf(declared.unwrap_or(Class::Other), start, end);
+            }
+        }
+        if !is_leaf && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+/// The normalized token stream of `text`.
+pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
+    let mut tokens = Vec::with_capacity(text.len() / 4);
+    for_each_leaf(format, text, |class, start, end| {
+        if let Some(identity) = mode.identity_text(format, class, &text[start..end]) {
+            // Files are limited to 4 GiB by the walker, so offsets fit.
+            tokens.push(Token {
+                id: fnv1a(identity.as_bytes()),
+                start: start as u32,
+                end: end as u32,
+            });
+        }
+    });
+    tokens
+}
+
+/// Lines and columns of byte offsets in one text.
+#[derive(Debug, Clone, Default)]
+pub struct LineIndex {
+    /// Byte offset where each line starts; the first is 0.
+    starts: Vec<u32>,
+}
+
+/// A 1-based line and character column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, counted in characters (Unicode scalar values).
+    pub column: u32,
+}
+
+impl LineIndex {
+    /// Indexes the line starts of `text`.
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        );
+        LineIndex { starts }
+    }
+
+    /// 1-based line of the byte at `offset`.
+    pub fn line_of(&self, offset: u32) -> u32 {
+        self.starts.partition_point(|&s| s <= offset) as u32
+    }
+
+    /// Position of the character starting at byte `offset`.
+    pub fn start_position(&self, text: &str, offset: u32) -> Position {
+        let line = self.line_of(offset);
+        let line_start = self.starts[line as usize - 1] as usize;
+        let column = text[line_start..offset as usize].chars().count() as u32 + 1;
+        Position { line, column }
+    }
+
+    /// Position just after a range ending (exclusive) at byte `end`: the line
+    /// of its last character, and the column after that character.
+    pub fn end_position(&self, text: &str, end: u32) -> Position {
+        let line = self.line_of(end.saturating_sub(1));
+        let line_start = self.starts[line as usize - 1] as usize;
+        let column = text[line_start..end as usize].chars().count() as u32 + 1;
+        Position { line, column }
+    }
+
+    /// Lines as an editor shows them: `\n`-separated, not counting the empty
+    /// line after a final `\n`; 0 for an empty text.
+    pub fn editor_lines(&self, text: &str) -> u32 {
+        let n = self.starts.len() as u32;
+        if text.is_empty() {
+            0
+        } else if text.ends_with('\n') {
+            n - 1
+        } else {
+            n
+        }
+    }
+}
+
+/// Renders the normalized tokens of `text` one per line, as
+/// `line:column class identity`, for `--dump-tokens` and golden tests.
+pub fn dump(format: &Format, text: &str, mode: Mode) -> String {
+    let lines = LineIndex::new(text);
+    let mut out = String::new();
+    for_each_leaf(format, text, |class, start, end| {
+        let source = &text[start..end];
+        let shown = mode.identity_text(format, class, source).map_or("(dropped)", readable);
+        let at = lines.start_position(text, start as u32);
+        out.push_str(&format!("{}:{} {} {}\n", at.line, at.column, class.name(), shown.escape_debug()));
+    });
+    out
+}
+
+/// The identity texts of `text` joined by spaces: the normalized form a
+/// person reads, used by golden tests.
+pub fn normalized(format: &Format, text: &str, mode: Mode) -> String {
+    let mut parts = Vec::new();
+    for_each_leaf(format, text, |class, start, end| {
+        if let Some(identity) = mode.identity_text(format, class, &text[start..end]) {
+            parts.push(readable(identity).replace('\n', "\\n"));
+        }
+    });
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::Registry;
+
+    /// Normalizes `code` as format `format` in `mode`.
+    fn check(format: &str, mode: Mode, code: &str, expected: &str) {
+        let registry = Registry::builtin();
+        let format = registry.lookup(format).unwrap();
+        let got = normalized(format, code, mode);
+        assert_eq!(got, expected, "\n{}", dump(format, code, mode));
+    }
+
+    #[test]
+    fn strict_keeps_text_and_drops_comments() {
+        check("js", Mode::Strict, "let total = price * 2; // tax", "let total = price * 2 ;");
+    }
+
+    #[test]
+    fn mild_abstracts_identifiers_only() {
+        check("js", Mode::Mild, "let total = price * 2; // tax", "let $id = $id * 2 ;");
+        check("js", Mode::Mild, "obj.method('x')", "$id . $id ( 'x' )");
+    }
+
+    #[test]
+    fn weak_abstracts_literals_too() {
+        check(
+            "js",
+            Mode::Weak,
+            "f(`a ${b}`, /re/g, 3.5, true, null)",
+            "$id ( $str , $str , $num , $lit , $lit )",
+        );
+    }
+
+    #[test]
+    fn this_and_super_stay_text() {
+        check("js", Mode::Mild, "this.x = super.y", "this . $id = super . $id");
+        check("py", Mode::Mild, "self.x = cls.y", "self . $id = cls . $id");
+        check("rs", Mode::Mild, "self.x", "self . $id");
+    }
+
+    #[test]
+    fn python_strings_and_fstrings_are_one_token() {
+        check("py", Mode::Weak, "x = f\"a {b} c\" + 'd' # note", "$id = $str + $str");
+        check("py", Mode::Strict, "x = None", "x = None");
+        check("py", Mode::Weak, "x = None or True or 1.5", "$id = $lit or $lit or $num");
+    }
+
+    #[test]
+    fn rust_literals_lifetimes_and_macros() {
+        check(
+            "rs",
+            Mode::Weak,
+            "fn f<'a>(x: &'a str) -> bool { println!(\"{}\", x); 'c' == 'd' } // end",
+            "fn $id < ' $id > ( $id : & ' $id str ) -> bool { $id ! ( $str , $id ) ; $str == $str }",
+        );
+    }
+
+    #[test]
+    fn typescript_types_are_identifiers_but_predefined_types_stay() {
+        check("ts", Mode::Mild, "let a: Foo<string> = b;", "let $id : $id < string > = $id ;");
+    }
+
+    #[test]
+    fn jsx_text_is_a_string() {
+        check("jsx", Mode::Weak, "<a href=\"x\">Hello there</a>", "< $id $id = $str > $str </ $id >");
+    }
+
+    #[test]
+    fn incomplete_code_still_yields_its_tokens() {
+        // A diff hunk: the function's closing brace and head are missing.
+        check("js", Mode::Strict, "  return a + b;\n}\nfunction g(", "return a + b ; } function g (");
+        check("py", Mode::Strict, "    return x\n  else:", "return x else :");
+    }
+
+    #[test]
+    fn missing_nodes_are_not_tokens() {
+        // tree-sitter inserts a zero-width `;` or `)`; it must not appear.
+        check("js", Mode::Strict, "f(a", "f ( a");
+    }
+
+    #[test]
+    fn identity_ignores_node_kind() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let method = tokenize(js, "a.push", Mode::Strict);
+        let plain = tokenize(js, "push", Mode::Strict);
+        assert_eq!(method[2].id, plain[0].id);
+    }
+
+    #[test]
+    fn placeholders_never_collide_with_source_text() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let abstracted = tokenize(js, "a", Mode::Mild)[0].id;
+        let literal = tokenize(js, "$id", Mode::Strict)[0].id;
+        assert_ne!(abstracted, literal);
+    }
+
+    #[test]
+    fn positions_count_characters_and_end_after_the_last_one() {
+        let text = "é = 1;\n  xy\n";
+        let lines = LineIndex::new(text);
+        let x = text.find("xy").unwrap() as u32;
+        assert_eq!(lines.start_position(text, 3), Position { line: 1, column: 3 });
+        assert_eq!(lines.start_position(text, x), Position { line: 2, column: 3 });
+        assert_eq!(lines.end_position(text, x + 2), Position { line: 2, column: 5 });
+        // A range ending with its line's newline ends on that line.
+        assert_eq!(lines.end_position(text, x + 3), Position { line: 2, column: 6 });
+    }
+
+    #[test]
+    fn editor_lines_ignore_the_empty_line_after_a_final_newline() {
+        for (text, n) in [("", 0), ("a", 1), ("a\n", 1), ("a\nb", 2), ("a\n\n", 2)] {
+            assert_eq!(LineIndex::new(text).editor_lines(text), n, "{text:?}");
+        }
+    }
+}
