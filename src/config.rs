@@ -1,0 +1,468 @@
+//! Configuration: the command line and `.dupcheck.json`, merged and checked.
+//!
+//! In: raw flags ([`Cli`], parsed by clap) and the config file's JSON. Out:
+//! one validated [`Config`] with typed values (mode, byte sizes, format ids,
+//! origin host names). Precedence lives in one place, [`Config::resolve`]:
+//! command line over config file over defaults.
+//!
+//! Invariant: every error names the option or key at fault and what it
+//! accepts; `main` prints it on one line and exits with status 2.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use serde_json::{Map, Value};
+
+use crate::grammar::{FormatId, Registry};
+use crate::matching::Thresholds;
+use crate::tokens::Mode;
+
+/// Raw command-line flags, before merging with the config file.
+#[derive(Debug, Parser)]
+#[command(name = "dupcheck", version, about = "A duplicate-code server: POST a snippet, get every place in the codebase it duplicates.")]
+pub struct Cli {
+    /// Working directory to scan and serve [default: the current directory]
+    pub dir: Option<PathBuf>,
+    /// Port to listen on; 0 picks a free port [default: 3000]
+    #[arg(short = 'p', long, value_name = "N")]
+    pub port: Option<u16>,
+    /// Address to bind: an IPv4 or IPv6 literal, or localhost [default: 0.0.0.0]
+    #[arg(short = 'H', long, value_name = "ADDR")]
+    pub host: Option<String>,
+    /// Config file (relative to the current directory) [default: DIR/.dupcheck.json]
+    #[arg(short = 'c', long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Only scan these formats, comma-separated (javascript,python) [default: all]
+    #[arg(short = 'f', long, value_name = "LIST")]
+    pub format: Option<String>,
+    /// Exclude files matching these gitignore-style globs, comma-separated, relative to DIR
+    #[arg(short = 'i', long, value_name = "GLOBS")]
+    pub ignore: Option<String>,
+    /// Minimum lines of a reported duplication [default: 5]
+    #[arg(short = 'l', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub min_lines: Option<u32>,
+    /// Minimum normalized tokens of a reported duplication [default: 50]
+    #[arg(short = 'k', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub min_tokens: Option<u32>,
+    /// Detection mode: strict keeps identifiers, mild abstracts them, weak abstracts literals too [default: strict]
+    #[arg(short = 'm', long, value_name = "MODE", value_parser = ["strict", "mild", "weak"], ignore_case = true)]
+    pub mode: Option<String>,
+    /// Report absolute file paths
+    #[arg(short = 'a', long)]
+    pub absolute: bool,
+    /// Do not follow symbolic links
+    #[arg(short = 'n', long = "noSymlinks")]
+    pub no_symlinks: bool,
+    /// Skip duplications whose two locations are in the same folder
+    #[arg(long = "skipLocal")]
+    pub skip_local: bool,
+    /// Skip files larger than this (100kb, 1mb, plain bytes) [default: 1mb]
+    #[arg(short = 'z', long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub max_size: Option<u64>,
+    /// Skip files with more lines than this [default: unlimited]
+    #[arg(short = 'x', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_lines: Option<u64>,
+    /// Largest accepted request body (100kb, 10mb, plain bytes) [default: 10mb]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub max_body: Option<u64>,
+    /// Extra browser Origin host to allow (hostname, host:port or URL); repeatable
+    #[arg(long = "allowed-origin", value_name = "HOST")]
+    pub allowed_origin: Vec<String>,
+    /// Print the normalized tokens of FILE and exit (for grammar work)
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub dump_tokens: Option<PathBuf>,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// DIR is missing, not a directory, or unreadable.
+    #[error("cannot serve {path}: {reason}")]
+    Dir { path: PathBuf, reason: String },
+    /// The config file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    ReadFile { path: PathBuf, source: std::io::Error },
+    /// The config file is not a JSON object.
+    #[error("config file {path} is not valid JSON: {reason}")]
+    Json { path: PathBuf, reason: String },
+    /// A key of the config file has a bad value.
+    #[error("config file {path}: key \"{key}\" {problem}")]
+    Key { path: PathBuf, key: &'static str, problem: String },
+    /// A command-line option has a bad value.
+    #[error("invalid value for {option}: {problem}")]
+    Option { option: &'static str, problem: String },
+}
+
+/// The validated settings of one server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Canonical working directory.
+    pub dir: PathBuf,
+    /// Address to bind.
+    pub host: IpAddr,
+    /// Whether `host` was given as a wildcard (0.0.0.0 or ::).
+    pub port: u16,
+    /// Formats to scan.
+    pub formats: Vec<FormatId>,
+    /// `--ignore` globs, relative to DIR.
+    pub ignore: Vec<String>,
+    /// Detection thresholds.
+    pub thresholds: Thresholds,
+    /// Normalization mode.
+    pub mode: Mode,
+    /// Report absolute paths.
+    pub absolute: bool,
+    /// Do not follow symbolic links.
+    pub no_symlinks: bool,
+    /// Skip duplications within one folder.
+    pub skip_local: bool,
+    /// Largest file scanned, in bytes.
+    pub max_size: u64,
+    /// Most lines of a file scanned.
+    pub max_lines: Option<u64>,
+    /// Largest request body, in bytes.
+    pub max_body: u64,
+    /// Extra allowed Origin host names, lower case.
+    pub allowed_origins: Vec<String>,
+}
+
+/// Defaults of SPEC section 1.
+const DEFAULT_PORT: u16 = 3000;
+const DEFAULT_MIN_LINES: u32 = 5;
+const DEFAULT_MIN_TOKENS: u32 = 50;
+const DEFAULT_MAX_SIZE: u64 = 1024 * 1024;
+const DEFAULT_MAX_BODY: u64 = 10 * 1024 * 1024;
+const CONFIG_FILE: &str = ".dupcheck.json";
+
+/// Keys the config file accepts.
+const KNOWN_KEYS: [&str; 14] = [
+    "port", "host", "format", "ignore", "minLines", "minTokens", "mode", "absolute", "noSymlinks",
+    "skipLocal", "maxSize", "maxLines", "maxBody", "allowedOrigins",
+];
+
+/// The config file's values, each already type-checked.
+#[derive(Debug, Default)]
+struct FileValues {
+    port: Option<u16>,
+    host: Option<String>,
+    format: Option<Vec<String>>,
+    ignore: Option<Vec<String>>,
+    min_lines: Option<u32>,
+    min_tokens: Option<u32>,
+    mode: Option<Mode>,
+    absolute: Option<bool>,
+    no_symlinks: Option<bool>,
+    skip_local: Option<bool>,
+    max_size: Option<u64>,
+    max_lines: Option<u64>,
+    max_body: Option<u64>,
+    allowed_origins: Option<Vec<String>>,
+}
+
+impl Config {
+    /// Merges `cli` over the config file over the defaults. `cwd` resolves
+    /// relative paths; `warn` receives one line per unknown config key.
+    pub fn resolve(cli: &Cli, cwd: &Path, registry: &Registry, mut warn: impl FnMut(String)) -> Result<Config, ConfigError> {
+        let dir = resolve_dir(&cwd.join(cli.dir.as_deref().unwrap_or(Path::new("."))))?;
+        let file = match &cli.config {
+            Some(path) => read_config(&cwd.join(path), &mut warn)?,
+            None => {
+                let path = dir.join(CONFIG_FILE);
+                if path.exists() {
+                    read_config(&path, &mut warn)?
+                } else {
+                    FileValues::default()
+                }
+            }
+        };
+        let host_text = cli.host.clone().or(file.host).unwrap_or_else(|| "0.0.0.0".into());
+        let host = parse_host(&host_text).ok_or_else(|| ConfigError::Option {
+            option: "--host",
+            problem: format!("{host_text:?} is not an IPv4 or IPv6 address or localhost"),
+        })?;
+        let formats = match cli.format.as_deref().map(split_list).or(file.format) {
+            None => registry.formats().iter().map(|f| f.id).collect(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    registry.lookup(n).map(|f| f.id).ok_or_else(|| ConfigError::Option {
+                        option: "--format",
+                        problem: format!("unknown format {n:?}; known formats: {}", registry.names().join(", ")),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let ignore = cli.ignore.as_deref().map(split_list).or(file.ignore).unwrap_or_default();
+        check_globs(&dir, &ignore)?;
+        let mode = match &cli.mode {
+            Some(m) => Mode::parse(m).ok_or_else(|| ConfigError::Option {
+                option: "--mode",
+                problem: format!("{m:?}; allowed: {}", Mode::NAMES),
+            })?,
+            None => file.mode.unwrap_or_default(),
+        };
+        let allowed_origins = cli
+            .allowed_origin
+            .iter()
+            .chain(file.allowed_origins.iter().flatten())
+            .map(|o| {
+                origin_host(o).ok_or_else(|| ConfigError::Option {
+                    option: "--allowed-origin",
+                    problem: format!("{o:?} is not a hostname, host:port or URL"),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Config {
+            dir,
+            host,
+            port: cli.port.or(file.port).unwrap_or(DEFAULT_PORT),
+            formats,
+            ignore,
+            thresholds: Thresholds {
+                min_lines: cli.min_lines.or(file.min_lines).unwrap_or(DEFAULT_MIN_LINES),
+                min_tokens: cli.min_tokens.or(file.min_tokens).unwrap_or(DEFAULT_MIN_TOKENS),
+            },
+            mode,
+            absolute: cli.absolute || file.absolute.unwrap_or(false),
+            no_symlinks: cli.no_symlinks || file.no_symlinks.unwrap_or(false),
+            skip_local: cli.skip_local || file.skip_local.unwrap_or(false),
+            max_size: cli.max_size.or(file.max_size).unwrap_or(DEFAULT_MAX_SIZE),
+            max_lines: cli.max_lines.or(file.max_lines),
+            max_body: cli.max_body.or(file.max_body).unwrap_or(DEFAULT_MAX_BODY),
+            allowed_origins,
+        })
+    }
+}
+
+/// Canonicalizes DIR and checks that it is a readable directory.
+fn resolve_dir(path: &Path) -> Result<PathBuf, ConfigError> {
+    let fail = |reason: String| ConfigError::Dir { path: path.to_owned(), reason };
+    let dir = path.canonicalize().map_err(|e| fail(e.to_string()))?;
+    if !dir.is_dir() {
+        return Err(fail("not a directory".into()));
+    }
+    std::fs::read_dir(&dir).map_err(|e| fail(e.to_string()))?;
+    Ok(dir)
+}
+
+/// Compiles the `--ignore` globs once, to report a bad one before serving.
+fn check_globs(dir: &Path, globs: &[String]) -> Result<(), ConfigError> {
+    let mut builder = ignore::overrides::OverrideBuilder::new(dir);
+    for glob in globs {
+        builder.add(&format!("!{glob}")).map_err(|e| ConfigError::Option {
+            option: "--ignore",
+            problem: format!("bad glob {glob:?}: {e}"),
+        })?;
+    }
+    Ok(())
+}
+
+/// Splits a comma-separated list, dropping empty items.
+fn split_list(s: &str) -> Vec<String> {
+    s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+/// An address to bind: an IP literal (brackets allowed) or `localhost`.
+fn parse_host(s: &str) -> Option<IpAddr> {
+    if s.eq_ignore_ascii_case("localhost") {
+        return Some(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    s.trim_start_matches('[').trim_end_matches(']').parse().ok()
+}
+
+/// The host name of an Origin header value, a URL, `host:port` or a bare host,
+/// lower case and without brackets or port; `None` if there is none.
+pub fn origin_host(s: &str) -> Option<String> {
+    let s = s.trim();
+    let authority = s.split_once("://").map_or(s, |(_, rest)| rest);
+    let authority = authority.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        rest.split_once(']')?.0
+    } else {
+        authority.split(':').next()?
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// Parses a size: a plain number of bytes, or a number with `kb`, `mb` or
+/// `gb` (powers of 1024), case-insensitive, e.g. `100kb`, `1.5mb`.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let lower = s.trim().to_ascii_lowercase();
+    let (number, unit) = [("kb", 1u64 << 10), ("mb", 1 << 20), ("gb", 1 << 30), ("b", 1)]
+        .iter()
+        .find_map(|(suffix, unit)| lower.strip_suffix(suffix).map(|n| (n.trim(), *unit)))
+        .unwrap_or((lower.as_str(), 1));
+    let value: f64 = number.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    Some((value * unit as f64).round() as u64)
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).ok_or_else(|| format!("{s:?} is not a size; use bytes or a number with kb or mb, e.g. 100kb, 1mb"))
+}
+
+/// Reads and type-checks a config file.
+fn read_config(path: &Path, warn: &mut impl FnMut(String)) -> Result<FileValues, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile { path: path.to_owned(), source })?;
+    let json: Value = serde_json::from_str(&text).map_err(|e| ConfigError::Json { path: path.to_owned(), reason: e.to_string() })?;
+    let Value::Object(map) = json else {
+        return Err(ConfigError::Json { path: path.to_owned(), reason: "expected an object of options".into() });
+    };
+    for key in map.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+        warn(format!("warning: config file {}: unknown key \"{key}\" ignored", path.display()));
+    }
+    let keys = Keys { path, map: &map };
+    Ok(FileValues {
+        port: keys.get("port", "must be a port number 0-65535", |v| v.as_u64().and_then(|n| u16::try_from(n).ok()))?,
+        host: keys.get("host", "must be a string", |v| v.as_str().map(String::from))?,
+        format: keys.get("format", "must be a string \"a,b\" or an array of strings", list)?,
+        ignore: keys.get("ignore", "must be a string \"a,b\" or an array of strings", list)?,
+        min_lines: keys.get("minLines", "must be an integer >= 1", positive_u32)?,
+        min_tokens: keys.get("minTokens", "must be an integer >= 1", positive_u32)?,
+        mode: keys.get("mode", "must be one of: strict, mild, weak", |v| v.as_str().and_then(Mode::parse))?,
+        absolute: keys.get("absolute", "must be true or false", Value::as_bool)?,
+        no_symlinks: keys.get("noSymlinks", "must be true or false", Value::as_bool)?,
+        skip_local: keys.get("skipLocal", "must be true or false", Value::as_bool)?,
+        max_size: keys.get("maxSize", "must be a size such as \"100kb\", \"1mb\" or a number of bytes", size)?,
+        max_lines: keys.get("maxLines", "must be an integer >= 1", |v| v.as_u64().filter(|&n| n >= 1))?,
+        max_body: keys.get("maxBody", "must be a size such as \"100kb\", \"10mb\" or a number of bytes", size)?,
+        allowed_origins: keys.get("allowedOrigins", "must be an array of strings", |v| match v {
+            Value::Array(_) => list(v),
+            _ => None,
+        })?,
+    })
+}
+
+/// Typed access to the keys of one config file.
+struct Keys<'a> {
+    path: &'a Path,
+    map: &'a Map<String, Value>,
+}
+
+impl Keys<'_> {
+    /// The value of `key` converted by `convert`, or an error saying the key
+    /// `problem` when it does not convert.
+    fn get<T>(&self, key: &'static str, problem: &str, convert: impl Fn(&Value) -> Option<T>) -> Result<Option<T>, ConfigError> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(v) => convert(v).map(Some).ok_or_else(|| ConfigError::Key {
+                path: self.path.to_owned(),
+                key,
+                problem: problem.to_owned(),
+            }),
+        }
+    }
+}
+
+fn list(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::String(s) => Some(split_list(s)),
+        Value::Array(items) => items.iter().map(|i| i.as_str().map(String::from)).collect(),
+        _ => None,
+    }
+}
+
+fn positive_u32(v: &Value) -> Option<u32> {
+    v.as_u64().filter(|&n| n >= 1).and_then(|n| u32::try_from(n).ok())
+}
+
+fn size(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => parse_size(s),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(args: &[&str], config: Option<&str>) -> Result<(Config, Vec<String>), String> {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(text) = config {
+            std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+        }
+        let mut argv = vec!["dupcheck", dir.path().to_str().unwrap()];
+        argv.extend_from_slice(args);
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let mut warnings = Vec::new();
+        let config = Config::resolve(&cli, dir.path(), &Registry::builtin(), |w| warnings.push(w)).map_err(|e| e.to_string())?;
+        Ok((config, warnings))
+    }
+
+    #[test]
+    fn sizes() {
+        for (text, bytes) in [("100kb", 102_400), ("1mb", 1_048_576), ("1MB", 1_048_576), ("2048", 2048), ("1.5kb", 1536), ("10b", 10)] {
+            assert_eq!(parse_size(text), Some(bytes), "{text}");
+        }
+        for bad in ["", "mb", "ten", "-1kb", "1tb"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn origin_hosts() {
+        for (text, host) in [
+            ("http://localhost:3000", "localhost"),
+            ("https://Example.COM", "example.com"),
+            ("http://[::1]:8080/x", "::1"),
+            ("example.com:8080", "example.com"),
+            ("tools.internal", "tools.internal"),
+        ] {
+            assert_eq!(origin_host(text).as_deref(), Some(host), "{text}");
+        }
+        assert_eq!(origin_host("http://"), None);
+    }
+
+    #[test]
+    fn defaults() {
+        let (c, warnings) = resolve(&[], None).unwrap();
+        assert_eq!(c.port, 3000);
+        assert_eq!(c.host.to_string(), "0.0.0.0");
+        assert_eq!((c.thresholds.min_lines, c.thresholds.min_tokens), (5, 50));
+        assert_eq!(c.mode, Mode::Strict);
+        assert_eq!((c.max_size, c.max_body, c.max_lines), (1 << 20, 10 << 20, None));
+        assert_eq!(c.formats.len(), 5);
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn command_line_wins_over_config_file() {
+        let file = r#"{"port": 4000, "minLines": 7, "mode": "weak", "format": ["py", "rust"], "skipLocal": true, "maxSize": "2kb"}"#;
+        let (c, _) = resolve(&["--port", "5000", "-m", "mild"], Some(file)).unwrap();
+        assert_eq!((c.port, c.thresholds.min_lines, c.mode), (5000, 7, Mode::Mild));
+        assert_eq!(c.formats, [3, 4]);
+        assert!(c.skip_local);
+        assert_eq!(c.max_size, 2048);
+    }
+
+    #[test]
+    fn unknown_keys_warn_once_each() {
+        let (_, warnings) = resolve(&[], Some(r#"{"colour": 1, "minLines": 3}"#)).unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].ends_with("unknown key \"colour\" ignored"), "{warnings:?}");
+    }
+
+    #[test]
+    fn bad_values_name_the_option_or_key() {
+        let err = resolve(&[], Some(r#"{"minLines": "five"}"#)).unwrap_err();
+        assert!(err.ends_with("key \"minLines\" must be an integer >= 1"), "{err}");
+        let err = resolve(&[], Some("{not json")).unwrap_err();
+        assert!(err.contains(".dupcheck.json is not valid JSON"), "{err}");
+        let err = resolve(&["--format", "cobol"], None).unwrap_err();
+        assert_eq!(err, "invalid value for --format: unknown format \"cobol\"; known formats: javascript, typescript, tsx, python, rust");
+        let err = resolve(&["--host", "nowhere"], None).unwrap_err();
+        assert_eq!(err, "invalid value for --host: \"nowhere\" is not an IPv4 or IPv6 address or localhost");
+        for (args, option) in [
+            (&["--min-lines", "0"][..], "--min-lines"),
+            (&["--port", "70000"][..], "--port"),
+            (&["--mode", "loose"][..], "--mode"),
+            (&["--max-size", "big"][..], "--max-size"),
+        ] {
+            let err = resolve(args, None).unwrap_err();
+            assert!(err.contains(option), "{err}");
+        }
+    }
+}

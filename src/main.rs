@@ -1,1 +1,55 @@
-fn main() {}
+//! The `dupcheck` command: parse flags, run, and on any error print one line
+//! and exit with status 2.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use dupcheck::config::{Cli, Config};
+use dupcheck::grammar::Registry;
+
+/// Exit status for bad usage or a failure to start.
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DUPCHECK_LOG").unwrap_or_else(|_| "dupcheck=info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("dupcheck: error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    let registry = Registry::builtin();
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    if let Some(path) = &cli.dump_tokens {
+        return dump_tokens(&cli, &registry, path);
+    }
+    let config = Config::resolve(&cli, &cwd, &registry, |warning| eprintln!("dupcheck: {warning}")).map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let port = config.port;
+    runtime
+        .block_on(dupcheck::http::server::serve(config, registry))
+        .map_err(|e| format!("cannot serve on port {port}: {e}"))
+}
+
+/// `--dump-tokens FILE`: prints the normalized tokens of FILE.
+fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result<(), String> {
+    let format = registry.for_path(path).ok_or_else(|| format!("{}: unknown file extension", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mode = cli.mode.as_deref().and_then(dupcheck::tokens::Mode::parse).unwrap_or_default();
+    print!("{}", dupcheck::tokens::dump(format, &text, mode));
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! Walking: which files of DIR are scanned, and reading them safely.
+//!
+//! In: the [`Config`] and the [`Registry`]. Out: [`Candidate`] files (path
+//! inside DIR, format) in a stable order, then each file's text or the
+//! [`SkipReason`] it was left out for.
+//!
+//! Invariants: `.gitignore`, `.ignore` and `.git/info/exclude` are honoured
+//! with or without a git repository; hidden entries (so `.git` and the cache)
+//! are never entered; `--ignore` globs apply on top; link cycles are skipped,
+//! not looped; a file reached through a link keeps the link's path. A file
+//! that cannot be used is counted, never an error of the scan.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use ignore::overrides::OverrideBuilder;
+use ignore::WalkBuilder;
+
+use crate::config::Config;
+use crate::grammar::{FormatId, Registry};
+
+/// A file to scan.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Path to open (inside DIR, through links if any).
+    pub abs: PathBuf,
+    /// Path relative to DIR, `/`-separated.
+    pub rel: String,
+    /// Its format.
+    pub format: FormatId,
+}
+
+/// Why a file was not indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SkipReason {
+    /// Larger than `--max-size` (or 4 GiB).
+    TooLarge,
+    /// More lines than `--max-lines`.
+    TooManyLines,
+    /// Contains NUL bytes.
+    Binary,
+    /// Not valid UTF-8.
+    NotUtf8,
+    /// Could not be read: permissions, vanished, a link cycle.
+    Unreadable,
+}
+
+impl SkipReason {
+    /// The camelCase name used in `/api/health` and the summary line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipReason::TooLarge => "tooLarge",
+            SkipReason::TooManyLines => "tooManyLines",
+            SkipReason::Binary => "binary",
+            SkipReason::NotUtf8 => "notUtf8",
+            SkipReason::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Counts of skipped files by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkipCounts(pub std::collections::BTreeMap<SkipReason, u64>);
+
+impl SkipCounts {
+    /// Counts one skip.
+    pub fn add(&mut self, reason: SkipReason) {
+        *self.0.entry(reason).or_default() += 1;
+    }
+
+    /// Total skipped files.
+    pub fn total(&self) -> u64 {
+        self.0.values().sum()
+    }
+}
+
+/// The walk could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot walk {dir}: {reason}")]
+pub struct WalkError {
+    /// The working directory.
+    pub dir: PathBuf,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Lists the files to scan, sorted by relative path, and counts entries that
+/// could not be visited.
+pub fn candidates(config: &Config, registry: &Registry) -> Result<(Vec<Candidate>, SkipCounts), WalkError> {
+    let dir = &config.dir;
+    let fail = |reason: String| WalkError { dir: dir.clone(), reason };
+    std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
+    let mut overrides = OverrideBuilder::new(dir);
+    for glob in &config.ignore {
+        overrides.add(&format!("!{glob}")).map_err(|e| fail(e.to_string()))?;
+    }
+    let overrides = overrides.build().map_err(|e| fail(e.to_string()))?;
+    let walker = WalkBuilder::new(dir)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(true)
+        .parents(false)
+        .require_git(false)
+        .follow_links(!config.no_symlinks)
+        .overrides(overrides)
+        .build();
+    let mut found = Vec::new();
+    let mut skipped = SkipCounts::default();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                tracing::debug!("skipped: {err}");
+                skipped.add(SkipReason::Unreadable);
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let Some(format) = registry.for_path(path).filter(|f| config.formats.contains(&f.id)) else {
+            continue;
+        };
+        let Some(rel) = relative(dir, path) else {
+            continue;
+        };
+        found.push(Candidate { abs: path.to_owned(), rel, format: format.id });
+    }
+    found.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok((found, skipped))
+}
+
+/// `path` relative to `dir` with `/` separators.
+pub fn relative(dir: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(dir).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+/// Reads a candidate's text, or says why it is skipped.
+pub fn read(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<String, SkipReason> {
+    let size = std::fs::metadata(path).map_err(|_| SkipReason::Unreadable)?.len();
+    if size > max_size || size > u64::from(u32::MAX) {
+        return Err(SkipReason::TooLarge);
+    }
+    let bytes = std::fs::read(path).map_err(|_| SkipReason::Unreadable)?;
+    // The file may have grown since `metadata`.
+    if bytes.len() as u64 > max_size.min(u64::from(u32::MAX)) {
+        return Err(SkipReason::TooLarge);
+    }
+    if bytes.contains(&0) {
+        return Err(SkipReason::Binary);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| SkipReason::NotUtf8)?;
+    if let Some(max) = max_lines {
+        let lines = crate::tokens::LineIndex::new(&text).editor_lines(&text);
+        if u64::from(lines) > max {
+            return Err(SkipReason::TooManyLines);
+        }
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_sorts_out_unusable_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        assert_eq!(read(&file("ok.js", b"a\nb\n"), 100, Some(2)), Ok("a\nb\n".into()));
+        assert_eq!(read(&file("big.js", &[b'a'; 101]), 100, None), Err(SkipReason::TooLarge));
+        assert_eq!(read(&file("long.js", b"a\nb\nc"), 100, Some(2)), Err(SkipReason::TooManyLines));
+        assert_eq!(read(&file("bin.js", b"a\0b"), 100, None), Err(SkipReason::Binary));
+        assert_eq!(read(&file("latin1.js", b"caf\xe9"), 100, None), Err(SkipReason::NotUtf8));
+        assert_eq!(read(&dir.path().join("gone.js"), 100, None), Err(SkipReason::Unreadable));
+    }
+
+    #[test]
+    fn relative_paths_use_slashes() {
+        assert_eq!(relative(Path::new("/a/b"), Path::new("/a/b/c/d.js")).as_deref(), Some("c/d.js"));
+        assert_eq!(relative(Path::new("/a/b"), Path::new("/x/d.js")), None);
+    }
+}

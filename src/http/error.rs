@@ -1,0 +1,149 @@
+//! API errors: the one place where error responses are built.
+//!
+//! Every failure of a request is an [`ApiError`]; [`ApiError::into_response`]
+//! writes `{"error": NAME, "message": TEXT, "statusCode": N}` with the same
+//! status. Messages say what was wrong and how to fix it, never a panic
+//! message or file content.
+
+use std::fmt;
+
+use hyper::header::{HeaderValue, ALLOW, RETRY_AFTER};
+use hyper::{Method, StatusCode};
+use serde::Serialize;
+
+use super::{json, Resp};
+
+/// A failed request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiError {
+    /// A bad body or field; the text says which.
+    Validation(String),
+    /// An unknown format; the text lists the known ones.
+    UnsupportedFormat(String),
+    /// A browser `Origin` that is not allowed.
+    Forbidden { origin: String },
+    /// No such route.
+    NotFound { method: Method, path: String },
+    /// Known path, wrong method.
+    MethodNotAllowed { method: Method, path: String, allow: &'static str },
+    /// The body is over `--max-body`.
+    PayloadTooLarge { limit: u64 },
+    /// A Content-Type other than JSON or form.
+    UnsupportedMediaType(String),
+    /// The client took too long to send its body.
+    Timeout,
+    /// The first scan has not finished.
+    NotReady,
+    /// A rescan failed; the previous index keeps serving.
+    Scan(String),
+    /// A bug; details go to the log, never to the client.
+    Internal,
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Validation(_) | Self::UnsupportedFormat(_) => StatusCode::BAD_REQUEST,
+            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::NotFound { .. } => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Timeout => StatusCode::REQUEST_TIMEOUT,
+            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Scan(_) | Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Validation(_) => "ValidationError",
+            Self::UnsupportedFormat(_) => "UnsupportedFormat",
+            Self::Forbidden { .. } => "Forbidden",
+            Self::NotFound { .. } => "NotFound",
+            Self::MethodNotAllowed { .. } => "MethodNotAllowed",
+            Self::Timeout => "RequestTimeout",
+            Self::PayloadTooLarge { .. } => "PayloadTooLarge",
+            Self::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            Self::NotReady => "NotReady",
+            Self::Scan(_) => "ScanError",
+            Self::Internal => "InternalError",
+        }
+    }
+
+    /// The JSON error response.
+    pub fn into_response(self) -> Resp {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Body<'a> {
+            error: &'a str,
+            message: String,
+            status_code: u16,
+        }
+        let status = self.status();
+        let body = Body { error: self.name(), message: self.to_string(), status_code: status.as_u16() };
+        let mut res = json(status, &body);
+        match self {
+            Self::MethodNotAllowed { allow, .. } => {
+                res.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
+            }
+            Self::NotReady => {
+                res.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
+        }
+        res
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Validation(text) | Self::UnsupportedFormat(text) => f.write_str(text),
+            Self::Forbidden { origin } => write!(
+                f,
+                "Origin {origin:?} is not allowed; requests from browsers must come from localhost, or start dupcheck with --allowed-origin for that host"
+            ),
+            Self::NotFound { method, path } => write!(f, "Route {method} {path} not found"),
+            Self::MethodNotAllowed { method, path, allow } => {
+                write!(f, "Method {method} is not allowed on {path}; use {allow}")
+            }
+            Self::Timeout => f.write_str("The request body was not received in time; send it within 60 seconds"),
+            Self::PayloadTooLarge { limit } => write!(
+                f,
+                "Request body is larger than the {} limit; send a smaller snippet or raise --max-body",
+                human_size(*limit)
+            ),
+            Self::UnsupportedMediaType(got) => write!(
+                f,
+                "Content-Type {got:?} is not supported; send application/json or application/x-www-form-urlencoded"
+            ),
+            Self::NotReady => f.write_str("The initial scan is still running; retry shortly"),
+            Self::Scan(cause) => write!(f, "Rescan failed: {cause}; the previous index keeps serving"),
+            Self::Internal => f.write_str("Internal server error; the server logged the details and keeps serving"),
+        }
+    }
+}
+
+/// A byte count as `10mb`, `100kb` or `123 bytes`.
+fn human_size(bytes: u64) -> String {
+    if bytes > 0 && bytes % (1 << 20) == 0 {
+        format!("{}mb", bytes >> 20)
+    } else if bytes > 0 && bytes % (1 << 10) == 0 {
+        format!("{}kb", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_like_the_option() {
+        assert_eq!(human_size(10 << 20), "10mb");
+        assert_eq!(human_size(100 << 10), "100kb");
+        assert_eq!(human_size(1000), "1000 bytes");
+    }
+}

@@ -1,0 +1,428 @@
+//! Handlers: one function per endpoint of SPEC section 6.
+//!
+//! In: the shared [`State`] and the request. Out: a JSON response, or an
+//! [`ApiError`]. Bodies are read through a size limit and a time limit;
+//! fields are validated in the documented order (code, format or path, then
+//! the optional fields); tokenizing and matching run on the blocking pool.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Request, StatusCode};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::error::ApiError;
+use super::{json, json_response, Resp, State};
+use crate::grammar::{Format, FormatId};
+use crate::index::folder_of;
+use crate::matching::{check_snippet, Exclusions, SnippetMatch};
+use crate::scan::Snapshot;
+use crate::stats::SnippetStats;
+use crate::time::iso8601;
+use crate::tokens::tokenize;
+use crate::VERSION;
+
+/// How long a client may take to send its body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A validated `/api/check` request.
+#[derive(Debug)]
+struct CheckRequest {
+    code: String,
+    format: FormatId,
+    recheck: bool,
+    /// The snippet's own file, relative to DIR with `/`.
+    path: Option<String>,
+}
+
+/// POST /api/check.
+pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+    let scanner = &state.scanner;
+    let fields = read_object(req, scanner.config().max_body).await?;
+    let request = validate(&fields, state)?;
+    let snapshot = if request.recheck {
+        scanner.rescan().await.map_err(|e| ApiError::Scan(e.to_string()))?
+    } else {
+        scanner.snapshot().ok_or(ApiError::NotReady)?
+    };
+    let state = Arc::clone(state);
+    let body = tokio::task::spawn_blocking(move || answer_check(&state, &snapshot, &request))
+        .await
+        .map_err(|err| {
+            tracing::error!("check failed: {err}");
+            ApiError::Internal
+        })?;
+    Ok(json_response(StatusCode::OK, body?))
+}
+
+/// Matches a snippet and writes the response body (runs on the blocking pool).
+fn answer_check(state: &State, snapshot: &Snapshot, request: &CheckRequest) -> Result<Vec<u8>, ApiError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Body<'a> {
+        duplications: Vec<Duplication<'a>>,
+        statistics: SnippetStats,
+    }
+    let config = state.scanner.config();
+    let registry = state.scanner.registry();
+    let format = registry.get(request.format);
+    let matches: Vec<SnippetMatch> = if config.formats.contains(&format.id) {
+        let tokens = tokenize(format, &request.code, config.mode);
+        let local_folder = request.path.as_deref().filter(|_| config.skip_local).map(folder_of);
+        let exclude = Exclusions { own_file: request.path.as_deref(), local_folder };
+        check_snippet(&snapshot.index, format.family_id, &request.code, &tokens, config.thresholds, exclude)
+    } else {
+        Vec::new()
+    };
+    let statistics = SnippetStats::compute(&request.code, &matches);
+    let duplications = matches.iter().map(|m| Duplication::new(snapshot, registry.get(snapshot.index.files[m.file as usize].format), m)).collect();
+    serde_json::to_vec(&Body { duplications, statistics }).map_err(|err| {
+        tracing::error!("cannot serialize a check: {err}");
+        ApiError::Internal
+    })
+}
+
+/// One entry of `duplications`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Duplication<'a> {
+    snippet_location: Location<'a>,
+    codebase_location: Location<'a>,
+    lines_count: u32,
+    tokens: u32,
+    format: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    start_line: u32,
+    end_line: u32,
+    start_column: u32,
+    end_column: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fragment: Option<&'a str>,
+}
+
+impl<'a> Duplication<'a> {
+    fn new(snapshot: &'a Snapshot, format: &'a Format, m: &SnippetMatch) -> Duplication<'a> {
+        let file = &snapshot.index.files[m.file as usize];
+        let run = m.run;
+        Duplication {
+            snippet_location: Location {
+                file: None,
+                start_line: m.snippet.start.line,
+                end_line: m.snippet.end.line,
+                start_column: m.snippet.start.column,
+                end_column: m.snippet.end.column,
+                fragment: None,
+            },
+            codebase_location: Location {
+                file: Some(&file.path),
+                start_line: m.codebase.start.line,
+                end_line: m.codebase.end.line,
+                start_column: m.codebase.start.column,
+                end_column: m.codebase.end.column,
+                fragment: Some(file.fragment(run.b, run.b + run.len - 1)),
+            },
+            lines_count: m.snippet.lines(),
+            tokens: run.len,
+            format: &format.name,
+        }
+    }
+}
+
+/// Checks the fields of a check request, in the documented order.
+fn validate(fields: &Map<String, Value>, state: &State) -> Result<CheckRequest, ApiError> {
+    let registry = state.scanner.registry();
+    let code = required_string(fields, "code")?;
+    let path = || match fields.get("path") {
+        None => Ok(None),
+        Some(Value::String(p)) => Ok(Some(p.as_str())),
+        Some(_) => Err(must_be("path", "a string")),
+    };
+    let format = if fields.contains_key("format") {
+        let name = required_string(fields, "format")?;
+        registry.lookup(&name).ok_or_else(|| {
+            ApiError::UnsupportedFormat(format!(
+                "Unsupported format {name:?}; supported formats: {} (aliases and extensions such as js, ts, py and rs work too)",
+                registry.names().join(", ")
+            ))
+        })?
+    } else if let Some(path) = path()? {
+        registry.for_path(Path::new(path)).ok_or_else(|| {
+            let what = Path::new(path)
+                .extension()
+                .map_or("it has no extension".to_owned(), |e| format!("unknown extension \".{}\"", e.to_string_lossy()));
+            ApiError::UnsupportedFormat(format!(
+                "Cannot tell the format of path {path:?}: {what}; send \"format\" with one of: {}",
+                registry.names().join(", ")
+            ))
+        })?
+    } else {
+        return Err(ApiError::Validation("Missing required field: format".into()));
+    };
+    let recheck = match fields.get("recheck") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(must_be("recheck", "a boolean")),
+    };
+    let path = path()?;
+    Ok(CheckRequest {
+        code,
+        format: format.id,
+        recheck,
+        path: path.map(|p| relative_to_dir(p, &state.scanner.config().dir)),
+    })
+}
+
+/// The value of a required, non-blank string field.
+fn required_string(fields: &Map<String, Value>, name: &str) -> Result<String, ApiError> {
+    match fields.get(name) {
+        None => Err(ApiError::Validation(format!("Missing required field: {name}"))),
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            Err(ApiError::Validation(format!("Field \"{name}\" cannot be empty")))
+        }
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err(must_be(name, "a string")),
+    }
+}
+
+fn must_be(name: &str, what: &str) -> ApiError {
+    ApiError::Validation(format!("Field \"{name}\" must be {what}"))
+}
+
+/// A request's `path` as the index keys files: relative to DIR, with `/`.
+/// Absolute paths inside DIR (what editors send) are made relative.
+fn relative_to_dir(path: &str, dir: &Path) -> String {
+    let slashed = path.replace('\\', "/");
+    let rel = Path::new(&slashed)
+        .strip_prefix(dir)
+        .ok()
+        .and_then(|p| p.to_str())
+        .map_or(slashed.as_str(), |p| p)
+        .to_owned();
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+/// Reads a JSON or form body into an object, within the size and time limits.
+async fn read_object(req: Request<Incoming>, max_body: u64) -> Result<Map<String, Value>, ApiError> {
+    let kind = BodyKind::of(&req)?;
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max_body) {
+        return Err(ApiError::PayloadTooLarge { limit: max_body });
+    }
+    let limit = usize::try_from(max_body).unwrap_or(usize::MAX);
+    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(req.into_body(), limit).collect())
+        .await
+        .map_err(|_| ApiError::Timeout)?;
+    let bytes: Bytes = match collected {
+        Ok(body) => body.to_bytes(),
+        Err(err) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            return Err(ApiError::PayloadTooLarge { limit: max_body });
+        }
+        Err(err) => {
+            tracing::debug!("reading a body failed: {err}");
+            return Err(ApiError::Validation("The request body could not be read completely".into()));
+        }
+    };
+    match kind {
+        BodyKind::Json => parse_json_object(&bytes),
+        // `curl -d '{...}'` labels JSON as a form; a body that starts like a
+        // JSON object is taken as what it is.
+        BodyKind::Form if bytes.trim_ascii_start().starts_with(b"{") => parse_json_object(&bytes),
+        BodyKind::Form => Ok(parse_form(&bytes)),
+    }
+}
+
+/// How a body is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyKind {
+    Json,
+    Form,
+}
+
+impl BodyKind {
+    /// JSON (`application/json`, `+json`, or no Content-Type) or a form.
+    fn of<B>(req: &Request<B>) -> Result<BodyKind, ApiError> {
+        let Some(value) = req.headers().get(CONTENT_TYPE) else {
+            return Ok(BodyKind::Json);
+        };
+        let text = String::from_utf8_lossy(value.as_bytes());
+        let essence = text.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match essence.as_str() {
+            "application/json" => Ok(BodyKind::Json),
+            "application/x-www-form-urlencoded" => Ok(BodyKind::Form),
+            e if e.starts_with("application/") && e.ends_with("+json") => Ok(BodyKind::Json),
+            _ => Err(ApiError::UnsupportedMediaType(text.into_owned())),
+        }
+    }
+}
+
+fn parse_json_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::Validation("Request body must be a JSON object".into())),
+        Err(err) => Err(ApiError::Validation(format!("Request body is not valid JSON: {err}"))),
+    }
+}
+
+/// Form fields are strings; `recheck=true` / `false` become booleans, as
+/// jscpd-server's clients send them.
+fn parse_form(bytes: &[u8]) -> Map<String, Value> {
+    form_urlencoded::parse(bytes)
+        .map(|(k, v)| {
+            let value = match (k.as_ref(), v.as_ref()) {
+                ("recheck", "true") => Value::Bool(true),
+                ("recheck", "false") => Value::Bool(false),
+                _ => Value::String(v.into_owned()),
+            };
+            (k.into_owned(), value)
+        })
+        .collect()
+}
+
+/// GET /api/stats.
+pub fn stats(state: &State) -> Result<Resp, ApiError> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        statistics: &'a crate::stats::ProjectStats,
+        timestamp: String,
+    }
+    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
+    Ok(json(StatusCode::OK, &Body { statistics: &snapshot.stats, timestamp: iso8601(std::time::SystemTime::now()) }))
+}
+
+/// GET /api/health.
+pub fn health(state: &State) -> Resp {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Body<'a> {
+        status: &'a str,
+        working_directory: String,
+        last_scan_time: Option<String>,
+        scanning: bool,
+        files: usize,
+        skipped: std::collections::BTreeMap<&'a str, u64>,
+        version: &'a str,
+    }
+    let scanner = &state.scanner;
+    let snapshot = scanner.snapshot();
+    let body = Body {
+        status: if snapshot.is_some() { "ready" } else { "initializing" },
+        working_directory: scanner.config().dir.to_string_lossy().into_owned(),
+        last_scan_time: snapshot.as_ref().map(|s| iso8601(s.finished)),
+        scanning: scanner.is_scanning(),
+        files: snapshot.as_ref().map_or(0, |s| s.index.files.len()),
+        skipped: snapshot.as_ref().map(|s| s.skipped.0.iter().map(|(r, n)| (r.name(), *n)).collect()).unwrap_or_default(),
+        version: VERSION,
+    };
+    json(StatusCode::OK, &body)
+}
+
+/// GET /.
+pub fn root(state: &State) -> Resp {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        name: &'a str,
+        version: &'a str,
+        endpoints: serde_json::Value,
+        formats: Vec<&'a str>,
+        documentation: &'a str,
+    }
+    let body = Body {
+        name: "dupcheck",
+        version: VERSION,
+        endpoints: serde_json::json!({
+            "POST /api/check": "Check a code snippet for duplications: {\"code\": \"...\", \"format\": \"javascript\"}, optional \"recheck\" and \"path\"",
+            "GET /api/stats": "Duplication statistics of the whole project, per file and per format",
+            "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
+            "POST /api/recheck": "Rescan the working directory now and answer when done",
+            "GET /": "This description",
+        }),
+        formats: state.scanner.registry().names(),
+        documentation: "POST a snippet and its format to /api/check; the answer lists every place in the scanned code that it duplicates, with exact lines. See README.md.",
+    };
+    json(StatusCode::OK, &body)
+}
+
+/// POST /api/recheck.
+pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Body {
+        message: &'static str,
+        last_scan_time: String,
+        files: usize,
+        duration_ms: u128,
+    }
+    let snapshot = state.scanner.rescan().await.map_err(|e| ApiError::Scan(e.to_string()))?;
+    Ok(json(
+        StatusCode::OK,
+        &Body {
+            message: "Rescan complete",
+            last_scan_time: iso8601(snapshot.finished),
+            files: snapshot.index.files.len(),
+            duration_ms: snapshot.duration.as_millis(),
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_paths_become_relative_to_dir() {
+        let dir = Path::new("/work/proj");
+        assert_eq!(relative_to_dir("src/a.js", dir), "src/a.js");
+        assert_eq!(relative_to_dir("./src//a.js", dir), "src/a.js");
+        assert_eq!(relative_to_dir("src\\a.js", dir), "src/a.js");
+        assert_eq!(relative_to_dir("/work/proj/src/a.js", dir), "src/a.js");
+        assert_eq!(relative_to_dir("src/../lib/a.js", dir), "lib/a.js");
+    }
+
+    #[test]
+    fn form_bodies_give_strings_and_boolean_recheck() {
+        let map = parse_form(b"code=a%20%2B%20b&format=js&recheck=true");
+        assert_eq!(Value::Object(map), serde_json::json!({"code": "a + b", "format": "js", "recheck": true}));
+    }
+
+    #[test]
+    fn content_types() {
+        let kind = |ct: Option<&str>| {
+            let mut req = Request::builder();
+            if let Some(ct) = ct {
+                req = req.header(CONTENT_TYPE, ct);
+            }
+            BodyKind::of(&req.body(()).unwrap())
+        };
+        assert_eq!(kind(None), Ok(BodyKind::Json));
+        assert_eq!(kind(Some("application/json; charset=utf-8")), Ok(BodyKind::Json));
+        assert_eq!(kind(Some("Application/JSON")), Ok(BodyKind::Json));
+        assert_eq!(kind(Some("application/x-www-form-urlencoded")), Ok(BodyKind::Form));
+        assert_eq!(kind(Some("text/plain")), Err(ApiError::UnsupportedMediaType("text/plain".into())));
+    }
+}

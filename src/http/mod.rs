@@ -1,0 +1,49 @@
+//! HTTP: the jscpd-server-compatible API over hyper 1.x.
+//!
+//! [`server`] binds and accepts connections, [`router`] maps (method, path)
+//! to [`handlers`], and [`error`] turns every failure into the one JSON error
+//! shape. Handlers read the current snapshot and run CPU work on the blocking
+//! pool, never on the reactor.
+
+pub mod error;
+pub mod handlers;
+pub mod router;
+pub mod server;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Response, StatusCode};
+
+use crate::scan::Scanner;
+
+/// Every response of the server.
+pub type Resp = Response<Full<Bytes>>;
+
+/// What handlers share.
+pub struct State {
+    /// The current index and its rescans.
+    pub scanner: Arc<Scanner>,
+}
+
+/// A JSON response with `status`.
+pub fn json_response(status: StatusCode, body: Vec<u8>) -> Resp {
+    let mut res = Response::new(Full::new(Bytes::from(body)));
+    *res.status_mut() = status;
+    res.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+    res
+}
+
+/// Serializes `value` as a JSON response with `status`.
+pub fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Resp {
+    match serde_json::to_vec(value) {
+        Ok(body) => json_response(status, body),
+        Err(err) => {
+            tracing::error!("cannot serialize a response: {err}");
+            error::ApiError::Internal.into_response()
+        }
+    }
+}
