@@ -20,7 +20,11 @@ use crate::tokens::Mode;
 
 /// Raw command-line flags, before merging with the config file.
 #[derive(Debug, Parser)]
-#[command(name = "dupcheck", version, about = "A duplicate-code server: POST a snippet, get every place in the codebase it duplicates.")]
+#[command(
+    name = "dupcheck",
+    version,
+    about = "A duplicate-code server: POST a snippet, get every place in the codebase it duplicates."
+)]
 pub struct Cli {
     /// Working directory to scan and serve [default: the current directory]
     pub dir: Option<PathBuf>,
@@ -82,16 +86,26 @@ pub enum ConfigError {
     Dir { path: PathBuf, reason: String },
     /// The config file could not be read.
     #[error("cannot read config file {path}: {source}")]
-    ReadFile { path: PathBuf, source: std::io::Error },
+    ReadFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The config file is not a JSON object.
     #[error("config file {path} is not valid JSON: {reason}")]
     Json { path: PathBuf, reason: String },
     /// A key of the config file has a bad value.
     #[error("config file {path}: key \"{key}\" {problem}")]
-    Key { path: PathBuf, key: &'static str, problem: String },
+    Key {
+        path: PathBuf,
+        key: &'static str,
+        problem: String,
+    },
     /// A command-line option has a bad value.
     #[error("invalid value for {option}: {problem}")]
-    Option { option: &'static str, problem: String },
+    Option {
+        option: &'static str,
+        problem: String,
+    },
 }
 
 /// The validated settings of one server.
@@ -137,8 +151,20 @@ const CONFIG_FILE: &str = ".dupcheck.json";
 
 /// Keys the config file accepts.
 const KNOWN_KEYS: [&str; 14] = [
-    "port", "host", "format", "ignore", "minLines", "minTokens", "mode", "absolute", "noSymlinks",
-    "skipLocal", "maxSize", "maxLines", "maxBody", "allowedOrigins",
+    "port",
+    "host",
+    "format",
+    "ignore",
+    "minLines",
+    "minTokens",
+    "mode",
+    "absolute",
+    "noSymlinks",
+    "skipLocal",
+    "maxSize",
+    "maxLines",
+    "maxBody",
+    "allowedOrigins",
 ];
 
 /// The config file's values, each already type-checked.
@@ -163,7 +189,12 @@ struct FileValues {
 impl Config {
     /// Merges `cli` over the config file over the defaults. `cwd` resolves
     /// relative paths; `warn` receives one line per unknown config key.
-    pub fn resolve(cli: &Cli, cwd: &Path, registry: &Registry, mut warn: impl FnMut(String)) -> Result<Config, ConfigError> {
+    pub fn resolve(
+        cli: &Cli,
+        cwd: &Path,
+        registry: &Registry,
+        mut warn: impl FnMut(String),
+    ) -> Result<Config, ConfigError> {
         let dir = resolve_dir(&cwd.join(cli.dir.as_deref().unwrap_or(Path::new("."))))?;
         let file = match &cli.config {
             Some(path) => read_config(&cwd.join(path), &mut warn)?,
@@ -176,7 +207,11 @@ impl Config {
                 }
             }
         };
-        let host_text = cli.host.clone().or(file.host).unwrap_or_else(|| "0.0.0.0".into());
+        let host_text = cli
+            .host
+            .clone()
+            .or(file.host)
+            .unwrap_or_else(|| "0.0.0.0".into());
         let host = parse_host(&host_text).ok_or_else(|| ConfigError::Option {
             option: "--host",
             problem: format!("{host_text:?} is not an IPv4 or IPv6 address or localhost"),
@@ -186,14 +221,25 @@ impl Config {
             Some(names) => names
                 .iter()
                 .map(|n| {
-                    registry.lookup(n).map(|f| f.id).ok_or_else(|| ConfigError::Option {
-                        option: "--format",
-                        problem: format!("unknown format {n:?}; known formats: {}", registry.names().join(", ")),
-                    })
+                    registry
+                        .lookup(n)
+                        .map(|f| f.id)
+                        .ok_or_else(|| ConfigError::Option {
+                            option: "--format",
+                            problem: format!(
+                                "unknown format {n:?}; known formats: {}",
+                                registry.names().join(", ")
+                            ),
+                        })
                 })
                 .collect::<Result<_, _>>()?,
         };
-        let ignore = cli.ignore.as_deref().map(split_list).or(file.ignore).unwrap_or_default();
+        let ignore = cli
+            .ignore
+            .as_deref()
+            .map(split_list)
+            .or(file.ignore)
+            .unwrap_or_default();
         check_globs(&dir, &ignore)?;
         let mode = match &cli.mode {
             Some(m) => Mode::parse(m).ok_or_else(|| ConfigError::Option {
@@ -220,8 +266,14 @@ impl Config {
             formats,
             ignore,
             thresholds: Thresholds {
-                min_lines: cli.min_lines.or(file.min_lines).unwrap_or(DEFAULT_MIN_LINES),
-                min_tokens: cli.min_tokens.or(file.min_tokens).unwrap_or(DEFAULT_MIN_TOKENS),
+                min_lines: cli
+                    .min_lines
+                    .or(file.min_lines)
+                    .unwrap_or(DEFAULT_MIN_LINES),
+                min_tokens: cli
+                    .min_tokens
+                    .or(file.min_tokens)
+                    .unwrap_or(DEFAULT_MIN_TOKENS),
             },
             mode,
             absolute: cli.absolute || file.absolute.unwrap_or(false),
@@ -237,7 +289,10 @@ impl Config {
 
 /// Canonicalizes DIR and checks that it is a readable directory.
 fn resolve_dir(path: &Path) -> Result<PathBuf, ConfigError> {
-    let fail = |reason: String| ConfigError::Dir { path: path.to_owned(), reason };
+    let fail = |reason: String| ConfigError::Dir {
+        path: path.to_owned(),
+        reason,
+    };
     let dir = path.canonicalize().map_err(|e| fail(e.to_string()))?;
     if !dir.is_dir() {
         return Err(fail("not a directory".into()));
@@ -250,17 +305,23 @@ fn resolve_dir(path: &Path) -> Result<PathBuf, ConfigError> {
 fn check_globs(dir: &Path, globs: &[String]) -> Result<(), ConfigError> {
     let mut builder = ignore::overrides::OverrideBuilder::new(dir);
     for glob in globs {
-        builder.add(&format!("!{glob}")).map_err(|e| ConfigError::Option {
-            option: "--ignore",
-            problem: format!("bad glob {glob:?}: {e}"),
-        })?;
+        builder
+            .add(&format!("!{glob}"))
+            .map_err(|e| ConfigError::Option {
+                option: "--ignore",
+                problem: format!("bad glob {glob:?}: {e}"),
+            })?;
     }
     Ok(())
 }
 
 /// Splits a comma-separated list, dropping empty items.
 fn split_list(s: &str) -> Vec<String> {
-    s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+    s.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// An address to bind: an IP literal (brackets allowed) or `localhost`.
@@ -277,7 +338,9 @@ pub fn origin_host(s: &str) -> Option<String> {
     let s = s.trim();
     let authority = s.split_once("://").map_or(s, |(_, rest)| rest);
     let authority = authority.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     let host = if let Some(rest) = authority.strip_prefix('[') {
         rest.split_once(']')?.0
     } else {
@@ -290,47 +353,95 @@ pub fn origin_host(s: &str) -> Option<String> {
 /// `gb` (powers of 1024), case-insensitive, e.g. `100kb`, `1.5mb`.
 pub fn parse_size(s: &str) -> Option<u64> {
     let lower = s.trim().to_ascii_lowercase();
-    let (number, unit) = [("kb", 1u64 << 10), ("mb", 1 << 20), ("gb", 1 << 30), ("b", 1)]
-        .iter()
-        .find_map(|(suffix, unit)| lower.strip_suffix(suffix).map(|n| (n.trim(), *unit)))
-        .unwrap_or((lower.as_str(), 1));
-    let value: f64 = number.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    let (number, unit) = [
+        ("kb", 1u64 << 10),
+        ("mb", 1 << 20),
+        ("gb", 1 << 30),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suffix, unit)| lower.strip_suffix(suffix).map(|n| (n.trim(), *unit)))
+    .unwrap_or((lower.as_str(), 1));
+    let value: f64 = number
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
     Some((value * unit as f64).round() as u64)
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).ok_or_else(|| format!("{s:?} is not a size; use bytes or a number with kb or mb, e.g. 100kb, 1mb"))
+    parse_size(s).ok_or_else(|| {
+        format!("{s:?} is not a size; use bytes or a number with kb or mb, e.g. 100kb, 1mb")
+    })
 }
 
 /// Reads and type-checks a config file.
 fn read_config(path: &Path, warn: &mut impl FnMut(String)) -> Result<FileValues, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile { path: path.to_owned(), source })?;
-    let json: Value = serde_json::from_str(&text).map_err(|e| ConfigError::Json { path: path.to_owned(), reason: e.to_string() })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    let json: Value = serde_json::from_str(&text).map_err(|e| ConfigError::Json {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
     let Value::Object(map) = json else {
-        return Err(ConfigError::Json { path: path.to_owned(), reason: "expected an object of options".into() });
+        return Err(ConfigError::Json {
+            path: path.to_owned(),
+            reason: "expected an object of options".into(),
+        });
     };
     for key in map.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
-        warn(format!("warning: config file {}: unknown key \"{key}\" ignored", path.display()));
+        warn(format!(
+            "warning: config file {}: unknown key \"{key}\" ignored",
+            path.display()
+        ));
     }
     let keys = Keys { path, map: &map };
     Ok(FileValues {
-        port: keys.get("port", "must be a port number 0-65535", |v| v.as_u64().and_then(|n| u16::try_from(n).ok()))?,
+        port: keys.get("port", "must be a port number 0-65535", |v| {
+            v.as_u64().and_then(|n| u16::try_from(n).ok())
+        })?,
         host: keys.get("host", "must be a string", |v| v.as_str().map(String::from))?,
-        format: keys.get("format", "must be a string \"a,b\" or an array of strings", list)?,
-        ignore: keys.get("ignore", "must be a string \"a,b\" or an array of strings", list)?,
+        format: keys.get(
+            "format",
+            "must be a string \"a,b\" or an array of strings",
+            list,
+        )?,
+        ignore: keys.get(
+            "ignore",
+            "must be a string \"a,b\" or an array of strings",
+            list,
+        )?,
         min_lines: keys.get("minLines", "must be an integer >= 1", positive_u32)?,
         min_tokens: keys.get("minTokens", "must be an integer >= 1", positive_u32)?,
-        mode: keys.get("mode", "must be one of: strict, mild, weak", |v| v.as_str().and_then(Mode::parse))?,
+        mode: keys.get("mode", "must be one of: strict, mild, weak", |v| {
+            v.as_str().and_then(Mode::parse)
+        })?,
         absolute: keys.get("absolute", "must be true or false", Value::as_bool)?,
         no_symlinks: keys.get("noSymlinks", "must be true or false", Value::as_bool)?,
         skip_local: keys.get("skipLocal", "must be true or false", Value::as_bool)?,
-        max_size: keys.get("maxSize", "must be a size such as \"100kb\", \"1mb\" or a number of bytes", size)?,
-        max_lines: keys.get("maxLines", "must be an integer >= 1", |v| v.as_u64().filter(|&n| n >= 1))?,
-        max_body: keys.get("maxBody", "must be a size such as \"100kb\", \"10mb\" or a number of bytes", size)?,
-        allowed_origins: keys.get("allowedOrigins", "must be an array of strings", |v| match v {
-            Value::Array(_) => list(v),
-            _ => None,
+        max_size: keys.get(
+            "maxSize",
+            "must be a size such as \"100kb\", \"1mb\" or a number of bytes",
+            size,
+        )?,
+        max_lines: keys.get("maxLines", "must be an integer >= 1", |v| {
+            v.as_u64().filter(|&n| n >= 1)
         })?,
+        max_body: keys.get(
+            "maxBody",
+            "must be a size such as \"100kb\", \"10mb\" or a number of bytes",
+            size,
+        )?,
+        allowed_origins: keys.get(
+            "allowedOrigins",
+            "must be an array of strings",
+            |v| match v {
+                Value::Array(_) => list(v),
+                _ => None,
+            },
+        )?,
     })
 }
 
@@ -343,7 +454,12 @@ struct Keys<'a> {
 impl Keys<'_> {
     /// The value of `key` converted by `convert`, or an error saying the key
     /// `problem` when it does not convert.
-    fn get<T>(&self, key: &'static str, problem: &str, convert: impl Fn(&Value) -> Option<T>) -> Result<Option<T>, ConfigError> {
+    fn get<T>(
+        &self,
+        key: &'static str,
+        problem: &str,
+        convert: impl Fn(&Value) -> Option<T>,
+    ) -> Result<Option<T>, ConfigError> {
         match self.map.get(key) {
             None => Ok(None),
             Some(v) => convert(v).map(Some).ok_or_else(|| ConfigError::Key {
@@ -364,7 +480,9 @@ fn list(v: &Value) -> Option<Vec<String>> {
 }
 
 fn positive_u32(v: &Value) -> Option<u32> {
-    v.as_u64().filter(|&n| n >= 1).and_then(|n| u32::try_from(n).ok())
+    v.as_u64()
+        .filter(|&n| n >= 1)
+        .and_then(|n| u32::try_from(n).ok())
 }
 
 fn size(v: &Value) -> Option<u64> {
@@ -388,13 +506,21 @@ mod tests {
         argv.extend_from_slice(args);
         let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
         let mut warnings = Vec::new();
-        let config = Config::resolve(&cli, dir.path(), &Registry::builtin(), |w| warnings.push(w)).map_err(|e| e.to_string())?;
+        let config = Config::resolve(&cli, dir.path(), &Registry::builtin(), |w| warnings.push(w))
+            .map_err(|e| e.to_string())?;
         Ok((config, warnings))
     }
 
     #[test]
     fn sizes() {
-        for (text, bytes) in [("100kb", 102_400), ("1mb", 1_048_576), ("1MB", 1_048_576), ("2048", 2048), ("1.5kb", 1536), ("10b", 10)] {
+        for (text, bytes) in [
+            ("100kb", 102_400),
+            ("1mb", 1_048_576),
+            ("1MB", 1_048_576),
+            ("2048", 2048),
+            ("1.5kb", 1536),
+            ("10b", 10),
+        ] {
             assert_eq!(parse_size(text), Some(bytes), "{text}");
         }
         for bad in ["", "mb", "ten", "-1kb", "1tb"] {
@@ -423,7 +549,10 @@ mod tests {
         assert_eq!(c.host.to_string(), "0.0.0.0");
         assert_eq!((c.thresholds.min_lines, c.thresholds.min_tokens), (5, 50));
         assert_eq!(c.mode, Mode::Strict);
-        assert_eq!((c.max_size, c.max_body, c.max_lines), (1 << 20, 10 << 20, None));
+        assert_eq!(
+            (c.max_size, c.max_body, c.max_lines),
+            (1 << 20, 10 << 20, None)
+        );
         assert_eq!(c.formats.len(), 5);
         assert!(warnings.is_empty());
     }
@@ -432,7 +561,10 @@ mod tests {
     fn command_line_wins_over_config_file() {
         let file = r#"{"port": 4000, "minLines": 7, "mode": "weak", "format": ["py", "rust"], "skipLocal": true, "maxSize": "2kb"}"#;
         let (c, _) = resolve(&["--port", "5000", "-m", "mild"], Some(file)).unwrap();
-        assert_eq!((c.port, c.thresholds.min_lines, c.mode), (5000, 7, Mode::Mild));
+        assert_eq!(
+            (c.port, c.thresholds.min_lines, c.mode),
+            (5000, 7, Mode::Mild)
+        );
         assert_eq!(c.formats, [3, 4]);
         assert!(c.skip_local);
         assert_eq!(c.max_size, 2048);
@@ -442,19 +574,28 @@ mod tests {
     fn unknown_keys_warn_once_each() {
         let (_, warnings) = resolve(&[], Some(r#"{"colour": 1, "minLines": 3}"#)).unwrap();
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].ends_with("unknown key \"colour\" ignored"), "{warnings:?}");
+        assert!(
+            warnings[0].ends_with("unknown key \"colour\" ignored"),
+            "{warnings:?}"
+        );
     }
 
     #[test]
     fn bad_values_name_the_option_or_key() {
         let err = resolve(&[], Some(r#"{"minLines": "five"}"#)).unwrap_err();
-        assert!(err.ends_with("key \"minLines\" must be an integer >= 1"), "{err}");
+        assert!(
+            err.ends_with("key \"minLines\" must be an integer >= 1"),
+            "{err}"
+        );
         let err = resolve(&[], Some("{not json")).unwrap_err();
         assert!(err.contains(".dupcheck.json is not valid JSON"), "{err}");
         let err = resolve(&["--format", "cobol"], None).unwrap_err();
         assert_eq!(err, "invalid value for --format: unknown format \"cobol\"; known formats: javascript, typescript, tsx, python, rust");
         let err = resolve(&["--host", "nowhere"], None).unwrap_err();
-        assert_eq!(err, "invalid value for --host: \"nowhere\" is not an IPv4 or IPv6 address or localhost");
+        assert_eq!(
+            err,
+            "invalid value for --host: \"nowhere\" is not an IPv4 or IPv6 address or localhost"
+        );
         for (args, option) in [
             (&["--min-lines", "0"][..], "--min-lines"),
             (&["--port", "70000"][..], "--port"),

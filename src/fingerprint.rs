@@ -48,7 +48,10 @@ impl Winnow {
     pub fn for_min_tokens(min_tokens: usize) -> Winnow {
         let min_tokens = min_tokens.max(1);
         let k = (min_tokens / 2).clamp(1, MAX_K);
-        Winnow { k, w: min_tokens - k + 1 }
+        Winnow {
+            k,
+            w: min_tokens - k + 1,
+        }
     }
 
     /// Hashes of every k-gram of `ids`, in order.
@@ -58,11 +61,16 @@ impl Winnow {
             return Vec::new();
         }
         let top = (1..k).fold(1u64, |p, _| p.wrapping_mul(BASE));
-        let mut h = ids[..k].iter().fold(0u64, |h, &id| h.wrapping_mul(BASE).wrapping_add(id));
+        let mut h = ids[..k]
+            .iter()
+            .fold(0u64, |h, &id| h.wrapping_mul(BASE).wrapping_add(id));
         let mut out = Vec::with_capacity(ids.len() - k + 1);
         out.push(mix64(h));
         for i in k..ids.len() {
-            h = h.wrapping_sub(ids[i - k].wrapping_mul(top)).wrapping_mul(BASE).wrapping_add(ids[i]);
+            h = h
+                .wrapping_sub(ids[i - k].wrapping_mul(top))
+                .wrapping_mul(BASE)
+                .wrapping_add(ids[i]);
             out.push(mix64(h));
         }
         out
@@ -88,7 +96,10 @@ impl Winnow {
             if i + 1 >= w {
                 let min = candidates[0];
                 if last != Some(min) {
-                    out.push(Fingerprint { hash: hashes[min], pos: min as u32 });
+                    out.push(Fingerprint {
+                        hash: hashes[min],
+                        pos: min as u32,
+                    });
                     last = Some(min);
                 }
             }
@@ -106,7 +117,9 @@ mod tests {
         let mut x = seed;
         (0..n)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 mix64(x) % alphabet
             })
             .collect()
@@ -121,7 +134,10 @@ mod tests {
             let min = *window.iter().min().unwrap();
             let pos = start + window.iter().rposition(|&h| h == min).unwrap();
             if out.last().map(|f| f.pos as usize) != Some(pos) {
-                out.push(Fingerprint { hash: min, pos: pos as u32 });
+                out.push(Fingerprint {
+                    hash: min,
+                    pos: pos as u32,
+                });
             }
         }
         out
@@ -150,7 +166,10 @@ mod tests {
     #[test]
     fn deque_winnowing_equals_brute_force() {
         for seed in 0..50 {
-            let win = Winnow { k: 1 + (seed as usize % 4), w: 1 + (seed as usize % 9) };
+            let win = Winnow {
+                k: 1 + (seed as usize % 4),
+                w: 1 + (seed as usize % 9),
+            };
             // Alphabet 3 makes many equal hashes: ties must go right.
             let ids = stream(seed, 300, if seed % 2 == 0 { 3 } else { 1 << 20 });
             let mut got = Vec::new();
@@ -183,7 +202,11 @@ mod tests {
                 p >= at && p + win.k <= at + min_tokens
             };
             let shared = fa.iter().filter(|f| inside(f, a_at)).any(|f| {
-                fb.iter().any(|g| inside(g, b_at) && g.hash == f.hash && g.pos as usize - b_at == f.pos as usize - a_at)
+                fb.iter().any(|g| {
+                    inside(g, b_at)
+                        && g.hash == f.hash
+                        && g.pos as usize - b_at == f.pos as usize - a_at
+                })
             });
             assert!(shared, "seed {seed}, min_tokens {min_tokens}");
         }

@@ -111,14 +111,25 @@ pub enum GrammarError {
     #[error("grammars.toml is invalid: {0}")]
     Syntax(#[from] toml::de::Error),
     /// A format names a grammar that `language_for` does not register.
-    #[error("format {format:?} names grammar {grammar:?}, which is not registered in src/grammar.rs")]
+    #[error(
+        "format {format:?} names grammar {grammar:?}, which is not registered in src/grammar.rs"
+    )]
     UnknownGrammar { format: String, grammar: String },
     /// A node kind does not exist in the format's grammar.
     #[error("format {format:?}: node kind {kind:?} does not exist in grammar {grammar:?}")]
-    UnknownNodeKind { format: String, grammar: String, kind: String },
+    UnknownNodeKind {
+        format: String,
+        grammar: String,
+        kind: String,
+    },
     /// Two formats claim the same name, alias or extension.
     #[error("{what} {name:?} is claimed by both {first:?} and {second:?}")]
-    Duplicate { what: &'static str, name: String, first: String, second: String },
+    Duplicate {
+        what: &'static str,
+        name: String,
+        first: String,
+        second: String,
+    },
 }
 
 #[derive(Deserialize)]
@@ -178,10 +189,11 @@ impl Registry {
             by_extension: HashMap::new(),
         };
         for (id, f) in spec.format.into_iter().enumerate() {
-            let language = language_for(&f.grammar).ok_or_else(|| GrammarError::UnknownGrammar {
-                format: f.name.clone(),
-                grammar: f.grammar.clone(),
-            })?;
+            let language =
+                language_for(&f.grammar).ok_or_else(|| GrammarError::UnknownGrammar {
+                    format: f.name.clone(),
+                    grammar: f.grammar.clone(),
+                })?;
             let mut classes = vec![None; language.node_kind_count()];
             let declared = [
                 (&f.identifiers, Class::Identifier),
@@ -239,7 +251,11 @@ impl Registry {
             .map(|n| ("name or alias", n))
             .chain(format.extensions.iter().map(|e| ("extension", e.clone())));
         for (what, name) in names {
-            let map = if what == "extension" { &mut self.by_extension } else { &mut self.by_name };
+            let map = if what == "extension" {
+                &mut self.by_extension
+            } else {
+                &mut self.by_name
+            };
             if let Some(&other) = map.get(&name) {
                 return Err(GrammarError::Duplicate {
                     what,
@@ -308,7 +324,10 @@ mod tests {
     fn every_node_kind_exists() {
         // `load` refuses unknown kinds; this keeps the shipped file honest.
         let registry = Registry::load(GRAMMARS_TOML).unwrap();
-        assert_eq!(registry.names(), ["javascript", "typescript", "tsx", "python", "rust"]);
+        assert_eq!(
+            registry.names(),
+            ["javascript", "typescript", "tsx", "python", "rust"]
+        );
     }
 
     #[test]
@@ -323,15 +342,22 @@ mod tests {
 
     #[test]
     fn a_doubly_claimed_extension_is_refused() {
-        let text = GRAMMARS_TOML.replacen("extensions = [\"ts\"", "extensions = [\"js\", \"ts\"", 1);
+        let text =
+            GRAMMARS_TOML.replacen("extensions = [\"ts\"", "extensions = [\"js\", \"ts\"", 1);
         let err = Registry::load(&text).unwrap_err();
-        assert_eq!(err.to_string(), "extension \"js\" is claimed by both \"javascript\" and \"typescript\"");
+        assert_eq!(
+            err.to_string(),
+            "extension \"js\" is claimed by both \"javascript\" and \"typescript\""
+        );
     }
 
     #[test]
     fn unknown_keys_are_refused() {
         let text = GRAMMARS_TOML.replacen("keep_identifiers = []", "keep_identifier = []", 1);
-        assert!(matches!(Registry::load(&text), Err(GrammarError::Syntax(_))));
+        assert!(matches!(
+            Registry::load(&text),
+            Err(GrammarError::Syntax(_))
+        ));
     }
 
     #[test]
@@ -349,7 +375,11 @@ mod tests {
             ("pyi", "python"),
             ("rs", "rust"),
         ] {
-            assert_eq!(r.lookup(query).map(|f| f.name.as_str()), Some(want), "{query}");
+            assert_eq!(
+                r.lookup(query).map(|f| f.name.as_str()),
+                Some(want),
+                "{query}"
+            );
         }
         assert!(r.lookup("cobol").is_none());
     }

@@ -58,18 +58,23 @@ impl SourceFile {
 
     /// Start of token `i`.
     pub fn token_start(&self, i: u32) -> Position {
-        self.lines.start_position(&self.text, self.tokens[i as usize].start)
+        self.lines
+            .start_position(&self.text, self.tokens[i as usize].start)
     }
 
     /// End (just after the last character) of token `i`.
     pub fn token_end(&self, i: u32) -> Position {
-        self.lines.end_position(&self.text, self.tokens[i as usize].end)
+        self.lines
+            .end_position(&self.text, self.tokens[i as usize].end)
     }
 
     /// Source text from the first byte of token `first` to the last byte of
     /// token `last`.
     pub fn fragment(&self, first: u32, last: u32) -> &str {
-        let (s, e) = (self.tokens[first as usize].start, self.tokens[last as usize].end);
+        let (s, e) = (
+            self.tokens[first as usize].start,
+            self.tokens[last as usize].end,
+        );
         &self.text[s as usize..e as usize]
     }
 
@@ -112,7 +117,10 @@ impl Index {
     /// Builds the postings of `files` (in parallel), sorted by path.
     pub fn build(mut files: Vec<SourceFile>, registry: &Registry, winnow: Winnow) -> Index {
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        let per_file: Vec<Vec<Fingerprint>> = files.par_iter().map(|f| fingerprints(&f.tokens, winnow)).collect();
+        let per_file: Vec<Vec<Fingerprint>> = files
+            .par_iter()
+            .map(|f| fingerprints(&f.tokens, winnow))
+            .collect();
         let mut postings = vec![Vec::new(); registry.families().len()];
         for (file_id, (file, fps)) in files.iter().zip(per_file).enumerate() {
             postings[file.family].extend(fps.into_iter().map(|f| Posting {
@@ -121,9 +129,20 @@ impl Index {
                 pos: f.pos,
             }));
         }
-        postings.par_iter_mut().for_each(|p| p.sort_unstable_by_key(|p| (p.hash, p.file, p.pos)));
-        let by_rel = files.iter().enumerate().map(|(i, f)| (f.rel.clone(), i as u32)).collect();
-        Index { files, postings, winnow: Some(winnow), by_rel }
+        postings
+            .par_iter_mut()
+            .for_each(|p| p.sort_unstable_by_key(|p| (p.hash, p.file, p.pos)));
+        let by_rel = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.rel.clone(), i as u32))
+            .collect();
+        Index {
+            files,
+            postings,
+            winnow: Some(winnow),
+            by_rel,
+        }
     }
 
     /// Where `hash` occurs among files of `family`.

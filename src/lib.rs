@@ -19,15 +19,15 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod config;
-pub mod walk;
-pub mod grammar;
-pub mod tokens;
 pub mod fingerprint;
+pub mod grammar;
+pub mod http;
 pub mod index;
 pub mod matching;
-pub mod stats;
 pub mod scan;
-pub mod http;
+pub mod stats;
+pub mod tokens;
+pub mod walk;
 
 pub mod hash;
 pub mod time;

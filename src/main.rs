@@ -15,7 +15,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DUPCHECK_LOG").unwrap_or_else(|_| "dupcheck=info".into()),
+            tracing_subscriber::EnvFilter::try_from_env("DUPCHECK_LOG")
+                .unwrap_or_else(|_| "dupcheck=info".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -30,11 +31,15 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), String> {
     let registry = Registry::builtin();
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     if let Some(path) = &cli.dump_tokens {
         return dump_tokens(&cli, &registry, path);
     }
-    let config = Config::resolve(&cli, &cwd, &registry, |warning| eprintln!("dupcheck: {warning}")).map_err(|e| e.to_string())?;
+    let config = Config::resolve(&cli, &cwd, &registry, |warning| {
+        eprintln!("dupcheck: {warning}")
+    })
+    .map_err(|e| e.to_string())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -47,9 +52,16 @@ fn run(cli: Cli) -> Result<(), String> {
 
 /// `--dump-tokens FILE`: prints the normalized tokens of FILE.
 fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result<(), String> {
-    let format = registry.for_path(path).ok_or_else(|| format!("{}: unknown file extension", path.display()))?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mode = cli.mode.as_deref().and_then(dupcheck::tokens::Mode::parse).unwrap_or_default();
+    let format = registry
+        .for_path(path)
+        .ok_or_else(|| format!("{}: unknown file extension", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mode = cli
+        .mode
+        .as_deref()
+        .and_then(dupcheck::tokens::Mode::parse)
+        .unwrap_or_default();
     print!("{}", dupcheck::tokens::dump(format, &text, mode));
     Ok(())
 }

@@ -77,7 +77,10 @@ pub fn find_runs(
             let target = &index.files[posting.file as usize].tokens;
             if let Some(run) = extend(query, target, fp.pos, posting.pos) {
                 covered.insert(diagonal, run.a + run.len);
-                runs.push(Run { file: posting.file, ..run });
+                runs.push(Run {
+                    file: posting.file,
+                    ..run
+                });
             }
         }
     }
@@ -97,7 +100,11 @@ fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
         .zip(target[..b].iter().rev())
         .take_while(|(x, y)| x.id == y.id)
         .count();
-    let forward = query[a..].iter().zip(&target[b..]).take_while(|(x, y)| x.id == y.id).count();
+    let forward = query[a..]
+        .iter()
+        .zip(&target[b..])
+        .take_while(|(x, y)| x.id == y.id)
+        .count();
     Some(Run {
         a: (a - back) as u32,
         file: 0,
@@ -179,13 +186,35 @@ pub fn check_snippet(
                 return None;
             }
             let file = &index.files[run.file as usize];
-            let codebase = Span { start: file.token_start(run.b), end: file.token_end(run.b + run.len - 1) };
-            Some(SnippetMatch { snippet, file: run.file, codebase, run })
+            let codebase = Span {
+                start: file.token_start(run.b),
+                end: file.token_end(run.b + run.len - 1),
+            };
+            Some(SnippetMatch {
+                snippet,
+                file: run.file,
+                codebase,
+                run,
+            })
         })
         .collect();
     matches.sort_by(|x, y| {
-        (x.snippet.start.line, std::cmp::Reverse(x.run.len), &index.files[x.file as usize].path, x.codebase.start.line, x.run.a, x.run.b)
-            .cmp(&(y.snippet.start.line, std::cmp::Reverse(y.run.len), &index.files[y.file as usize].path, y.codebase.start.line, y.run.a, y.run.b))
+        (
+            x.snippet.start.line,
+            std::cmp::Reverse(x.run.len),
+            &index.files[x.file as usize].path,
+            x.codebase.start.line,
+            x.run.a,
+            x.run.b,
+        )
+            .cmp(&(
+                y.snippet.start.line,
+                std::cmp::Reverse(y.run.len),
+                &index.files[y.file as usize].path,
+                y.codebase.start.line,
+                y.run.a,
+                y.run.b,
+            ))
     });
     matches
 }
@@ -205,7 +234,11 @@ pub struct Clone {
 /// different locations meeting both thresholds on both sides, once per
 /// unordered pair. Returns the clones, sorted, and how many fingerprint
 /// lookups were skipped by [`POSTING_CAP`].
-pub fn project_clones(index: &Index, thresholds: Thresholds, skip_local: bool) -> (Vec<Clone>, usize) {
+pub fn project_clones(
+    index: &Index,
+    thresholds: Thresholds,
+    skip_local: bool,
+) -> (Vec<Clone>, usize) {
     let Some(winnow) = index.winnow else {
         return (Vec::new(), 0);
     };
@@ -214,10 +247,17 @@ pub fn project_clones(index: &Index, thresholds: Thresholds, skip_local: bool) -
         .map(|fa| {
             let file = &index.files[fa as usize];
             let fps = fingerprints(&file.tokens, winnow);
-            let (runs, capped) = find_runs(&file.tokens, &fps, index, file.family, Some(POSTING_CAP), |fp, p| {
-                // Each unordered pair is found from its first location only.
-                (p.file, p.pos) > (fa, fp.pos)
-            });
+            let (runs, capped) = find_runs(
+                &file.tokens,
+                &fps,
+                index,
+                file.family,
+                Some(POSTING_CAP),
+                |fp, p| {
+                    // Each unordered pair is found from its first location only.
+                    (p.file, p.pos) > (fa, fp.pos)
+                },
+            );
             let clones = runs
                 .into_iter()
                 .filter_map(|run| {
@@ -226,7 +266,11 @@ pub fn project_clones(index: &Index, thresholds: Thresholds, skip_local: bool) -
                         // Two places of one file must not overlap.
                         len = len.min(run.b.saturating_sub(run.a));
                     }
-                    let clone = Clone { first: (fa, run.a), second: (run.file, run.b), len };
+                    let clone = Clone {
+                        first: (fa, run.a),
+                        second: (run.file, run.b),
+                        len,
+                    };
                     (clone.first < clone.second).then_some(clone)
                 })
                 .filter(|c| qualifies(index, c, thresholds))
@@ -251,7 +295,8 @@ fn qualifies(index: &Index, clone: &Clone, t: Thresholds) -> bool {
     clone.len >= t.min_tokens
         && [clone.first, clone.second].iter().all(|&(f, start)| {
             let file = &index.files[f as usize];
-            file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1 >= t.min_lines
+            file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1
+                >= t.min_lines
         })
 }
 
@@ -276,39 +321,66 @@ mod tests {
 
     /// Checks `snippet` and renders each match as
     /// `snippet lines -> file:lines (tokens)`.
-    fn check(index: &Index, snippet: &str, mode: Mode, min_tokens: u32, min_lines: u32) -> Vec<String> {
+    fn check(
+        index: &Index,
+        snippet: &str,
+        mode: Mode,
+        min_tokens: u32,
+        min_lines: u32,
+    ) -> Vec<String> {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
         let tokens = tokenize(js, snippet, mode);
-        let t = Thresholds { min_tokens, min_lines };
-        check_snippet(index, js.family_id, snippet, &tokens, t, Exclusions::default())
-            .iter()
-            .map(|m| {
-                format!(
-                    "{}:{}-{}:{} -> {} {}:{}-{}:{} ({})",
-                    m.snippet.start.line,
-                    m.snippet.start.column,
-                    m.snippet.end.line,
-                    m.snippet.end.column,
-                    index.files[m.file as usize].path,
-                    m.codebase.start.line,
-                    m.codebase.start.column,
-                    m.codebase.end.line,
-                    m.codebase.end.column,
-                    m.run.len
-                )
-            })
-            .collect()
+        let t = Thresholds {
+            min_tokens,
+            min_lines,
+        };
+        check_snippet(
+            index,
+            js.family_id,
+            snippet,
+            &tokens,
+            t,
+            Exclusions::default(),
+        )
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}-{}:{} -> {} {}:{}-{}:{} ({})",
+                m.snippet.start.line,
+                m.snippet.start.column,
+                m.snippet.end.line,
+                m.snippet.end.column,
+                index.files[m.file as usize].path,
+                m.codebase.start.line,
+                m.codebase.start.column,
+                m.codebase.end.line,
+                m.codebase.end.column,
+                m.run.len
+            )
+        })
+        .collect()
     }
 
     const ADD: &str = "function add(a, b) {\n  const s = a + b;\n  return s;\n}\n";
 
     #[test]
     fn finds_every_location_with_exact_positions() {
-        let idx = index(&[("a.js", ADD), ("b.js", &format!("// x\n{ADD}")), ("c.js", "let q = 1;\n")], Mode::Strict, 10);
+        let idx = index(
+            &[
+                ("a.js", ADD),
+                ("b.js", &format!("// x\n{ADD}")),
+                ("c.js", "let q = 1;\n"),
+            ],
+            Mode::Strict,
+            10,
+        );
         assert_eq!(
             check(&idx, ADD, Mode::Strict, 10, 4),
-            ["1:1-4:2 -> a.js 1:1-4:2 (19)", "1:1-4:2 -> b.js 2:1-5:2 (19)"]
+            [
+                "1:1-4:2 -> a.js 1:1-4:2 (19)",
+                "1:1-4:2 -> b.js 2:1-5:2 (19)"
+            ]
         );
     }
 
@@ -326,51 +398,95 @@ mod tests {
         let strict = index(&[("a.js", ADD)], Mode::Strict, 10);
         assert!(check(&strict, renamed, Mode::Strict, 10, 4).is_empty());
         let mild = index(&[("a.js", ADD)], Mode::Mild, 10);
-        assert_eq!(check(&mild, renamed, Mode::Mild, 10, 4), ["1:1-4:2 -> a.js 1:1-4:2 (19)"]);
+        assert_eq!(
+            check(&mild, renamed, Mode::Mild, 10, 4),
+            ["1:1-4:2 -> a.js 1:1-4:2 (19)"]
+        );
     }
 
     #[test]
     fn runs_are_maximal_and_reported_once() {
         // The snippet holds the function plus a tail; the match stops where
         // the texts part, and many shared fingerprints give one run.
-        let body: String = (0..30).map(|i| format!("  x{i} = f(x{i}, {i});\n")).collect();
+        let body: String = (0..30)
+            .map(|i| format!("  x{i} = f(x{i}, {i});\n"))
+            .collect();
         let file = format!("function g() {{\n{body}}}\n");
         let snippet = format!("{file}let z = 0;\n");
         let idx = index(&[("a.js", &file)], Mode::Strict, 10);
-        assert_eq!(check(&idx, &snippet, Mode::Strict, 10, 1), ["1:1-32:2 -> a.js 1:1-32:2 (276)"]);
+        assert_eq!(
+            check(&idx, &snippet, Mode::Strict, 10, 1),
+            ["1:1-32:2 -> a.js 1:1-32:2 (276)"]
+        );
     }
 
     #[test]
     fn own_file_and_local_folder_are_excluded() {
-        let idx = index(&[("src/a.js", ADD), ("src/b.js", ADD), ("lib/c.js", ADD)], Mode::Strict, 10);
+        let idx = index(
+            &[("src/a.js", ADD), ("src/b.js", ADD), ("lib/c.js", ADD)],
+            Mode::Strict,
+            10,
+        );
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
         let tokens = tokenize(js, ADD, Mode::Strict);
-        let t = Thresholds { min_tokens: 10, min_lines: 1 };
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 1,
+        };
         let files = |ex: Exclusions| {
             check_snippet(&idx, js.family_id, ADD, &tokens, t, ex)
                 .iter()
                 .map(|m| idx.files[m.file as usize].path.clone())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(files(Exclusions { own_file: Some("src/a.js"), local_folder: None }), ["lib/c.js", "src/b.js"]);
-        assert_eq!(files(Exclusions { own_file: Some("src/a.js"), local_folder: Some("src") }), ["lib/c.js"]);
+        assert_eq!(
+            files(Exclusions {
+                own_file: Some("src/a.js"),
+                local_folder: None
+            }),
+            ["lib/c.js", "src/b.js"]
+        );
+        assert_eq!(
+            files(Exclusions {
+                own_file: Some("src/a.js"),
+                local_folder: Some("src")
+            }),
+            ["lib/c.js"]
+        );
     }
 
     #[test]
     fn project_clones_count_each_pair_once() {
-        let idx = index(&[("a.js", ADD), ("b.js", ADD), ("c.js", ADD)], Mode::Strict, 10);
-        let t = Thresholds { min_tokens: 10, min_lines: 4 };
+        let idx = index(
+            &[("a.js", ADD), ("b.js", ADD), ("c.js", ADD)],
+            Mode::Strict,
+            10,
+        );
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 4,
+        };
         let (clones, capped) = project_clones(&idx, t, false);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
-        assert_eq!(pairs, [((0, 0), (1, 0), 19), ((0, 0), (2, 0), 19), ((1, 0), (2, 0), 19)]);
+        assert_eq!(
+            pairs,
+            [
+                ((0, 0), (1, 0), 19),
+                ((0, 0), (2, 0), 19),
+                ((1, 0), (2, 0), 19)
+            ]
+        );
         assert_eq!(capped, 0);
     }
 
     #[test]
     fn clones_inside_one_file_do_not_overlap() {
         let idx = index(&[("a.js", &format!("{ADD}{ADD}"))], Mode::Strict, 10);
-        let t = Thresholds { min_tokens: 10, min_lines: 4 };
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 4,
+        };
         let (clones, _) = project_clones(&idx, t, false);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(pairs, [((0, 0), (0, 19), 19)]);
@@ -378,8 +494,15 @@ mod tests {
 
     #[test]
     fn skip_local_drops_clones_in_one_folder() {
-        let idx = index(&[("s/a.js", ADD), ("s/b.js", ADD), ("t/c.js", ADD)], Mode::Strict, 10);
-        let t = Thresholds { min_tokens: 10, min_lines: 4 };
+        let idx = index(
+            &[("s/a.js", ADD), ("s/b.js", ADD), ("t/c.js", ADD)],
+            Mode::Strict,
+            10,
+        );
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 4,
+        };
         let (clones, _) = project_clones(&idx, t, true);
         assert_eq!(clones.len(), 2);
     }

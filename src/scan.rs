@@ -61,12 +61,19 @@ pub enum Progress {
 }
 
 /// Scans DIR once: walk, read and tokenize in parallel, index, detect.
-pub fn scan(config: &Config, registry: &Registry, progress: Progress) -> Result<Snapshot, ScanError> {
+pub fn scan(
+    config: &Config,
+    registry: &Registry,
+    progress: Progress,
+) -> Result<Snapshot, ScanError> {
     let started = Instant::now();
-    let (candidates, mut skipped) = walk::candidates(config, registry).map_err(|e| ScanError::Walk(e.to_string()))?;
+    let (candidates, mut skipped) =
+        walk::candidates(config, registry).map_err(|e| ScanError::Walk(e.to_string()))?;
     let bar = if progress == Progress::Console && std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(candidates.len() as u64);
-        if let Ok(style) = ProgressStyle::with_template("scanning {bar:40} {pos}/{len} files ({per_sec}, {eta})") {
+        if let Ok(style) =
+            ProgressStyle::with_template("scanning {bar:40} {pos}/{len} files ({per_sec}, {eta})")
+        {
             bar.set_style(style);
         }
         bar
@@ -77,12 +84,23 @@ pub fn scan(config: &Config, registry: &Registry, progress: Progress) -> Result<
         .par_iter()
         .map(|c| {
             let format = registry.get(c.format);
-            let text = walk::read(&c.abs, config.max_size, config.max_lines).inspect_err(|reason| {
-                tracing::debug!("skipped {}: {reason}", c.rel);
-            });
+            let text =
+                walk::read(&c.abs, config.max_size, config.max_lines).inspect_err(|reason| {
+                    tracing::debug!("skipped {}: {reason}", c.rel);
+                });
             bar.inc(1);
-            let path = if config.absolute { config.dir.join(&c.rel).to_string_lossy().into_owned() } else { c.rel.clone() };
-            Ok(SourceFile::new(path, c.rel.clone(), format, text?, config.mode))
+            let path = if config.absolute {
+                config.dir.join(&c.rel).to_string_lossy().into_owned()
+            } else {
+                c.rel.clone()
+            };
+            Ok(SourceFile::new(
+                path,
+                c.rel.clone(),
+                format,
+                text?,
+                config.mode,
+            ))
         })
         .collect();
     bar.finish_and_clear();
@@ -97,8 +115,20 @@ pub fn scan(config: &Config, registry: &Registry, progress: Progress) -> Result<
     let index = Index::build(files, registry, winnow);
     let (clones, capped) = project_clones(&index, config.thresholds, config.skip_local);
     let finished = SystemTime::now();
-    let stats = ProjectStats::compute(&index, &clones, registry, capped, crate::time::iso8601(finished));
-    let snapshot = Snapshot { index, stats, skipped, finished, duration: started.elapsed() };
+    let stats = ProjectStats::compute(
+        &index,
+        &clones,
+        registry,
+        capped,
+        crate::time::iso8601(finished),
+    );
+    let snapshot = Snapshot {
+        index,
+        stats,
+        skipped,
+        finished,
+        duration: started.elapsed(),
+    };
     if progress == Progress::Console {
         eprintln!("{}", summary(&snapshot));
     } else {
@@ -120,7 +150,12 @@ pub fn summary(s: &Snapshot) -> String {
         serde_json::to_string(&total.percentage).unwrap_or_default(),
     );
     if s.skipped.total() > 0 {
-        let parts: Vec<String> = s.skipped.0.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        let parts: Vec<String> = s
+            .skipped
+            .0
+            .iter()
+            .map(|(r, n)| format!("{n} {r}"))
+            .collect();
         line.push_str(&format!("; skipped {}", parts.join(", ")));
     }
     line
@@ -162,12 +197,18 @@ impl Scanner {
 
     /// The latest complete snapshot, `None` before the first scan ends.
     pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
-        self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Whether a scan is running now.
     pub fn is_scanning(&self) -> bool {
-        self.running.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
     }
 
     /// Runs a scan, or joins the one running, and waits for its outcome.
@@ -189,17 +230,29 @@ impl Scanner {
         let (tx, rx) = watch::channel(None);
         *running = Some(rx.clone());
         let this = Arc::clone(self);
-        let first = this.scans.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0;
+        let first = this
+            .scans
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            == 0;
         tokio::task::spawn_blocking(move || {
-            let progress = if first { Progress::Console } else { Progress::Quiet };
-            let outcome = catch_unwind(AssertUnwindSafe(|| scan(&this.config, &this.registry, progress)))
-                .unwrap_or_else(|panic| {
-                    tracing::error!("scan panicked: {}", panic_message(&*panic));
-                    Err(ScanError::Panicked)
-                })
-                .map(Arc::new);
+            let progress = if first {
+                Progress::Console
+            } else {
+                Progress::Quiet
+            };
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                scan(&this.config, &this.registry, progress)
+            }))
+            .unwrap_or_else(|panic| {
+                tracing::error!("scan panicked: {}", panic_message(&*panic));
+                Err(ScanError::Panicked)
+            })
+            .map(Arc::new);
             match &outcome {
-                Ok(snapshot) => *this.current.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(snapshot)),
+                Ok(snapshot) => {
+                    *this.current.write().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Arc::clone(snapshot))
+                }
                 Err(err) => tracing::error!("scan failed, the previous index keeps serving: {err}"),
             }
             *this.running.lock().unwrap_or_else(|e| e.into_inner()) = None;

@@ -124,7 +124,13 @@ fn covered(mut intervals: Vec<(u64, u64)>) -> u64 {
 
 impl ProjectStats {
     /// Rows of every file, format and the total.
-    pub fn compute(index: &Index, clones: &[Clone], registry: &Registry, capped: usize, detection_date: String) -> ProjectStats {
+    pub fn compute(
+        index: &Index,
+        clones: &[Clone],
+        registry: &Registry,
+        capped: usize,
+        detection_date: String,
+    ) -> ProjectStats {
         let n = index.files.len();
         let mut line_spans: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
         let mut token_spans: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
@@ -162,7 +168,9 @@ impl ProjectStats {
             }
             .finish(file_clones[i]);
             total.add(&row);
-            let rows = formats.entry(registry.get(file.format).name.clone()).or_default();
+            let rows = formats
+                .entry(registry.get(file.format).name.clone())
+                .or_default();
             rows.total.add(&row);
             rows.sources.insert(file.path.clone(), row);
         }
@@ -200,7 +208,12 @@ impl SnippetStats {
         let duplicated_lines = covered(
             matches
                 .iter()
-                .map(|m| (u64::from(m.snippet.start.line), u64::from(m.snippet.end.line) + 1))
+                .map(|m| {
+                    (
+                        u64::from(m.snippet.start.line),
+                        u64::from(m.snippet.end.line) + 1,
+                    )
+                })
                 .collect(),
         );
         SnippetStats {

@@ -66,7 +66,12 @@ impl Mode {
 
     /// The text a token of `class` with source `text` is identified by, or
     /// `None` when the token is dropped.
-    pub fn identity_text<'a>(self, format: &Format, class: Class, text: &'a str) -> Option<&'a str> {
+    pub fn identity_text<'a>(
+        self,
+        format: &Format,
+        class: Class,
+        text: &'a str,
+    ) -> Option<&'a str> {
         Some(match class {
             Class::Comment => return None,
             Class::Other => text,
@@ -250,9 +255,17 @@ pub fn dump(format: &Format, text: &str, mode: Mode) -> String {
     let mut out = String::new();
     for_each_leaf(format, text, |class, start, end| {
         let source = &text[start..end];
-        let shown = mode.identity_text(format, class, source).map_or("(dropped)", readable);
+        let shown = mode
+            .identity_text(format, class, source)
+            .map_or("(dropped)", readable);
         let at = lines.start_position(text, start as u32);
-        out.push_str(&format!("{}:{} {} {}\n", at.line, at.column, class.name(), shown.escape_debug()));
+        out.push_str(&format!(
+            "{}:{} {} {}\n",
+            at.line,
+            at.column,
+            class.name(),
+            shown.escape_debug()
+        ));
     });
     out
 }
@@ -284,12 +297,22 @@ mod tests {
 
     #[test]
     fn strict_keeps_text_and_drops_comments() {
-        check("js", Mode::Strict, "let total = price * 2; // tax", "let total = price * 2 ;");
+        check(
+            "js",
+            Mode::Strict,
+            "let total = price * 2; // tax",
+            "let total = price * 2 ;",
+        );
     }
 
     #[test]
     fn mild_abstracts_identifiers_only() {
-        check("js", Mode::Mild, "let total = price * 2; // tax", "let $id = $id * 2 ;");
+        check(
+            "js",
+            Mode::Mild,
+            "let total = price * 2; // tax",
+            "let $id = $id * 2 ;",
+        );
         check("js", Mode::Mild, "obj.method('x')", "$id . $id ( 'x' )");
     }
 
@@ -305,16 +328,31 @@ mod tests {
 
     #[test]
     fn this_and_super_stay_text() {
-        check("js", Mode::Mild, "this.x = super.y", "this . $id = super . $id");
+        check(
+            "js",
+            Mode::Mild,
+            "this.x = super.y",
+            "this . $id = super . $id",
+        );
         check("py", Mode::Mild, "self.x = cls.y", "self . $id = cls . $id");
         check("rs", Mode::Mild, "self.x", "self . $id");
     }
 
     #[test]
     fn python_strings_and_fstrings_are_one_token() {
-        check("py", Mode::Weak, "x = f\"a {b} c\" + 'd' # note", "$id = $str + $str");
+        check(
+            "py",
+            Mode::Weak,
+            "x = f\"a {b} c\" + 'd' # note",
+            "$id = $str + $str",
+        );
         check("py", Mode::Strict, "x = None", "x = None");
-        check("py", Mode::Weak, "x = None or True or 1.5", "$id = $lit or $lit or $num");
+        check(
+            "py",
+            Mode::Weak,
+            "x = None or True or 1.5",
+            "$id = $lit or $lit or $num",
+        );
     }
 
     #[test]
@@ -329,25 +367,82 @@ mod tests {
 
     #[test]
     fn typescript_types_are_identifiers_but_predefined_types_stay() {
-        check("ts", Mode::Mild, "let a: Foo<string> = b;", "let $id : $id < string > = $id ;");
+        check(
+            "ts",
+            Mode::Mild,
+            "let a: Foo<string> = b;",
+            "let $id : $id < string > = $id ;",
+        );
     }
 
     #[test]
     fn jsx_text_is_a_string() {
-        check("jsx", Mode::Weak, "<a href=\"x\">Hello there</a>", "< $id $id = $str > $str </ $id >");
+        check(
+            "jsx",
+            Mode::Weak,
+            "<a href=\"x\">Hello there</a>",
+            "< $id $id = $str > $str </ $id >",
+        );
     }
 
     #[test]
     fn incomplete_code_still_yields_its_tokens() {
         // A diff hunk: the function's closing brace and head are missing.
-        check("js", Mode::Strict, "  return a + b;\n}\nfunction g(", "return a + b ; } function g (");
-        check("py", Mode::Strict, "    return x\n  else:", "return x else :");
+        check(
+            "js",
+            Mode::Strict,
+            "  return a + b;\n}\nfunction g(",
+            "return a + b ; } function g (",
+        );
+        check(
+            "py",
+            Mode::Strict,
+            "    return x\n  else:",
+            "return x else :",
+        );
     }
 
     #[test]
     fn missing_nodes_are_not_tokens() {
         // tree-sitter inserts a zero-width `;` or `)`; it must not appear.
         check("js", Mode::Strict, "f(a", "f ( a");
+    }
+
+    /// Golden cases in `testdata/tokens/<format>.txt`: `=== MODE: title`,
+    /// the code, `---`, the normalized tokens. `DUPCHECK_BLESS=1` rewrites
+    /// the expectations from what the code produces now.
+    #[test]
+    fn golden_token_streams() {
+        let registry = Registry::builtin();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/tokens");
+        let bless = std::env::var_os("DUPCHECK_BLESS").is_some();
+        let mut failures = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let format = registry
+                .lookup(path.file_stem().unwrap().to_str().unwrap())
+                .unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut blessed = String::new();
+            for case in text.split("=== ").filter(|c| !c.trim().is_empty()) {
+                let (title, rest) = case.split_once('\n').unwrap();
+                let (code, expected) = rest.split_once("\n---\n").unwrap();
+                let mode = Mode::parse(title.split(':').next().unwrap()).unwrap();
+                let got = normalized(format, code, mode);
+                if got != expected.trim() {
+                    failures.push(format!(
+                        "{}: {title}\n  expected: {}\n  got:      {got}",
+                        path.display(),
+                        expected.trim()
+                    ));
+                }
+                blessed.push_str(&format!("=== {title}\n{code}\n---\n{got}\n\n"));
+            }
+            if bless {
+                std::fs::write(&path, blessed.trim_end().to_owned() + "\n").unwrap();
+            }
+        }
+        assert!(bless || failures.is_empty(), "{}", failures.join("\n"));
     }
 
     #[test]
@@ -373,11 +468,23 @@ mod tests {
         let text = "é = 1;\n  xy\n";
         let lines = LineIndex::new(text);
         let x = text.find("xy").unwrap() as u32;
-        assert_eq!(lines.start_position(text, 3), Position { line: 1, column: 3 });
-        assert_eq!(lines.start_position(text, x), Position { line: 2, column: 3 });
-        assert_eq!(lines.end_position(text, x + 2), Position { line: 2, column: 5 });
+        assert_eq!(
+            lines.start_position(text, 3),
+            Position { line: 1, column: 3 }
+        );
+        assert_eq!(
+            lines.start_position(text, x),
+            Position { line: 2, column: 3 }
+        );
+        assert_eq!(
+            lines.end_position(text, x + 2),
+            Position { line: 2, column: 5 }
+        );
         // A range ending with its line's newline ends on that line.
-        assert_eq!(lines.end_position(text, x + 3), Position { line: 2, column: 6 });
+        assert_eq!(
+            lines.end_position(text, x + 3),
+            Position { line: 2, column: 6 }
+        );
     }
 
     #[test]

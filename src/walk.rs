@@ -92,13 +92,21 @@ pub struct WalkError {
 
 /// Lists the files to scan, sorted by relative path, and counts entries that
 /// could not be visited.
-pub fn candidates(config: &Config, registry: &Registry) -> Result<(Vec<Candidate>, SkipCounts), WalkError> {
+pub fn candidates(
+    config: &Config,
+    registry: &Registry,
+) -> Result<(Vec<Candidate>, SkipCounts), WalkError> {
     let dir = &config.dir;
-    let fail = |reason: String| WalkError { dir: dir.clone(), reason };
+    let fail = |reason: String| WalkError {
+        dir: dir.clone(),
+        reason,
+    };
     std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
     let mut overrides = OverrideBuilder::new(dir);
     for glob in &config.ignore {
-        overrides.add(&format!("!{glob}")).map_err(|e| fail(e.to_string()))?;
+        overrides
+            .add(&format!("!{glob}"))
+            .map_err(|e| fail(e.to_string()))?;
     }
     let overrides = overrides.build().map_err(|e| fail(e.to_string()))?;
     let walker = WalkBuilder::new(dir)
@@ -127,13 +135,20 @@ pub fn candidates(config: &Config, registry: &Registry) -> Result<(Vec<Candidate
             continue;
         }
         let path = entry.path();
-        let Some(format) = registry.for_path(path).filter(|f| config.formats.contains(&f.id)) else {
+        let Some(format) = registry
+            .for_path(path)
+            .filter(|f| config.formats.contains(&f.id))
+        else {
             continue;
         };
         let Some(rel) = relative(dir, path) else {
             continue;
         };
-        found.push(Candidate { abs: path.to_owned(), rel, format: format.id });
+        found.push(Candidate {
+            abs: path.to_owned(),
+            rel,
+            format: format.id,
+        });
     }
     found.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok((found, skipped))
@@ -148,7 +163,9 @@ pub fn relative(dir: &Path, path: &Path) -> Option<String> {
 
 /// Reads a candidate's text, or says why it is skipped.
 pub fn read(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<String, SkipReason> {
-    let size = std::fs::metadata(path).map_err(|_| SkipReason::Unreadable)?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|_| SkipReason::Unreadable)?
+        .len();
     if size > max_size || size > u64::from(u32::MAX) {
         return Err(SkipReason::TooLarge);
     }
@@ -182,17 +199,38 @@ mod tests {
             std::fs::write(&p, bytes).unwrap();
             p
         };
-        assert_eq!(read(&file("ok.js", b"a\nb\n"), 100, Some(2)), Ok("a\nb\n".into()));
-        assert_eq!(read(&file("big.js", &[b'a'; 101]), 100, None), Err(SkipReason::TooLarge));
-        assert_eq!(read(&file("long.js", b"a\nb\nc"), 100, Some(2)), Err(SkipReason::TooManyLines));
-        assert_eq!(read(&file("bin.js", b"a\0b"), 100, None), Err(SkipReason::Binary));
-        assert_eq!(read(&file("latin1.js", b"caf\xe9"), 100, None), Err(SkipReason::NotUtf8));
-        assert_eq!(read(&dir.path().join("gone.js"), 100, None), Err(SkipReason::Unreadable));
+        assert_eq!(
+            read(&file("ok.js", b"a\nb\n"), 100, Some(2)),
+            Ok("a\nb\n".into())
+        );
+        assert_eq!(
+            read(&file("big.js", &[b'a'; 101]), 100, None),
+            Err(SkipReason::TooLarge)
+        );
+        assert_eq!(
+            read(&file("long.js", b"a\nb\nc"), 100, Some(2)),
+            Err(SkipReason::TooManyLines)
+        );
+        assert_eq!(
+            read(&file("bin.js", b"a\0b"), 100, None),
+            Err(SkipReason::Binary)
+        );
+        assert_eq!(
+            read(&file("latin1.js", b"caf\xe9"), 100, None),
+            Err(SkipReason::NotUtf8)
+        );
+        assert_eq!(
+            read(&dir.path().join("gone.js"), 100, None),
+            Err(SkipReason::Unreadable)
+        );
     }
 
     #[test]
     fn relative_paths_use_slashes() {
-        assert_eq!(relative(Path::new("/a/b"), Path::new("/a/b/c/d.js")).as_deref(), Some("c/d.js"));
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/b/c/d.js")).as_deref(),
+            Some("c/d.js")
+        );
         assert_eq!(relative(Path::new("/a/b"), Path::new("/x/d.js")), None);
     }
 }

@@ -25,7 +25,11 @@ pub enum ApiError {
     /// No such route.
     NotFound { method: Method, path: String },
     /// Known path, wrong method.
-    MethodNotAllowed { method: Method, path: String, allow: &'static str },
+    MethodNotAllowed {
+        method: Method,
+        path: String,
+        allow: &'static str,
+    },
     /// The body is over `--max-body`.
     PayloadTooLarge { limit: u64 },
     /// A Content-Type other than JSON or form.
@@ -81,14 +85,20 @@ impl ApiError {
             status_code: u16,
         }
         let status = self.status();
-        let body = Body { error: self.name(), message: self.to_string(), status_code: status.as_u16() };
+        let body = Body {
+            error: self.name(),
+            message: self.to_string(),
+            status_code: status.as_u16(),
+        };
         let mut res = json(status, &body);
         match self {
             Self::MethodNotAllowed { allow, .. } => {
-                res.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
+                res.headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static(allow));
             }
             Self::NotReady => {
-                res.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+                res.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
             }
             _ => {}
         }
@@ -127,9 +137,9 @@ impl fmt::Display for ApiError {
 
 /// A byte count as `10mb`, `100kb` or `123 bytes`.
 fn human_size(bytes: u64) -> String {
-    if bytes > 0 && bytes % (1 << 20) == 0 {
+    if bytes > 0 && bytes.is_multiple_of(1 << 20) {
         format!("{}mb", bytes >> 20)
-    } else if bytes > 0 && bytes % (1 << 10) == 0 {
+    } else if bytes > 0 && bytes.is_multiple_of(1 << 10) {
         format!("{}kb", bytes >> 10)
     } else {
         format!("{bytes} bytes")

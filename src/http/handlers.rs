@@ -47,7 +47,10 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
     let fields = read_object(req, scanner.config().max_body).await?;
     let request = validate(&fields, state)?;
     let snapshot = if request.recheck {
-        scanner.rescan().await.map_err(|e| ApiError::Scan(e.to_string()))?
+        scanner
+            .rescan()
+            .await
+            .map_err(|e| ApiError::Scan(e.to_string()))?
     } else {
         scanner.snapshot().ok_or(ApiError::NotReady)?
     };
@@ -62,7 +65,11 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
 }
 
 /// Matches a snippet and writes the response body (runs on the blocking pool).
-fn answer_check(state: &State, snapshot: &Snapshot, request: &CheckRequest) -> Result<Vec<u8>, ApiError> {
+fn answer_check(
+    state: &State,
+    snapshot: &Snapshot,
+    request: &CheckRequest,
+) -> Result<Vec<u8>, ApiError> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Body<'a> {
@@ -74,15 +81,42 @@ fn answer_check(state: &State, snapshot: &Snapshot, request: &CheckRequest) -> R
     let format = registry.get(request.format);
     let matches: Vec<SnippetMatch> = if config.formats.contains(&format.id) {
         let tokens = tokenize(format, &request.code, config.mode);
-        let local_folder = request.path.as_deref().filter(|_| config.skip_local).map(folder_of);
-        let exclude = Exclusions { own_file: request.path.as_deref(), local_folder };
-        check_snippet(&snapshot.index, format.family_id, &request.code, &tokens, config.thresholds, exclude)
+        let local_folder = request
+            .path
+            .as_deref()
+            .filter(|_| config.skip_local)
+            .map(folder_of);
+        let exclude = Exclusions {
+            own_file: request.path.as_deref(),
+            local_folder,
+        };
+        check_snippet(
+            &snapshot.index,
+            format.family_id,
+            &request.code,
+            &tokens,
+            config.thresholds,
+            exclude,
+        )
     } else {
         Vec::new()
     };
     let statistics = SnippetStats::compute(&request.code, &matches);
-    let duplications = matches.iter().map(|m| Duplication::new(snapshot, registry.get(snapshot.index.files[m.file as usize].format), m)).collect();
-    serde_json::to_vec(&Body { duplications, statistics }).map_err(|err| {
+    let duplications = matches
+        .iter()
+        .map(|m| {
+            Duplication::new(
+                snapshot,
+                registry.get(snapshot.index.files[m.file as usize].format),
+                m,
+            )
+        })
+        .collect();
+    serde_json::to_vec(&Body {
+        duplications,
+        statistics,
+    })
+    .map_err(|err| {
         tracing::error!("cannot serialize a check: {err}");
         ApiError::Internal
     })
@@ -161,14 +195,18 @@ fn validate(fields: &Map<String, Value>, state: &State) -> Result<CheckRequest, 
         registry.for_path(Path::new(path)).ok_or_else(|| {
             let what = Path::new(path)
                 .extension()
-                .map_or("it has no extension".to_owned(), |e| format!("unknown extension \".{}\"", e.to_string_lossy()));
+                .map_or("it has no extension".to_owned(), |e| {
+                    format!("unknown extension \".{}\"", e.to_string_lossy())
+                });
             ApiError::UnsupportedFormat(format!(
                 "Cannot tell the format of path {path:?}: {what}; send \"format\" with one of: {}",
                 registry.names().join(", ")
             ))
         })?
     } else {
-        return Err(ApiError::Validation("Missing required field: format".into()));
+        return Err(ApiError::Validation(
+            "Missing required field: format".into(),
+        ));
     };
     let recheck = match fields.get("recheck") {
         None => false,
@@ -187,10 +225,12 @@ fn validate(fields: &Map<String, Value>, state: &State) -> Result<CheckRequest, 
 /// The value of a required, non-blank string field.
 fn required_string(fields: &Map<String, Value>, name: &str) -> Result<String, ApiError> {
     match fields.get(name) {
-        None => Err(ApiError::Validation(format!("Missing required field: {name}"))),
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            Err(ApiError::Validation(format!("Field \"{name}\" cannot be empty")))
-        }
+        None => Err(ApiError::Validation(format!(
+            "Missing required field: {name}"
+        ))),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(ApiError::Validation(format!(
+            "Field \"{name}\" cannot be empty"
+        ))),
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(must_be(name, "a string")),
     }
@@ -224,7 +264,10 @@ fn relative_to_dir(path: &str, dir: &Path) -> String {
 }
 
 /// Reads a JSON or form body into an object, within the size and time limits.
-async fn read_object(req: Request<Incoming>, max_body: u64) -> Result<Map<String, Value>, ApiError> {
+async fn read_object(
+    req: Request<Incoming>,
+    max_body: u64,
+) -> Result<Map<String, Value>, ApiError> {
     let kind = BodyKind::of(&req)?;
     let declared = req
         .headers()
@@ -235,17 +278,24 @@ async fn read_object(req: Request<Incoming>, max_body: u64) -> Result<Map<String
         return Err(ApiError::PayloadTooLarge { limit: max_body });
     }
     let limit = usize::try_from(max_body).unwrap_or(usize::MAX);
-    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(req.into_body(), limit).collect())
-        .await
-        .map_err(|_| ApiError::Timeout)?;
+    let collected =
+        tokio::time::timeout(BODY_TIMEOUT, Limited::new(req.into_body(), limit).collect())
+            .await
+            .map_err(|_| ApiError::Timeout)?;
     let bytes: Bytes = match collected {
         Ok(body) => body.to_bytes(),
-        Err(err) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+        Err(err)
+            if err
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
             return Err(ApiError::PayloadTooLarge { limit: max_body });
         }
         Err(err) => {
             tracing::debug!("reading a body failed: {err}");
-            return Err(ApiError::Validation("The request body could not be read completely".into()));
+            return Err(ApiError::Validation(
+                "The request body could not be read completely".into(),
+            ));
         }
     };
     match kind {
@@ -271,7 +321,12 @@ impl BodyKind {
             return Ok(BodyKind::Json);
         };
         let text = String::from_utf8_lossy(value.as_bytes());
-        let essence = text.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let essence = text
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         match essence.as_str() {
             "application/json" => Ok(BodyKind::Json),
             "application/x-www-form-urlencoded" => Ok(BodyKind::Form),
@@ -284,8 +339,12 @@ impl BodyKind {
 fn parse_json_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::Validation("Request body must be a JSON object".into())),
-        Err(err) => Err(ApiError::Validation(format!("Request body is not valid JSON: {err}"))),
+        Ok(_) => Err(ApiError::Validation(
+            "Request body must be a JSON object".into(),
+        )),
+        Err(err) => Err(ApiError::Validation(format!(
+            "Request body is not valid JSON: {err}"
+        ))),
     }
 }
 
@@ -312,7 +371,13 @@ pub fn stats(state: &State) -> Result<Resp, ApiError> {
         timestamp: String,
     }
     let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
-    Ok(json(StatusCode::OK, &Body { statistics: &snapshot.stats, timestamp: iso8601(std::time::SystemTime::now()) }))
+    Ok(json(
+        StatusCode::OK,
+        &Body {
+            statistics: &snapshot.stats,
+            timestamp: iso8601(std::time::SystemTime::now()),
+        },
+    ))
 }
 
 /// GET /api/health.
@@ -331,12 +396,19 @@ pub fn health(state: &State) -> Resp {
     let scanner = &state.scanner;
     let snapshot = scanner.snapshot();
     let body = Body {
-        status: if snapshot.is_some() { "ready" } else { "initializing" },
+        status: if snapshot.is_some() {
+            "ready"
+        } else {
+            "initializing"
+        },
         working_directory: scanner.config().dir.to_string_lossy().into_owned(),
         last_scan_time: snapshot.as_ref().map(|s| iso8601(s.finished)),
         scanning: scanner.is_scanning(),
         files: snapshot.as_ref().map_or(0, |s| s.index.files.len()),
-        skipped: snapshot.as_ref().map(|s| s.skipped.0.iter().map(|(r, n)| (r.name(), *n)).collect()).unwrap_or_default(),
+        skipped: snapshot
+            .as_ref()
+            .map(|s| s.skipped.0.iter().map(|(r, n)| (r.name(), *n)).collect())
+            .unwrap_or_default(),
         version: VERSION,
     };
     json(StatusCode::OK, &body)
@@ -378,7 +450,11 @@ pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
         files: usize,
         duration_ms: u128,
     }
-    let snapshot = state.scanner.rescan().await.map_err(|e| ApiError::Scan(e.to_string()))?;
+    let snapshot = state
+        .scanner
+        .rescan()
+        .await
+        .map_err(|e| ApiError::Scan(e.to_string()))?;
     Ok(json(
         StatusCode::OK,
         &Body {
@@ -407,7 +483,10 @@ mod tests {
     #[test]
     fn form_bodies_give_strings_and_boolean_recheck() {
         let map = parse_form(b"code=a%20%2B%20b&format=js&recheck=true");
-        assert_eq!(Value::Object(map), serde_json::json!({"code": "a + b", "format": "js", "recheck": true}));
+        assert_eq!(
+            Value::Object(map),
+            serde_json::json!({"code": "a + b", "format": "js", "recheck": true})
+        );
     }
 
     #[test]
@@ -420,9 +499,18 @@ mod tests {
             BodyKind::of(&req.body(()).unwrap())
         };
         assert_eq!(kind(None), Ok(BodyKind::Json));
-        assert_eq!(kind(Some("application/json; charset=utf-8")), Ok(BodyKind::Json));
+        assert_eq!(
+            kind(Some("application/json; charset=utf-8")),
+            Ok(BodyKind::Json)
+        );
         assert_eq!(kind(Some("Application/JSON")), Ok(BodyKind::Json));
-        assert_eq!(kind(Some("application/x-www-form-urlencoded")), Ok(BodyKind::Form));
-        assert_eq!(kind(Some("text/plain")), Err(ApiError::UnsupportedMediaType("text/plain".into())));
+        assert_eq!(
+            kind(Some("application/x-www-form-urlencoded")),
+            Ok(BodyKind::Form)
+        );
+        assert_eq!(
+            kind(Some("text/plain")),
+            Err(ApiError::UnsupportedMediaType("text/plain".into()))
+        );
     }
 }

@@ -32,8 +32,10 @@ pub struct State {
 pub fn json_response(status: StatusCode, body: Vec<u8>) -> Resp {
     let mut res = Response::new(Full::new(Bytes::from(body)));
     *res.status_mut() = status;
-    res.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+    res.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
     res
 }
 

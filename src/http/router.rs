@@ -27,11 +27,20 @@ pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, In
         Ok(()) => guarded(dispatch(state, req, method.clone(), path.clone())).await,
     };
     let res = answer.unwrap_or_else(ApiError::into_response);
-    tracing::debug!("{method} {path} -> {} in {:?}", res.status().as_u16(), started.elapsed());
+    tracing::debug!(
+        "{method} {path} -> {} in {:?}",
+        res.status().as_u16(),
+        started.elapsed()
+    );
     Ok(res)
 }
 
-async fn dispatch(state: Arc<State>, req: Request<Incoming>, method: Method, path: String) -> Result<Resp, ApiError> {
+async fn dispatch(
+    state: Arc<State>,
+    req: Request<Incoming>,
+    method: Method,
+    path: String,
+) -> Result<Resp, ApiError> {
     // HEAD is answered like GET; hyper leaves the body out.
     let get = method == Method::GET || method == Method::HEAD;
     match (path.as_str(), &method) {
@@ -40,8 +49,16 @@ async fn dispatch(state: Arc<State>, req: Request<Incoming>, method: Method, pat
         ("/api/stats", _) if get => handlers::stats(&state),
         ("/api/health", _) if get => Ok(handlers::health(&state)),
         ("/", _) if get => Ok(handlers::root(&state)),
-        ("/api/check" | "/api/recheck", _) => Err(ApiError::MethodNotAllowed { method, path, allow: "POST" }),
-        ("/api/stats" | "/api/health" | "/", _) => Err(ApiError::MethodNotAllowed { method, path, allow: "GET" }),
+        ("/api/check" | "/api/recheck", _) => Err(ApiError::MethodNotAllowed {
+            method,
+            path,
+            allow: "POST",
+        }),
+        ("/api/stats" | "/api/health" | "/", _) => Err(ApiError::MethodNotAllowed {
+            method,
+            path,
+            allow: "GET",
+        }),
         _ => Err(ApiError::NotFound { method, path }),
     }
 }
@@ -55,7 +72,11 @@ where
     match tokio::spawn(handler).await {
         Ok(answer) => answer,
         Err(err) => {
-            let why = if err.is_panic() { panic_message(&*err.into_panic()).to_owned() } else { err.to_string() };
+            let why = if err.is_panic() {
+                panic_message(&*err.into_panic()).to_owned()
+            } else {
+                err.to_string()
+            };
             tracing::error!("request handler failed: {why}");
             Err(ApiError::Internal)
         }
@@ -93,7 +114,9 @@ mod tests {
     async fn a_panicking_handler_is_a_500_and_the_runtime_survives() {
         let answer = guarded(async { panic!("boom") }).await;
         assert_eq!(answer.unwrap_err(), ApiError::Internal);
-        let res = guarded(async { Ok(super::super::json(hyper::StatusCode::OK, &1)) }).await.unwrap();
+        let res = guarded(async { Ok(super::super::json(hyper::StatusCode::OK, &1)) })
+            .await
+            .unwrap();
         assert_eq!(res.status(), 200);
     }
 }

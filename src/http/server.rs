@@ -29,12 +29,17 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<()> {
     let listener = TcpListener::bind((config.host, config.port)).await?;
     let addr = listener.local_addr()?;
-    println!("dupcheck listening on http://{addr} (scanning {})", config.dir.display());
+    println!(
+        "dupcheck listening on http://{addr} (scanning {})",
+        config.dir.display()
+    );
     use std::io::Write;
     std::io::stdout().flush()?;
 
     let scanner = Scanner::new(Arc::new(config), registry);
-    let state = Arc::new(State { scanner: Arc::clone(&scanner) });
+    let state = Arc::new(State {
+        scanner: Arc::clone(&scanner),
+    });
     tokio::spawn(async move {
         // The outcome is logged by the scanner; checks wait for the snapshot.
         let _ = scanner.rescan().await;
@@ -42,7 +47,9 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
 
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
@@ -83,14 +90,15 @@ async fn stop_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(err) => {
-                tracing::warn!("cannot listen for SIGTERM: {err}");
-                let _ = interrupt.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(err) => {
+                    tracing::warn!("cannot listen for SIGTERM: {err}");
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = interrupt => {}
             _ = term.recv() => {}

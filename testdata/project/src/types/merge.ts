@@ -1,0 +1,17 @@
+type Plain = Record<string, unknown>;
+
+// TypeScript and JavaScript are one family: this matches merge.js.
+export function merge(target, source) {
+  const result = { ...target };
+  for (const key of Object.keys(source)) {
+    const value = source[key];
+    if (value && typeof value === "object" && !Array.isArray(value)) {
+      result[key] = merge(result[key] || {}, value);
+    } else if (value !== undefined) {
+      result[key] = value;
+    } else {
+      delete result[key];
+    }
+  }
+  return result;
+}

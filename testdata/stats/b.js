@@ -1,0 +1,10 @@
+const x = 1
+function area(shape) {
+  if (shape.kind === "circle") {
+    return Math.PI * shape.radius * shape.radius;
+  } else if (shape.kind === "square") {
+    return shape.side * shape.side;
+  }
+  throw new Error("unknown shape: " + shape.kind);
+}
+console.log(area({ kind: "square", side: x }));

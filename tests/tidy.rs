@@ -1,0 +1,36 @@
+//! Repository hygiene: every source file opens with a `//!` doc comment that
+//! says what it does.
+
+use std::path::Path;
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_module_starts_with_a_doc_comment() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "examples"] {
+        if root.join(dir).is_dir() {
+            rust_files(&root.join(dir), &mut files);
+        }
+    }
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|f| !std::fs::read_to_string(f).expect("read").starts_with("//!"))
+        .map(|f| f.strip_prefix(root).unwrap_or(f).display().to_string())
+        .collect();
+    assert!(files.len() > 10, "found only {files:?}");
+    assert!(
+        missing.is_empty(),
+        "files without a //! first line: {missing:?}"
+    );
+}
