@@ -73,6 +73,15 @@ pub struct Cli {
     /// Extra browser Origin host to allow (hostname, host:port or URL); repeatable
     #[arg(long = "allowed-origin", value_name = "HOST")]
     pub allowed_origin: Vec<String>,
+    /// Cache folder for warm restarts [default: DIR/.dupcheck-cache]
+    #[arg(long, value_name = "PATH", conflicts_with = "no_cache")]
+    pub cache_dir: Option<PathBuf>,
+    /// Do not read or write the cache
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Do not watch DIR for changes (use POST /api/recheck to refresh)
+    #[arg(long)]
+    pub no_watch: bool,
     /// Print the normalized tokens of FILE and exit (for grammar work)
     #[arg(long, value_name = "FILE", hide = true)]
     pub dump_tokens: Option<PathBuf>,
@@ -115,7 +124,7 @@ pub struct Config {
     pub dir: PathBuf,
     /// Address to bind.
     pub host: IpAddr,
-    /// Whether `host` was given as a wildcard (0.0.0.0 or ::).
+    /// Port to listen on.
     pub port: u16,
     /// Formats to scan.
     pub formats: Vec<FormatId>,
@@ -139,6 +148,10 @@ pub struct Config {
     pub max_body: u64,
     /// Extra allowed Origin host names, lower case.
     pub allowed_origins: Vec<String>,
+    /// Where the cache lives; `None` with `--no-cache`.
+    pub cache_dir: Option<PathBuf>,
+    /// Whether to watch DIR and apply changes as they happen.
+    pub watch: bool,
 }
 
 /// Defaults of SPEC section 1.
@@ -148,6 +161,7 @@ const DEFAULT_MIN_TOKENS: u32 = 50;
 const DEFAULT_MAX_SIZE: u64 = 1024 * 1024;
 const DEFAULT_MAX_BODY: u64 = 10 * 1024 * 1024;
 const CONFIG_FILE: &str = ".dupcheck.json";
+const CACHE_DIR: &str = ".dupcheck-cache";
 
 /// Keys the config file accepts.
 const KNOWN_KEYS: [&str; 14] = [
@@ -260,7 +274,6 @@ impl Config {
             })
             .collect::<Result<_, _>>()?;
         Ok(Config {
-            dir,
             host,
             port: cli.port.or(file.port).unwrap_or(DEFAULT_PORT),
             formats,
@@ -283,6 +296,13 @@ impl Config {
             max_lines: cli.max_lines.or(file.max_lines),
             max_body: cli.max_body.or(file.max_body).unwrap_or(DEFAULT_MAX_BODY),
             allowed_origins,
+            cache_dir: match (&cli.cache_dir, cli.no_cache) {
+                (_, true) => None,
+                (Some(path), false) => Some(cwd.join(path)),
+                (None, false) => Some(dir.join(CACHE_DIR)),
+            },
+            watch: !cli.no_watch,
+            dir,
         })
     }
 }

@@ -18,7 +18,7 @@ use tree_sitter::Language;
 use crate::hash::HashMap;
 
 /// The grammars file, embedded so the binary needs nothing beside it.
-const GRAMMARS_TOML: &str = include_str!("../grammars.toml");
+pub const GRAMMARS_TOML: &str = include_str!("../grammars.toml");
 
 /// The tree-sitter grammar registered under `name` in `grammars.toml`.
 ///

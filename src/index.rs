@@ -10,12 +10,37 @@
 //! the file's stream. An `Index` never changes once built: a rescan builds a
 //! new one and swaps it in whole.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use crate::fingerprint::{Fingerprint, Winnow};
 use crate::grammar::{Format, FormatId, Registry};
 use crate::hash::HashMap;
 use crate::tokens::{tokenize, LineIndex, Mode, Position, Token};
+
+/// What identifies a file's content on disk: compared to decide whether
+/// tokens from a previous scan or the cache can be reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileMeta {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch (0 if unknown).
+    pub mtime_ns: u64,
+    /// XXH3 of the content.
+    pub content_hash: u64,
+}
+
+impl FileMeta {
+    /// The metadata of `text` read from a file of this size and mtime.
+    pub fn of(text: &str, size: u64, mtime_ns: u64) -> FileMeta {
+        FileMeta {
+            size,
+            mtime_ns,
+            content_hash: xxhash_rust::xxh3::xxh3_64(text.as_bytes()),
+        }
+    }
+}
 
 /// One scanned source file.
 #[derive(Debug)]
@@ -34,12 +59,39 @@ pub struct SourceFile {
     pub lines: LineIndex,
     /// Normalized tokens.
     pub tokens: Vec<Token>,
+    /// Winnowed fingerprints of `tokens`.
+    pub fingerprints: Vec<Fingerprint>,
+    /// Size, mtime and content hash of `text` on disk.
+    pub meta: FileMeta,
 }
 
 impl SourceFile {
-    /// Tokenizes `text` as `format`.
-    pub fn new(path: String, rel: String, format: &Format, text: String, mode: Mode) -> SourceFile {
+    /// Tokenizes and fingerprints `text` as `format`.
+    pub fn new(
+        path: String,
+        rel: String,
+        format: &Format,
+        text: String,
+        mode: Mode,
+        winnow: Winnow,
+    ) -> SourceFile {
         let tokens = tokenize(format, &text, mode);
+        let fingerprints = fingerprints(&tokens, winnow);
+        let meta = FileMeta::of(&text, text.len() as u64, 0);
+        SourceFile::with_tokens(path, rel, format, text, tokens, fingerprints, meta)
+    }
+
+    /// A file whose tokens and fingerprints are already known (from a
+    /// previous scan or the cache).
+    pub fn with_tokens(
+        path: String,
+        rel: String,
+        format: &Format,
+        text: String,
+        tokens: Vec<Token>,
+        fingerprints: Vec<Fingerprint>,
+        meta: FileMeta,
+    ) -> SourceFile {
         SourceFile {
             path,
             rel,
@@ -48,6 +100,8 @@ impl SourceFile {
             lines: LineIndex::new(&text),
             text: text.into_boxed_str(),
             tokens,
+            fingerprints,
+            meta,
         }
     }
 
@@ -103,27 +157,24 @@ pub struct Posting {
 /// All scanned files and their fingerprints.
 #[derive(Debug, Default)]
 pub struct Index {
-    /// Scanned files, sorted by path.
-    pub files: Vec<SourceFile>,
+    /// Scanned files, sorted by path. Shared with the next snapshot when
+    /// unchanged.
+    pub files: Vec<Arc<SourceFile>>,
     /// Per family: postings sorted by hash.
     postings: Vec<Vec<Posting>>,
-    /// The winnowing parameters the postings were built with.
+    /// The winnowing parameters the fingerprints were made with.
     pub winnow: Option<Winnow>,
     /// Relative path → file.
     by_rel: HashMap<String, u32>,
 }
 
 impl Index {
-    /// Builds the postings of `files` (in parallel), sorted by path.
-    pub fn build(mut files: Vec<SourceFile>, registry: &Registry, winnow: Winnow) -> Index {
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        let per_file: Vec<Vec<Fingerprint>> = files
-            .par_iter()
-            .map(|f| fingerprints(&f.tokens, winnow))
-            .collect();
-        let mut postings = vec![Vec::new(); registry.families().len()];
-        for (file_id, (file, fps)) in files.iter().zip(per_file).enumerate() {
-            postings[file.family].extend(fps.into_iter().map(|f| Posting {
+    /// Gathers the postings of `files` (sorted by path here).
+    pub fn build(mut files: Vec<Arc<SourceFile>>, registry: &Registry, winnow: Winnow) -> Index {
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let mut postings: Vec<Vec<Posting>> = vec![Vec::new(); registry.families().len()];
+        for (file_id, file) in files.iter().enumerate() {
+            postings[file.family].extend(file.fingerprints.iter().map(|f| Posting {
                 hash: f.hash,
                 file: file_id as u32,
                 pos: f.pos,
@@ -131,7 +182,7 @@ impl Index {
         }
         postings
             .par_iter_mut()
-            .for_each(|p| p.sort_unstable_by_key(|p| (p.hash, p.file, p.pos)));
+            .for_each(|p| p.par_sort_unstable_by_key(|p| (p.hash, p.file, p.pos)));
         let by_rel = files
             .iter()
             .enumerate()

@@ -3,8 +3,9 @@
 //! The crate is laid out in data-flow order. A scan goes
 //! [`config`] → [`walk`] → [`grammar`] + [`tokens`] (parse and normalize) →
 //! [`fingerprint`] (winnowing) → [`index`] → [`matching`] → [`stats`], driven
-//! by [`scan`], which builds an immutable snapshot and swaps it in whole. The
-//! [`http`] module serves checks against the current snapshot.
+//! by [`scan`], which builds an immutable snapshot and swaps it in whole,
+//! reusing what [`cache`] kept from the last run and applying what [`watch`]
+//! sees change. The [`http`] module serves checks against the current snapshot.
 //!
 //! Every stage below `http` is synchronous and pure enough to be called from
 //! tests and benchmarks directly:
@@ -18,19 +19,59 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+/// The persisted index for warm restarts.
+pub mod cache;
+/// Flags and the config file, merged into one validated `Config`.
 pub mod config;
+/// Winnowing of k-gram hashes into fingerprints.
 pub mod fingerprint;
+/// `grammars.toml`: formats, grammars, node-kind classes.
 pub mod grammar;
+/// The HTTP API.
 pub mod http;
+/// Files and sorted fingerprint postings.
 pub mod index;
+/// Verified maximal runs: snippet matches and project clones.
 pub mod matching;
+/// Scans, snapshots, and the scanner that swaps them.
 pub mod scan;
+/// Statistics rows and snippet statistics.
 pub mod stats;
+/// Parsing and normalization into token streams.
 pub mod tokens;
+/// Which files of DIR are scanned, and reading them.
 pub mod walk;
+/// Live updates from file-system events.
+pub mod watch;
 
+/// The crate's hash maps and the fixed token hash.
 pub mod hash;
+/// ISO 8601 timestamps.
 pub mod time;
+
+/// Writes one line to stderr, ignoring failure: a closed stderr (a
+/// `| head` that exited) must never stop the server, as `eprintln!` would.
+pub fn stderr_line(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// A stderr writer for logs that ignores write failures (see
+/// [`stderr_line`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LossyStderr;
+
+impl std::io::Write for LossyStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = std::io::stderr().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
+}
 
 /// The version reported by `/`, `/api/health` and `--version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

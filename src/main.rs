@@ -18,12 +18,12 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_env("DUPCHECK_LOG")
                 .unwrap_or_else(|_| "dupcheck=info".into()),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(|| dupcheck::LossyStderr)
         .init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("dupcheck: error: {message}");
+            dupcheck::stderr_line(&format!("dupcheck: error: {message}"));
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -37,7 +37,7 @@ fn run(cli: Cli) -> Result<(), String> {
         return dump_tokens(&cli, &registry, path);
     }
     let config = Config::resolve(&cli, &cwd, &registry, |warning| {
-        eprintln!("dupcheck: {warning}")
+        dupcheck::stderr_line(&format!("dupcheck: {warning}"))
     })
     .map_err(|e| e.to_string())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

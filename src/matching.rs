@@ -239,17 +239,14 @@ pub fn project_clones(
     thresholds: Thresholds,
     skip_local: bool,
 ) -> (Vec<Clone>, usize) {
-    let Some(winnow) = index.winnow else {
-        return (Vec::new(), 0);
-    };
     let per_file: Vec<(Vec<Clone>, usize)> = (0..index.files.len() as u32)
         .into_par_iter()
         .map(|fa| {
             let file = &index.files[fa as usize];
-            let fps = fingerprints(&file.tokens, winnow);
+            let fps = &file.fingerprints;
             let (runs, capped) = find_runs(
                 &file.tokens,
-                &fps,
+                fps,
                 index,
                 file.family,
                 Some(POSTING_CAP),
@@ -307,16 +304,27 @@ mod tests {
     use crate::grammar::Registry;
     use crate::index::SourceFile;
     use crate::tokens::{tokenize, Mode};
+    use std::sync::Arc;
 
     /// Builds an index of `(path, code)` JavaScript files in `mode`.
     fn index(files: &[(&str, &str)], mode: Mode, min_tokens: usize) -> Index {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
+        let winnow = Winnow::for_min_tokens(min_tokens);
         let files = files
             .iter()
-            .map(|(p, c)| SourceFile::new(p.to_string(), p.to_string(), js, c.to_string(), mode))
+            .map(|(p, c)| {
+                Arc::new(SourceFile::new(
+                    p.to_string(),
+                    p.to_string(),
+                    js,
+                    c.to_string(),
+                    mode,
+                    winnow,
+                ))
+            })
             .collect();
-        Index::build(files, &registry, Winnow::for_min_tokens(min_tokens))
+        Index::build(files, &registry, winnow)
     }
 
     /// Checks `snippet` and renders each match as

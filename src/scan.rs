@@ -1,43 +1,73 @@
-//! Scanning: builds a snapshot of DIR and swaps it in whole.
+//! Scanning: builds snapshots of DIR and swaps them in whole.
 //!
-//! In: the [`Config`]. Out: a [`Snapshot`] (index, statistics, skip counts)
-//! published through the [`Scanner`], which checks read without waiting.
+//! In: the [`Config`], the previous snapshot and, on start, the cache. Out: a
+//! [`Snapshot`] (index, skip counts, statistics on demand) published through
+//! the [`Scanner`], which checks read without waiting.
 //!
-//! Invariants: files are read and tokenized in parallel on all cores; a scan
-//! that fails or panics leaves the previous snapshot serving; rescans asked
-//! for while one runs join it instead of starting another; readers only ever
-//! see a complete snapshot.
+//! A full scan (start, `recheck`) reads every file and reuses the tokens of
+//! any whose content hash is unchanged (from the previous snapshot or the
+//! cache); an update (the watcher saw changes) also trusts size and mtime for
+//! files no event named. Both walk with the same filters, so statistics after
+//! updates equal those of a fresh scan.
+//!
+//! Invariants: files are read and tokenized in parallel on all cores; one
+//! snapshot is built at a time; a scan that fails or panics leaves the
+//! previous snapshot serving; rescans asked for while one runs join it;
+//! readers only ever see a complete snapshot.
 
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, RwLock};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use tokio::sync::watch;
 
+use crate::cache::{self, CachedFile};
 use crate::config::Config;
 use crate::fingerprint::Winnow;
 use crate::grammar::Registry;
-use crate::index::{Index, SourceFile};
+use crate::hash::{HashMap, HashSet};
+use crate::index::{FileMeta, Index, SourceFile};
 use crate::matching::project_clones;
 use crate::stats::ProjectStats;
-use crate::walk::{self, SkipCounts, SkipReason};
+use crate::walk::{self, Candidate, SkipCounts, SkipReason};
 
 /// Everything one scan produced; immutable once published.
 #[derive(Debug)]
 pub struct Snapshot {
     /// Files and fingerprints.
     pub index: Index,
-    /// Whole-project statistics.
-    pub stats: ProjectStats,
     /// Files left out, by reason.
     pub skipped: SkipCounts,
     /// When the scan finished.
     pub finished: SystemTime,
     /// How long it took.
     pub duration: Duration,
+    /// Files parsed (not reused) by this scan.
+    pub parsed: usize,
+    /// Whole-project statistics, computed on first use.
+    stats: OnceLock<ProjectStats>,
+}
+
+impl Snapshot {
+    /// Whole-project statistics (clone detection runs on first call).
+    pub fn stats(&self, config: &Config, registry: &Registry) -> &ProjectStats {
+        self.stats.get_or_init(|| {
+            let (clones, capped) =
+                project_clones(&self.index, config.thresholds, config.skip_local);
+            ProjectStats::compute(
+                &self.index,
+                &clones,
+                registry,
+                capped,
+                crate::time::iso8601(self.finished),
+            )
+        })
+    }
 }
 
 /// Why a scan failed.
@@ -46,106 +76,195 @@ pub enum ScanError {
     /// The working directory could not be walked.
     #[error("{0}")]
     Walk(String),
+    /// An update arrived before the first scan finished; the first scan
+    /// sees the change itself.
+    #[error("no index to update yet")]
+    NoIndex,
     /// A bug: the scan panicked (details are in the log).
     #[error("the scan failed unexpectedly; see the server log")]
     Panicked,
 }
 
+/// What a scan may reuse instead of parsing again.
+#[derive(Default)]
+pub struct Reuse<'a> {
+    /// Files of the previous snapshot, by relative path.
+    pub previous: HashMap<&'a str, &'a Arc<SourceFile>>,
+    /// Files of the cache, by relative path.
+    pub cached: HashMap<String, CachedFile>,
+    /// For updates: files whose size and mtime are unchanged and that no
+    /// event named are reused without reading. `None` for full scans.
+    pub changed: Option<&'a HashSet<PathBuf>>,
+}
+
+impl<'a> Reuse<'a> {
+    /// Reuse the files of `snapshot`.
+    pub fn previous(snapshot: Option<&'a Snapshot>) -> Reuse<'a> {
+        let previous = snapshot
+            .map(|s| s.index.files.iter().map(|f| (f.rel.as_str(), f)).collect())
+            .unwrap_or_default();
+        Reuse {
+            previous,
+            ..Reuse::default()
+        }
+    }
+}
+
 /// How a scan reports progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
-    /// A progress bar on a terminal, or a summary line on stderr.
+    /// A progress bar on a terminal, then a summary line on stderr.
     Console,
     /// Only log lines.
     Quiet,
 }
 
-/// Scans DIR once: walk, read and tokenize in parallel, index, detect.
+/// What became of one candidate.
+enum Outcome {
+    Indexed { file: Arc<SourceFile>, parsed: bool },
+    Skipped(SkipReason),
+}
+
+/// Scans DIR once: walk, then read and tokenize (or reuse) in parallel, index.
 pub fn scan(
     config: &Config,
     registry: &Registry,
+    reuse: &Reuse<'_>,
     progress: Progress,
 ) -> Result<Snapshot, ScanError> {
     let started = Instant::now();
     let (candidates, mut skipped) =
         walk::candidates(config, registry).map_err(|e| ScanError::Walk(e.to_string()))?;
-    let bar = if progress == Progress::Console && std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(candidates.len() as u64);
-        if let Ok(style) =
-            ProgressStyle::with_template("scanning {bar:40} {pos}/{len} files ({per_sec}, {eta})")
-        {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    let results: Vec<Result<SourceFile, SkipReason>> = candidates
+    let bar = progress_bar(progress, candidates.len());
+    let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
+    let outcomes: Vec<Outcome> = candidates
         .par_iter()
         .map(|c| {
-            let format = registry.get(c.format);
-            let text =
-                walk::read(&c.abs, config.max_size, config.max_lines).inspect_err(|reason| {
-                    tracing::debug!("skipped {}: {reason}", c.rel);
-                });
+            let outcome = load(config, registry, reuse, winnow, c);
+            if let Outcome::Skipped(reason) = &outcome {
+                tracing::debug!("skipped {}: {reason}", c.rel);
+            }
             bar.inc(1);
-            let path = if config.absolute {
-                config.dir.join(&c.rel).to_string_lossy().into_owned()
-            } else {
-                c.rel.clone()
-            };
-            Ok(SourceFile::new(
-                path,
-                c.rel.clone(),
-                format,
-                text?,
-                config.mode,
-            ))
+            outcome
         })
         .collect();
     bar.finish_and_clear();
-    let mut files = Vec::with_capacity(results.len());
-    for result in results {
-        match result {
-            Ok(file) => files.push(file),
-            Err(reason) => skipped.add(reason),
+    let mut files = Vec::with_capacity(outcomes.len());
+    let mut parsed = 0;
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Indexed { file, parsed: p } => {
+                parsed += usize::from(p);
+                files.push(file);
+            }
+            Outcome::Skipped(reason) => skipped.add(reason),
         }
     }
-    let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
     let index = Index::build(files, registry, winnow);
-    let (clones, capped) = project_clones(&index, config.thresholds, config.skip_local);
-    let finished = SystemTime::now();
-    let stats = ProjectStats::compute(
-        &index,
-        &clones,
-        registry,
-        capped,
-        crate::time::iso8601(finished),
-    );
-    let snapshot = Snapshot {
+    Ok(Snapshot {
         index,
-        stats,
         skipped,
-        finished,
+        finished: SystemTime::now(),
         duration: started.elapsed(),
-    };
-    if progress == Progress::Console {
-        eprintln!("{}", summary(&snapshot));
-    } else {
-        tracing::info!("{}", summary(&snapshot));
+        parsed,
+        stats: OnceLock::new(),
+    })
+}
+
+fn progress_bar(progress: Progress, len: usize) -> ProgressBar {
+    if progress != Progress::Console || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
     }
-    Ok(snapshot)
+    let bar = ProgressBar::new(len as u64);
+    if let Ok(style) =
+        ProgressStyle::with_template("scanning {bar:40} {pos}/{len} files ({per_sec}, {eta})")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Reads, reuses or tokenizes one candidate.
+fn load(
+    config: &Config,
+    registry: &Registry,
+    reuse: &Reuse<'_>,
+    winnow: Winnow,
+    c: &Candidate,
+) -> Outcome {
+    let format = registry.get(c.format);
+    let path = if config.absolute {
+        config.dir.join(&c.rel).to_string_lossy().into_owned()
+    } else {
+        c.rel.clone()
+    };
+    let (size, mtime_ns) = match walk::stat(&c.abs, config.max_size) {
+        Ok(stat) => stat,
+        Err(reason) => return Outcome::Skipped(reason),
+    };
+    let previous = reuse
+        .previous
+        .get(c.rel.as_str())
+        .filter(|f| f.format == c.format && f.path == path);
+    if let (Some(prev), Some(changed)) = (previous, reuse.changed) {
+        if prev.meta.size == size && prev.meta.mtime_ns == mtime_ns && !changed.contains(&c.abs) {
+            return Outcome::Indexed {
+                file: Arc::clone(prev),
+                parsed: false,
+            };
+        }
+    }
+    let text = match walk::read(&c.abs, config.max_size, config.max_lines) {
+        Ok(text) => text,
+        Err(reason) => return Outcome::Skipped(reason),
+    };
+    // The size read may differ from the one stat saw; the text decides.
+    let meta = FileMeta::of(&text, text.len() as u64, mtime_ns);
+    let same = |m: &FileMeta| m.content_hash == meta.content_hash && m.size == meta.size;
+    let known = previous
+        .filter(|p| same(&p.meta))
+        .map(|p| (&p.tokens, &p.fingerprints))
+        .or_else(|| {
+            let cached = reuse.cached.get(&c.rel)?;
+            (same(&cached.meta) && cached.fits(&text))
+                .then_some((&cached.tokens, &cached.fingerprints))
+        });
+    let file = match known {
+        Some((tokens, fingerprints)) => SourceFile::with_tokens(
+            path,
+            c.rel.clone(),
+            format,
+            text,
+            tokens.clone(),
+            fingerprints.clone(),
+            meta,
+        ),
+        None => {
+            let mut file = SourceFile::new(path, c.rel.clone(), format, text, config.mode, winnow);
+            file.meta = meta;
+            return Outcome::Indexed {
+                file: Arc::new(file),
+                parsed: true,
+            };
+        }
+    };
+    Outcome::Indexed {
+        file: Arc::new(file),
+        parsed: false,
+    }
 }
 
 /// The one-line summary of a scan.
-pub fn summary(s: &Snapshot) -> String {
-    let total = &s.stats.total;
+pub fn summary(s: &Snapshot, stats: &ProjectStats) -> String {
+    let total = &stats.total;
     let mut line = format!(
-        "dupcheck: scanned {} files, {} lines, {} tokens in {:.2} s: {} clones, {}% duplicated lines",
+        "dupcheck: scanned {} files, {} lines, {} tokens in {:.2} s ({} parsed, {} reused): {} clones, {}% duplicated lines",
         total.sources,
         total.lines,
         total.tokens,
         s.duration.as_secs_f64(),
+        s.parsed,
+        total.sources as usize - s.parsed,
         total.clones,
         serde_json::to_string(&total.percentage).unwrap_or_default(),
     );
@@ -161,16 +280,24 @@ pub fn summary(s: &Snapshot) -> String {
     line
 }
 
-type Outcome = Result<Arc<Snapshot>, ScanError>;
+type ScanResult = Result<Arc<Snapshot>, ScanError>;
 
-/// Owns the current snapshot and runs rescans, one at a time.
+/// Owns the current snapshot, runs rescans one at a time, applies updates.
 pub struct Scanner {
     config: Arc<Config>,
     registry: Arc<Registry>,
     current: RwLock<Option<Arc<Snapshot>>>,
-    /// The running scan, if any: waiters subscribe to its outcome.
-    running: Mutex<Option<watch::Receiver<Option<Outcome>>>>,
-    scans: std::sync::atomic::AtomicU64,
+    /// The running full scan, if any: waiters subscribe to its outcome.
+    running: Mutex<Option<watch::Receiver<Option<ScanResult>>>>,
+    /// Held while a snapshot is built, so that builds never interleave.
+    building: Mutex<()>,
+    /// When the watcher last changed the index.
+    last_update: Mutex<Option<SystemTime>>,
+    /// Whether the next full scan is the first (it reads the cache and
+    /// prints the summary line).
+    first: AtomicBool,
+    /// Whether updates happened since the cache was last written.
+    cache_dirty: AtomicBool,
 }
 
 impl Scanner {
@@ -181,7 +308,10 @@ impl Scanner {
             registry,
             current: RwLock::new(None),
             running: Mutex::new(None),
-            scans: Default::default(),
+            building: Mutex::new(()),
+            last_update: Mutex::new(None),
+            first: AtomicBool::new(true),
+            cache_dirty: AtomicBool::new(false),
         })
     }
 
@@ -203,7 +333,7 @@ impl Scanner {
             .clone()
     }
 
-    /// Whether a scan is running now.
+    /// Whether a full scan is running now.
     pub fn is_scanning(&self) -> bool {
         self.running
             .lock()
@@ -211,8 +341,13 @@ impl Scanner {
             .is_some()
     }
 
-    /// Runs a scan, or joins the one running, and waits for its outcome.
-    pub async fn rescan(self: &Arc<Self>) -> Outcome {
+    /// When the watcher last applied a change, if ever.
+    pub fn last_update(&self) -> Option<SystemTime> {
+        *self.last_update.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs a full scan, or joins the one running, and waits for its outcome.
+    pub async fn rescan(self: &Arc<Self>) -> ScanResult {
         let mut outcome = self.start();
         let result = match outcome.wait_for(Option::is_some).await {
             Ok(value) => value.clone().unwrap_or(Err(ScanError::Panicked)),
@@ -221,8 +356,8 @@ impl Scanner {
         result
     }
 
-    /// Starts a scan unless one runs; returns the receiver of its outcome.
-    fn start(self: &Arc<Self>) -> watch::Receiver<Option<Outcome>> {
+    /// Starts a full scan unless one runs; returns the receiver of its outcome.
+    fn start(self: &Arc<Self>) -> watch::Receiver<Option<ScanResult>> {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(rx) = running.as_ref() {
             return rx.clone();
@@ -230,36 +365,113 @@ impl Scanner {
         let (tx, rx) = watch::channel(None);
         *running = Some(rx.clone());
         let this = Arc::clone(self);
-        let first = this
-            .scans
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            == 0;
         tokio::task::spawn_blocking(move || {
-            let progress = if first {
-                Progress::Console
-            } else {
-                Progress::Quiet
-            };
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
-                scan(&this.config, &this.registry, progress)
-            }))
+            let first = this.first.swap(false, Ordering::SeqCst);
+            let outcome = this.build(|previous| {
+                let mut reuse = Reuse::previous(previous);
+                if first {
+                    if let Some(dir) = &this.config.cache_dir {
+                        reuse.cached = cache::load(&cache::file_in(dir), this.cache_key());
+                    }
+                }
+                let progress = if first {
+                    Progress::Console
+                } else {
+                    Progress::Quiet
+                };
+                scan(&this.config, &this.registry, &reuse, progress)
+            });
+            if let Ok(snapshot) = &outcome {
+                let stats = snapshot.stats(&this.config, &this.registry);
+                if first {
+                    crate::stderr_line(&summary(snapshot, stats));
+                } else {
+                    tracing::info!("{}", summary(snapshot, stats));
+                }
+            }
+            *this.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            // Nobody waiting is fine: the snapshot is published already.
+            let _ = tx.send(Some(outcome.clone()));
+            if let Ok(snapshot) = outcome {
+                if first || snapshot.parsed > 0 {
+                    this.save_cache(&snapshot);
+                }
+            }
+        });
+        rx
+    }
+
+    /// Applies changes seen by the watcher (blocking): a scan that reuses
+    /// every file whose size and mtime are unchanged and that `changed`
+    /// does not name. Waits for a running scan; fails before the first.
+    pub fn update(&self, changed: &HashSet<PathBuf>) -> ScanResult {
+        let outcome = self.build(|previous| {
+            let previous = previous.ok_or(ScanError::NoIndex)?;
+            let mut reuse = Reuse::previous(Some(previous));
+            reuse.changed = Some(changed);
+            scan(&self.config, &self.registry, &reuse, Progress::Quiet)
+        });
+        if outcome.is_ok() {
+            *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());
+            self.cache_dirty.store(true, Ordering::SeqCst);
+        }
+        outcome
+    }
+
+    /// Builds a snapshot from the current one with `make` (one build at a
+    /// time), catching panics, and publishes it on success.
+    fn build(
+        &self,
+        make: impl FnOnce(Option<&Snapshot>) -> Result<Snapshot, ScanError>,
+    ) -> ScanResult {
+        let _building = self.building.lock().unwrap_or_else(|e| e.into_inner());
+        let previous = self.snapshot();
+        let outcome = catch_unwind(AssertUnwindSafe(|| make(previous.as_deref())))
             .unwrap_or_else(|panic| {
                 tracing::error!("scan panicked: {}", panic_message(&*panic));
                 Err(ScanError::Panicked)
             })
             .map(Arc::new);
-            match &outcome {
-                Ok(snapshot) => {
-                    *this.current.write().unwrap_or_else(|e| e.into_inner()) =
-                        Some(Arc::clone(snapshot))
-                }
-                Err(err) => tracing::error!("scan failed, the previous index keeps serving: {err}"),
+        match &outcome {
+            Ok(snapshot) => {
+                *self.current.write().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Arc::clone(snapshot));
             }
-            *this.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
-            // Nobody waiting is fine: the snapshot is published already.
-            let _ = tx.send(Some(outcome));
-        });
-        rx
+            Err(ScanError::NoIndex) => {}
+            Err(err) => tracing::error!("scan failed, the previous index keeps serving: {err}"),
+        }
+        outcome
+    }
+
+    fn cache_key(&self) -> u64 {
+        cache::key(self.config.mode, self.config.thresholds.min_tokens)
+    }
+
+    /// Writes the cache of `snapshot`, if caching is on; failures are logged.
+    fn save_cache(&self, snapshot: &Snapshot) {
+        let Some(dir) = &self.config.cache_dir else {
+            return;
+        };
+        let started = Instant::now();
+        self.cache_dirty.store(false, Ordering::SeqCst);
+        match cache::save(dir, self.cache_key(), &snapshot.index.files) {
+            Ok(()) => tracing::debug!(
+                "cache written to {} in {:?}",
+                dir.display(),
+                started.elapsed()
+            ),
+            Err(err) => tracing::warn!("cannot write the cache in {}: {err}", dir.display()),
+        }
+    }
+
+    /// Writes the cache if the watcher changed the index since the last
+    /// write (on shutdown).
+    pub fn flush_cache(&self) {
+        if self.cache_dirty.load(Ordering::SeqCst) {
+            if let Some(snapshot) = self.snapshot() {
+                self.save_cache(&snapshot);
+            }
+        }
     }
 }
 

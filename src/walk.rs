@@ -161,16 +161,27 @@ pub fn relative(dir: &Path, path: &Path) -> Option<String> {
     Some(parts?.join("/"))
 }
 
-/// Reads a candidate's text, or says why it is skipped.
-pub fn read(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<String, SkipReason> {
-    let size = std::fs::metadata(path)
-        .map_err(|_| SkipReason::Unreadable)?
-        .len();
+/// Size and modification time (nanoseconds since the epoch, 0 if unknown)
+/// of a candidate, or why it is skipped without reading it.
+pub fn stat(path: &Path, max_size: u64) -> Result<(u64, u64), SkipReason> {
+    let meta = std::fs::metadata(path).map_err(|_| SkipReason::Unreadable)?;
+    let size = meta.len();
     if size > max_size || size > u64::from(u32::MAX) {
         return Err(SkipReason::TooLarge);
     }
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    Ok((size, mtime))
+}
+
+/// Reads a candidate's text, or says why it is skipped.
+pub fn read(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<String, SkipReason> {
+    stat(path, max_size)?;
     let bytes = std::fs::read(path).map_err(|_| SkipReason::Unreadable)?;
-    // The file may have grown since `metadata`.
+    // The file may have grown since `stat`.
     if bytes.len() as u64 > max_size.min(u64::from(u32::MAX)) {
         return Err(SkipReason::TooLarge);
     }

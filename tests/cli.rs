@@ -224,6 +224,33 @@ fn sigterm_stops_gracefully_with_status_0() {
     assert_eq!(status, Some(0));
 }
 
+/// Regression: with stderr piped to a reader that went away (`| head -1`),
+/// the log line written on stop panicked and the exit status was 101.
+#[cfg(unix)]
+#[test]
+fn a_closed_stderr_never_crashes_the_server() {
+    let temp = fixture("stats");
+    let mut child = Command::new(BIN)
+        .arg(temp.path())
+        .args(["--port", "0", "--host", "127.0.0.1", "--no-watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().expect("stderr"))
+        .read_line(&mut line)
+        .expect("summary line");
+    assert!(line.starts_with("dupcheck: scanned 3 files"), "{line}");
+    // The reader is dropped: stderr is now a broken pipe.
+    let pid = child.id().to_string();
+    Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
+}
+
 #[test]
 fn version_and_help() {
     let out = Command::new(BIN).arg("--version").output().expect("run");

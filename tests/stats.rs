@@ -93,7 +93,7 @@ fn health_reports_state_and_skips() {
     write(temp.path(), "latin1.py", b"x = 'caf\xe9'\n");
     write(temp.path(), "big.js", "var a = 1;\n".repeat(200));
     write(temp.path(), ".hidden/h.js", "var a = 1;\n");
-    let server = Server::start_in(temp, &["--max-size", "1kb"]);
+    let server = Server::start_in(temp, &["--max-size", "1kb", "--no-watch"]);
     let (status, mut body) = server.get("/api/health");
     assert_eq!(status, 200);
     assert!(is_iso8601_millis(&body["lastScanTime"]), "{body}");
@@ -101,7 +101,7 @@ fn health_reports_state_and_skips() {
     let dir = std::fs::canonicalize(&server.dir).expect("canonical dir");
     assert_json!(
         body,
-        json!({"status": "ready", "workingDirectory": dir.to_str(), "lastScanTime": "T", "scanning": false,
+        json!({"status": "ready", "workingDirectory": dir.to_str(), "lastScanTime": "T", "lastUpdateTime": null, "scanning": false,
                "files": 3, "skipped": {"tooLarge": 1, "binary": 1, "notUtf8": 1}, "version": "0.1.0"})
     );
 }

@@ -364,20 +364,30 @@ fn parse_form(bytes: &[u8]) -> Map<String, Value> {
 }
 
 /// GET /api/stats.
-pub fn stats(state: &State) -> Result<Resp, ApiError> {
+pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
     #[derive(Serialize)]
     struct Body<'a> {
         statistics: &'a crate::stats::ProjectStats,
         timestamp: String,
     }
     let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
-    Ok(json(
-        StatusCode::OK,
-        &Body {
-            statistics: &snapshot.stats,
-            timestamp: iso8601(std::time::SystemTime::now()),
-        },
-    ))
+    let state = Arc::clone(state);
+    // Clone detection runs on first use of a snapshot: off the reactor.
+    tokio::task::spawn_blocking(move || {
+        let statistics = snapshot.stats(state.scanner.config(), state.scanner.registry());
+        json(
+            StatusCode::OK,
+            &Body {
+                statistics,
+                timestamp: iso8601(std::time::SystemTime::now()),
+            },
+        )
+    })
+    .await
+    .map_err(|err| {
+        tracing::error!("stats failed: {err}");
+        ApiError::Internal
+    })
 }
 
 /// GET /api/health.
@@ -388,6 +398,7 @@ pub fn health(state: &State) -> Resp {
         status: &'a str,
         working_directory: String,
         last_scan_time: Option<String>,
+        last_update_time: Option<String>,
         scanning: bool,
         files: usize,
         skipped: std::collections::BTreeMap<&'a str, u64>,
@@ -403,6 +414,7 @@ pub fn health(state: &State) -> Resp {
         },
         working_directory: scanner.config().dir.to_string_lossy().into_owned(),
         last_scan_time: snapshot.as_ref().map(|s| iso8601(s.finished)),
+        last_update_time: scanner.last_update().map(iso8601),
         scanning: scanner.is_scanning(),
         files: snapshot.as_ref().map_or(0, |s| s.index.files.len()),
         skipped: snapshot

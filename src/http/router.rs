@@ -46,7 +46,7 @@ async fn dispatch(
     match (path.as_str(), &method) {
         ("/api/check", &Method::POST) => handlers::check(&state, req).await,
         ("/api/recheck", &Method::POST) => handlers::recheck(&state).await,
-        ("/api/stats", _) if get => handlers::stats(&state),
+        ("/api/stats", _) if get => handlers::stats(&state).await,
         ("/api/health", _) if get => Ok(handlers::health(&state)),
         ("/", _) if get => Ok(handlers::root(&state)),
         ("/api/check" | "/api/recheck", _) => Err(ApiError::MethodNotAllowed {

@@ -40,9 +40,16 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     let state = Arc::new(State {
         scanner: Arc::clone(&scanner),
     });
+    // Watch before the first scan, so no change made during it is lost.
+    let _watcher = if scanner.config().watch {
+        crate::watch::spawn(Arc::clone(&scanner))
+    } else {
+        None
+    };
+    let first = Arc::clone(&scanner);
     tokio::spawn(async move {
         // The outcome is logged by the scanner; checks wait for the snapshot.
-        let _ = scanner.rescan().await;
+        let _ = first.rescan().await;
     });
 
     let graceful = GracefulShutdown::new();
@@ -82,6 +89,7 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("in-flight requests did not finish in time"),
     }
+    let _ = tokio::task::spawn_blocking(move || scanner.flush_cache()).await;
     Ok(())
 }
 

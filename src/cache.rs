@@ -1,0 +1,338 @@
+//! Cache: the index persisted between runs, for warm restarts.
+//!
+//! In: the files of a snapshot. Out: `index-v1.bin` in the cache folder
+//! (default `.dupcheck-cache/` inside DIR, which holds a `.gitignore` of `*`),
+//! and, on start, the [`CachedFile`]s a scan may reuse instead of parsing.
+//!
+//! Layout (little-endian): magic, format version, key, entry count, entries
+//! (path, size, mtime, content hash, tokens, fingerprints), then an XXH3
+//! checksum of everything before it. The key hashes everything that changes
+//! tokens: dupcheck's version, the mode, `grammars.toml`, min-tokens.
+//!
+//! Invariants: a cache is never trusted. A wrong magic, version, key or
+//! checksum, a truncated file, or entries that do not fit their file's text
+//! make it ignored (and rebuilt); a file is only reused when its size and
+//! content hash match. Writes go to a temporary file renamed into place, so
+//! a crash never leaves half a cache.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::fingerprint::Fingerprint;
+use crate::hash::HashMap;
+use crate::index::{FileMeta, SourceFile};
+use crate::tokens::{Mode, Token};
+
+const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
+const FORMAT_VERSION: u32 = 1;
+const FILE_NAME: &str = "index-v1.bin";
+
+/// Tokens and fingerprints of one file, as the cache stored them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedFile {
+    /// Size, mtime and content hash of the text they were made from.
+    pub meta: FileMeta,
+    /// Normalized tokens.
+    pub tokens: Vec<Token>,
+    /// Winnowed fingerprints.
+    pub fingerprints: Vec<Fingerprint>,
+}
+
+impl CachedFile {
+    /// Whether these tokens can belong to `text`: every range inside it, on
+    /// character boundaries and in order; every fingerprint on a token.
+    pub fn fits(&self, text: &str) -> bool {
+        let mut previous_end = 0;
+        let tokens_ok = self.tokens.iter().all(|t| {
+            let ok = previous_end <= t.start
+                && t.start < t.end
+                && (t.end as usize) <= text.len()
+                && text.is_char_boundary(t.start as usize)
+                && text.is_char_boundary(t.end as usize);
+            previous_end = t.end;
+            ok
+        });
+        tokens_ok
+            && self
+                .fingerprints
+                .iter()
+                .all(|f| (f.pos as usize) < self.tokens.len())
+    }
+}
+
+/// What a cache is valid for: a hash of everything that changes tokens.
+pub fn key(mode: Mode, min_tokens: u32) -> u64 {
+    let material = format!(
+        "{}\0{}\0{}\0{}",
+        crate::VERSION,
+        mode.name(),
+        min_tokens,
+        crate::grammar::GRAMMARS_TOML
+    );
+    xxhash_rust::xxh3::xxh3_64(material.as_bytes())
+}
+
+/// Where the cache of a cache folder lives.
+pub fn file_in(dir: &Path) -> PathBuf {
+    dir.join(FILE_NAME)
+}
+
+/// Loads the cache at `path` if it is intact and made with `key`; an empty
+/// map otherwise (the reason is logged).
+pub fn load(path: &Path, key: u64) -> HashMap<String, CachedFile> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            if err.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!("cache {} unreadable, rebuilding: {err}", path.display());
+            }
+            return HashMap::new();
+        }
+    };
+    match decode(&bytes, key) {
+        Ok(files) => files,
+        Err(why) => {
+            tracing::warn!("cache {} ignored and rebuilt: {why}", path.display());
+            HashMap::new()
+        }
+    }
+}
+
+/// Writes the cache of `files` atomically (temporary file, then rename), and
+/// the folder's `.gitignore` if missing.
+pub fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(
+            &ignore,
+            "# Created by dupcheck: its cache never belongs in git.\n*\n",
+        )?;
+    }
+    let bytes = encode(key, files);
+    let tmp = dir.join(format!("{FILE_NAME}.tmp.{}", std::process::id()));
+    let mut out = std::fs::File::create(&tmp)?;
+    out.write_all(&bytes)?;
+    out.sync_all()?;
+    drop(out);
+    std::fs::rename(&tmp, file_in(dir)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+fn encode(key: u64, files: &[Arc<SourceFile>]) -> Vec<u8> {
+    let tokens: usize = files
+        .iter()
+        .map(|f| f.tokens.len() * 16 + f.fingerprints.len() * 12 + 64)
+        .sum();
+    let mut out = Vec::with_capacity(tokens + 64);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&key.to_le_bytes());
+    out.extend_from_slice(&(files.len() as u64).to_le_bytes());
+    for f in files {
+        out.extend_from_slice(&(f.rel.len() as u32).to_le_bytes());
+        out.extend_from_slice(f.rel.as_bytes());
+        for v in [f.meta.size, f.meta.mtime_ns, f.meta.content_hash] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&(f.tokens.len() as u32).to_le_bytes());
+        for t in &f.tokens {
+            out.extend_from_slice(&t.id.to_le_bytes());
+            out.extend_from_slice(&t.start.to_le_bytes());
+            out.extend_from_slice(&t.end.to_le_bytes());
+        }
+        out.extend_from_slice(&(f.fingerprints.len() as u32).to_le_bytes());
+        for p in &f.fingerprints {
+            out.extend_from_slice(&p.hash.to_le_bytes());
+            out.extend_from_slice(&p.pos.to_le_bytes());
+        }
+    }
+    let checksum = xxhash_rust::xxh3::xxh3_64(&out);
+    out.extend_from_slice(&checksum.to_le_bytes());
+    out
+}
+
+fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'static str> {
+    let body_len = bytes.len().checked_sub(8).ok_or("truncated")?;
+    let (body, checksum) = bytes.split_at(body_len);
+    if !body.starts_with(MAGIC) {
+        return Err("not a dupcheck cache");
+    }
+    let mut r = Reader {
+        bytes: &body[MAGIC.len()..],
+    };
+    if r.u32()? != FORMAT_VERSION {
+        return Err("written by another cache format");
+    }
+    if r.u64()? != key {
+        return Err("made for another version, mode, grammar set or min-tokens");
+    }
+    if checksum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
+        return Err("checksum mismatch (corrupt or truncated)");
+    }
+    let count = r.u64()?;
+    let mut files = HashMap::new();
+    for _ in 0..count {
+        let rel_len = r.u32()? as usize;
+        let rel = std::str::from_utf8(r.take(rel_len)?)
+            .map_err(|_| "bad path")?
+            .to_owned();
+        let meta = FileMeta {
+            size: r.u64()?,
+            mtime_ns: r.u64()?,
+            content_hash: r.u64()?,
+        };
+        let n = r.u32()? as usize;
+        let raw = r.take(n.checked_mul(16).ok_or("bad token count")?)?;
+        let tokens = raw
+            .chunks_exact(16)
+            .map(|c| Token {
+                id: le64(&c[..8]),
+                start: le32(&c[8..12]),
+                end: le32(&c[12..]),
+            })
+            .collect();
+        let n = r.u32()? as usize;
+        let raw = r.take(n.checked_mul(12).ok_or("bad fingerprint count")?)?;
+        let fingerprints = raw
+            .chunks_exact(12)
+            .map(|c| Fingerprint {
+                hash: le64(&c[..8]),
+                pos: le32(&c[8..]),
+            })
+            .collect();
+        files.insert(
+            rel,
+            CachedFile {
+                meta,
+                tokens,
+                fingerprints,
+            },
+        );
+    }
+    if !r.bytes.is_empty() {
+        return Err("trailing bytes");
+    }
+    Ok(files)
+}
+
+fn le64(b: &[u8]) -> u64 {
+    let mut a = [0; 8];
+    a.copy_from_slice(b);
+    u64::from_le_bytes(a)
+}
+
+fn le32(b: &[u8]) -> u32 {
+    let mut a = [0; 4];
+    a.copy_from_slice(b);
+    u32::from_le_bytes(a)
+}
+
+/// A cursor over the cache's bytes; every read fails cleanly past the end.
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        if n > self.bytes.len() {
+            return Err("truncated");
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, &'static str> {
+        self.take(4).map(le32)
+    }
+
+    fn u64(&mut self) -> Result<u64, &'static str> {
+        self.take(8).map(le64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::Winnow;
+    use crate::grammar::Registry;
+
+    fn files() -> Vec<Arc<SourceFile>> {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let text = "function f(a) { return a + 1; }\n".repeat(5);
+        vec![Arc::new(SourceFile::new(
+            "a.js".into(),
+            "a.js".into(),
+            js,
+            text,
+            Mode::Mild,
+            Winnow::for_min_tokens(10),
+        ))]
+    }
+
+    #[test]
+    fn round_trips() {
+        let files = files();
+        let loaded = decode(&encode(7, &files), 7).unwrap();
+        let entry = &loaded["a.js"];
+        assert_eq!(entry.tokens, files[0].tokens);
+        assert_eq!(entry.fingerprints, files[0].fingerprints);
+        assert_eq!(entry.meta, files[0].meta);
+        assert!(entry.fits(&files[0].text));
+    }
+
+    #[test]
+    fn foreign_corrupt_and_truncated_caches_are_refused() {
+        let bytes = encode(7, &files());
+        assert_eq!(
+            decode(&bytes, 8).unwrap_err(),
+            "made for another version, mode, grammar set or min-tokens"
+        );
+        let mut flipped = bytes.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 1;
+        assert_eq!(
+            decode(&flipped, 7).unwrap_err(),
+            "checksum mismatch (corrupt or truncated)"
+        );
+        for cut in [0, 3, 20, bytes.len() / 2, bytes.len() - 1] {
+            assert!(decode(&bytes[..cut], 7).is_err(), "cut at {cut}");
+        }
+        assert_eq!(
+            decode(b"{\"not\": \"ours\"}........", 7).unwrap_err(),
+            "not a dupcheck cache"
+        );
+    }
+
+    #[test]
+    fn tokens_must_fit_their_text() {
+        let files = files();
+        let entry = &decode(&encode(7, &files), 7).unwrap()["a.js"];
+        assert!(!entry.fits("short"));
+    }
+
+    #[test]
+    fn save_is_atomic_and_ignored_by_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("c");
+        save(&cache, 7, &files()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(cache.join(".gitignore"))
+                .unwrap()
+                .lines()
+                .last(),
+            Some("*")
+        );
+        let names: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(load(&file_in(&cache), 7).len(), 1);
+        assert!(load(&file_in(&cache), 8).is_empty());
+    }
+}
