@@ -481,6 +481,46 @@ pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Cli, Config};
+    use crate::grammar::Registry;
+    use crate::scan::Scanner;
+    use clap::Parser;
+
+    /// State whose first scan has not finished (it was never started).
+    fn initializing() -> (tempfile::TempDir, Arc<State>) {
+        let dir = tempfile::tempdir().unwrap();
+        let cli = Cli::try_parse_from(["dupcheck", dir.path().to_str().unwrap()]).unwrap();
+        let registry = Registry::builtin();
+        let config = Config::resolve(&cli, dir.path(), &registry, |_| {}).unwrap();
+        let scanner = Scanner::new(Arc::new(config), registry);
+        (dir, Arc::new(State { scanner }))
+    }
+
+    async fn body(res: Resp) -> Value {
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[tokio::test]
+    async fn before_the_first_scan_stats_are_not_ready_and_health_says_initializing() {
+        let (_dir, state) = initializing();
+        let res = stats(&state).await.unwrap_err().into_response();
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(res.headers().get(hyper::header::RETRY_AFTER).unwrap(), "1");
+        assert_eq!(
+            body(res).await,
+            serde_json::json!({"error": "NotReady", "message": "The initial scan is still running; retry shortly", "statusCode": 503})
+        );
+        let health = body(health(&state)).await;
+        assert_eq!(
+            (&health["status"], &health["lastScanTime"], &health["files"]),
+            (
+                &serde_json::json!("initializing"),
+                &Value::Null,
+                &serde_json::json!(0)
+            )
+        );
+    }
 
     #[test]
     fn request_paths_become_relative_to_dir() {
