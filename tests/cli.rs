@@ -3,10 +3,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use common::{fixture, write, Server, BIN};
+use common::{fixture, sigterm, spawn_with_stderr, stderr_line, write, Server, BIN};
 use serde_json::json;
 
 /// Runs dupcheck to completion (it must fail before serving); returns the
@@ -138,17 +137,8 @@ fn config_file_values_apply_under_the_command_line() {
 fn unknown_config_keys_warn_on_stderr() {
     let temp = fixture("stats");
     write(temp.path(), ".dupcheck.json", r#"{"colour": "blue"}"#);
-    let mut child = Command::new(BIN)
-        .arg(temp.path())
-        .args(["--port", "0", "--host", "127.0.0.1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("stderr"))
-        .read_line(&mut line)
-        .expect("stderr line");
+    let mut child = spawn_with_stderr(temp.path(), &[]);
+    let line = stderr_line(&mut child, "dupcheck: warning", false) + "\n";
     let _ = child.kill();
     let _ = child.wait();
     assert!(
@@ -230,24 +220,11 @@ fn sigterm_stops_gracefully_with_status_0() {
 #[test]
 fn a_closed_stderr_never_crashes_the_server() {
     let temp = fixture("stats");
-    let mut child = Command::new(BIN)
-        .arg(temp.path())
-        .args(["--port", "0", "--host", "127.0.0.1", "--no-watch"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("stderr"))
-        .read_line(&mut line)
-        .expect("summary line");
+    let mut child = spawn_with_stderr(temp.path(), &["--no-watch"]);
+    let line = stderr_line(&mut child, "dupcheck: scanned", false);
     assert!(line.starts_with("dupcheck: scanned 3 files"), "{line}");
     // The reader is dropped: stderr is now a broken pipe.
-    let pid = child.id().to_string();
-    Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
+    sigterm(&child);
     assert_eq!(child.wait().expect("wait").code(), Some(0));
 }
 

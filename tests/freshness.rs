@@ -4,12 +4,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use common::{fixture, write, Server, BIN};
+use common::{fixture, sigterm, spawn_with_stderr, stderr_line, write, Server};
 use serde_json::{json, Value};
 
 /// Polls `probe` until it returns `Some`, for at most 20 s: the watcher
@@ -141,33 +140,14 @@ fn stats_after_updates_equal_a_fresh_scan() {
 /// Runs dupcheck on `dir` until its first scan is summarized; returns the
 /// summary line from stderr, and the child (to stop).
 fn start_and_read_summary(dir: &Path, args: &[&str]) -> (String, Child) {
-    let mut child = Command::new(BIN)
-        .arg(dir)
-        .args(["--port", "0", "--host", "127.0.0.1", "--no-watch"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start dupcheck");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut summary = String::new();
-    while !summary.starts_with("dupcheck: scanned") {
-        summary.clear();
-        assert!(
-            stderr.read_line(&mut summary).expect("stderr line") > 0,
-            "no summary line"
-        );
-    }
-    child.stderr = Some(stderr.into_inner());
-    (summary.trim_end().to_owned(), child)
+    let mut args = args.to_vec();
+    args.push("--no-watch");
+    let mut child = spawn_with_stderr(dir, &args);
+    (stderr_line(&mut child, "dupcheck: scanned", true), child)
 }
 
 fn stop(child: Child) {
-    let pid = child.id().to_string();
-    Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
+    sigterm(&child);
     let out = child.wait_with_output().expect("wait");
     assert_eq!(
         out.status.code(),

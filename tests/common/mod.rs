@@ -156,14 +156,52 @@ impl Server {
     /// Sends SIGTERM and returns the exit code.
     #[cfg(unix)]
     pub fn terminate(&mut self) -> Option<i32> {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("run kill");
-        assert!(sent.success());
+        sigterm(&self.child);
         self.child.wait().expect("wait").code()
     }
+}
+
+/// Starts dupcheck on `dir` (a free port, no stdout) with stderr piped, for
+/// tests of what it prints there.
+pub fn spawn_with_stderr(dir: &Path, args: &[&str]) -> Child {
+    Command::new(BIN)
+        .arg(dir)
+        .args(["--port", "0", "--host", "127.0.0.1"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start dupcheck")
+}
+
+/// Reads `child`'s stderr up to the first line starting with `prefix` and
+/// returns it without its newline. With `keep`, the pipe stays open.
+pub fn stderr_line(child: &mut Child, prefix: &str, keep: bool) -> String {
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let mut line = String::new();
+    while !line.starts_with(prefix) {
+        line.clear();
+        let read = stderr.read_line(&mut line).expect("stderr line");
+        assert!(
+            read > 0,
+            "stderr ended before a line starting with {prefix:?}"
+        );
+    }
+    if keep {
+        child.stderr = Some(stderr.into_inner());
+    }
+    line.trim_end().to_owned()
+}
+
+/// Sends SIGTERM to `child`.
+#[cfg(unix)]
+pub fn sigterm(child: &Child) {
+    let pid = child.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("run kill");
+    assert!(sent.success());
 }
 
 impl Drop for Server {
