@@ -7,7 +7,8 @@
 //! Layout (little-endian): magic, format version, key, entry count, entries
 //! (path, size, mtime, content hash, tokens, fingerprints), then an XXH3
 //! checksum of everything before it. The key hashes everything that changes
-//! tokens: dupcheck's version, the mode, `grammars.toml`, min-tokens.
+//! tokens: dupcheck's version, the normalization version, the mode,
+//! `grammars.toml`, min-tokens.
 //!
 //! Invariants: a cache is never trusted. A wrong magic, version, key or
 //! checksum, a truncated file, or entries that do not fit their file's text
@@ -64,8 +65,9 @@ impl CachedFile {
 /// What a cache is valid for: a hash of everything that changes tokens.
 pub fn key(mode: Mode, min_tokens: u32) -> u64 {
     let material = format!(
-        "{}\0{}\0{}\0{}",
+        "{}\0{}\0{}\0{}\0{}",
         crate::VERSION,
+        crate::tokens::NORMALIZATION_VERSION,
         mode.name(),
         min_tokens,
         crate::grammar::GRAMMARS_TOML

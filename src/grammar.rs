@@ -87,6 +87,9 @@ pub struct Format {
     /// Declared class of each node-kind id; `None` for undeclared kinds,
     /// which are descended into (or are `Other` when they are leaves).
     classes: Vec<Option<Class>>,
+    /// Whether each node-kind id is an interpolation inside a string
+    /// (`${...}`, `{...}` of an f-string), whose code is tokenized.
+    interpolations: Vec<bool>,
     /// Identifier texts that keep their text in every mode (`self`).
     pub keep_identifiers: Vec<String>,
 }
@@ -95,6 +98,14 @@ impl Format {
     /// The declared class of a node-kind id, if any.
     pub fn class_of(&self, kind_id: u16) -> Option<Class> {
         self.classes.get(usize::from(kind_id)).copied().flatten()
+    }
+
+    /// Whether a node-kind id is an interpolation inside strings.
+    pub fn is_interpolation(&self, kind_id: u16) -> bool {
+        self.interpolations
+            .get(usize::from(kind_id))
+            .copied()
+            .unwrap_or(false)
     }
 }
 
@@ -151,6 +162,7 @@ struct FormatSpec {
     numbers: Vec<String>,
     literals: Vec<String>,
     comments: Vec<String>,
+    interpolations: Vec<String>,
     keep_identifiers: Vec<String>,
 }
 
@@ -204,19 +216,15 @@ impl Registry {
             ];
             for (kinds, class) in declared {
                 for kind in kinds {
-                    // One kind name can have several ids (grammar aliases):
-                    // declare them all.
-                    let ids = kind_ids(&language, kind);
-                    if ids.is_empty() {
-                        return Err(GrammarError::UnknownNodeKind {
-                            format: f.name.clone(),
-                            grammar: f.grammar.clone(),
-                            kind: kind.clone(),
-                        });
-                    }
-                    for id in ids {
+                    for id in kind_ids(&language, &f, kind)? {
                         classes[usize::from(id)] = Some(class);
                     }
+                }
+            }
+            let mut interpolations = vec![false; language.node_kind_count()];
+            for kind in &f.interpolations {
+                for id in kind_ids(&language, &f, kind)? {
+                    interpolations[usize::from(id)] = true;
                 }
             }
             let family_id = match registry.families.iter().position(|x| *x == f.family) {
@@ -236,6 +244,7 @@ impl Registry {
                 family_id,
                 language,
                 classes,
+                interpolations,
                 keep_identifiers: f.keep_identifiers,
             };
             registry.claim(&format)?;
@@ -306,14 +315,28 @@ impl Registry {
     }
 }
 
-/// Every named node-kind id of `language` whose name is `kind`.
-fn kind_ids(language: &Language, kind: &str) -> Vec<u16> {
-    (0..language.node_kind_count())
+/// Every named node-kind id of `language` whose name is `kind` (one name
+/// can have several ids, through grammar aliases); an error if none, since
+/// a misspelled kind would silently weaken detection.
+fn kind_ids(
+    language: &Language,
+    format: &FormatSpec,
+    kind: &str,
+) -> Result<Vec<u16>, GrammarError> {
+    let ids: Vec<u16> = (0..language.node_kind_count())
         .filter_map(|id| u16::try_from(id).ok())
         .filter(|&id| {
             language.node_kind_is_named(id) && language.node_kind_for_id(id) == Some(kind)
         })
-        .collect()
+        .collect();
+    if ids.is_empty() {
+        return Err(GrammarError::UnknownNodeKind {
+            format: format.name.clone(),
+            grammar: format.grammar.clone(),
+            kind: kind.to_owned(),
+        });
+    }
+    Ok(ids)
 }
 
 #[cfg(test)]

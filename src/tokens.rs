@@ -13,10 +13,14 @@
 
 use std::cell::RefCell;
 
-use tree_sitter::{Parser, Tree};
+use tree_sitter::{Node, Parser, Tree};
 
 use crate::grammar::{Class, Format, FormatId};
 use crate::hash::{fnv1a, HashMap};
+
+/// Version of the normalization: bump it whenever the token stream of some
+/// text changes, so that caches made by the older code are not reused.
+pub const NORMALIZATION_VERSION: u32 = 2;
 
 /// How much of a token's text its identity keeps (SPEC section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -142,15 +146,22 @@ pub fn parse(format: &Format, text: &str) -> Option<Tree> {
 /// Calls `leaf(class, start, end)` for every token leaf of `text`, in source
 /// order, comments included (their class says so).
 pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, usize, usize)) {
-    let Some(tree) = parse(format, text) else {
-        return;
-    };
-    let mut cursor = tree.walk();
+    if let Some(tree) = parse(format, text) {
+        walk(format, tree.root_node(), &mut leaf);
+    }
+}
+
+/// Visits the token leaves of the subtree of `root`, iteratively (trees of
+/// long expressions are too deep for recursion).
+fn walk(format: &Format, root: Node<'_>, leaf: &mut impl FnMut(Class, usize, usize)) {
+    let mut cursor = root.walk();
     loop {
         let node = cursor.node();
         let declared = format.class_of(node.kind_id());
         let is_leaf = declared.is_some() || node.child_count() == 0;
-        if is_leaf {
+        if declared == Some(Class::String) && has_interpolation(format, node) {
+            string_with_interpolations(format, node, leaf);
+        } else if is_leaf {
             let (start, end) = (node.start_byte(), node.end_byte());
             if start < end && !node.is_missing() {
                 leaf(declared.unwrap_or(Class::Other), start, end);
@@ -164,6 +175,38 @@ pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, us
                 return;
             }
         }
+    }
+}
+
+fn has_interpolation(format: &Format, node: Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    let found = node
+        .children(&mut cursor)
+        .any(|c| format.is_interpolation(c.kind_id()));
+    found
+}
+
+/// A template string or f-string: its text pieces are string tokens, and the
+/// code of its interpolations is tokenized like any code, so a renamed
+/// variable inside `${...}` or `{...}` is an identifier, not changed text.
+fn string_with_interpolations(
+    format: &Format,
+    node: Node<'_>,
+    leaf: &mut impl FnMut(Class, usize, usize),
+) {
+    let mut piece_start = node.start_byte();
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if format.is_interpolation(child.kind_id()) {
+            if piece_start < child.start_byte() {
+                leaf(Class::String, piece_start, child.start_byte());
+            }
+            walk(format, child, leaf);
+            piece_start = child.end_byte();
+        }
+    }
+    if piece_start < node.end_byte() {
+        leaf(Class::String, piece_start, node.end_byte());
     }
 }
 
@@ -322,7 +365,7 @@ mod tests {
             "js",
             Mode::Weak,
             "f(`a ${b}`, /re/g, 3.5, true, null)",
-            "$id ( $str , $str , $num , $lit , $lit )",
+            "$id ( $str ${ $id } $str , $str , $num , $lit , $lit )",
         );
     }
 
@@ -339,12 +382,12 @@ mod tests {
     }
 
     #[test]
-    fn python_strings_and_fstrings_are_one_token() {
+    fn python_strings_are_one_token_fstrings_split_around_code() {
         check(
             "py",
             Mode::Weak,
             "x = f\"a {b} c\" + 'd' # note",
-            "$id = $str + $str",
+            "$id = $str { $id } $str + $str",
         );
         check("py", Mode::Strict, "x = None", "x = None");
         check(
