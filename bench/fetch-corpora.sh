@@ -7,10 +7,12 @@
 #   rxjs    npm rxjs@7.8.1, its src/ only      TypeScript
 #   django  PyPI django==5.1.4 (the wheel)     Python
 #   tokio   crates.io tokio 1.40.0             Rust
-# Negative corpora (never indexed; none of their functions should match):
+# Negative corpora (never indexed; none of their functions should match),
+# each a folder of packages, together big enough for 200 sampled functions:
 #   neg-js  npm underscore@1.13.7
-#   neg-ts  npm @trpc/server@10.45.2, its src/ only
-#   neg-py  PyPI requests==2.32.3
+#   neg-ts  npm @trpc/server@10.45.2, @trpc/client@10.45.2 and
+#           @tanstack/query-core@5.59.0, their src/ only
+#   neg-py  PyPI requests==2.32.3 and urllib3==2.2.3
 #   neg-rs  crates.io serde_json 1.0.128
 # .corpora/all/ holds copies of the four positive corpora side by side: it is
 # the folder the benchmark serves.
@@ -29,6 +31,7 @@ trap 'rm -rf "$work"' EXIT
 
 # install NAME SOURCE_DIR: moves SOURCE_DIR to .corpora/NAME.
 install() {
+    mkdir -p "$(dirname "$dest/$1")"
     rm -rf "$dest/$1.partial"
     mv "$2" "$dest/$1.partial"
     mv "$dest/$1.partial" "$dest/$1"
@@ -39,10 +42,14 @@ install() {
 npm_corpus() {
     local name=$1 spec=$2 subdir=${3:-}
     [[ -d "$dest/$name" ]] && return
-    local dir="$work/$name"
+    local dir="$work/${name//\//-}"
     mkdir -p "$dir"
     local tarball
     tarball="$(cd "$dir" && npm pack --silent "$spec" 2>/dev/null | tail -n 1)"
+    if [[ ! -f "$dir/$tarball" ]]; then
+        echo "fetch-corpora: npm pack $spec failed" >&2
+        exit 1
+    fi
     tar -xzf "$dir/$tarball" -C "$dir"
     install "$name" "$dir/package${subdir:+/$subdir}"
 }
@@ -51,7 +58,7 @@ npm_corpus() {
 pypi_corpus() {
     local name=$1 spec=$2
     [[ -d "$dest/$name" ]] && return
-    local dir="$work/$name"
+    local dir="$work/${name//\//-}"
     mkdir -p "$dir/wheel" "$dir/tree"
     python3 -m pip download --quiet --no-deps --only-binary=:all: "$spec" -d "$dir/wheel"
     unzip -q "$dir"/wheel/*.whl -d "$dir/tree"
@@ -63,7 +70,7 @@ pypi_corpus() {
 crate_corpus() {
     local name=$1 crate=$2 version=$3
     [[ -d "$dest/$name" ]] && return
-    local dir="$work/$name" file="$crate-$version.crate"
+    local dir="$work/${name//\//-}" file="$crate-$version.crate"
     mkdir -p "$dir"
     local cached
     cached="$(find "${CARGO_HOME:-$HOME/.cargo}/registry/cache" -name "$file" 2>/dev/null | head -n 1 || true)"
@@ -81,15 +88,18 @@ npm_corpus rxjs rxjs@7.8.1 src
 pypi_corpus django django==5.1.4
 crate_corpus tokio tokio 1.40.0
 
-npm_corpus neg-js underscore@1.13.7
-npm_corpus neg-ts @trpc/server@10.45.2 src
-pypi_corpus neg-py requests==2.32.3
-crate_corpus neg-rs serde_json 1.0.128
+npm_corpus neg-js/underscore underscore@1.13.7
+npm_corpus neg-ts/trpc-server @trpc/server@10.45.2 src
+npm_corpus neg-ts/trpc-client @trpc/client@10.45.2 src
+npm_corpus neg-ts/query-core @tanstack/query-core@5.59.0 src
+pypi_corpus neg-py/requests requests==2.32.3
+pypi_corpus neg-py/urllib3 urllib3==2.2.3
+crate_corpus neg-rs/serde_json serde_json 1.0.128
 
 for name in lodash rxjs django tokio; do
     if [[ ! -d "$dest/all/$name" ]]; then
-        cp -R "$dest/$name" "$dest/all/$name.partial"
-        mv "$dest/all/$name.partial" "$dest/all/$name"
+        cp -R "$dest/$name" "$work/all-$name"
+        mv "$work/all-$name" "$dest/all/$name"
     fi
 done
 echo "corpora ready in $dest"

@@ -92,6 +92,9 @@ pub struct Format {
     interpolations: Vec<bool>,
     /// Identifier texts that keep their text in every mode (`self`).
     pub keep_identifiers: Vec<String>,
+    /// Contexts (prefix, suffix) a snippet that parses with errors is also
+    /// tried in, such as a class body around a method.
+    pub snippet_wrappers: Vec<(String, String)>,
 }
 
 impl Format {
@@ -164,6 +167,7 @@ struct FormatSpec {
     comments: Vec<String>,
     interpolations: Vec<String>,
     keep_identifiers: Vec<String>,
+    snippet_wrappers: Vec<(String, String)>,
 }
 
 /// All known formats, with lookup by name, alias and extension.
@@ -246,6 +250,7 @@ impl Registry {
                 classes,
                 interpolations,
                 keep_identifiers: f.keep_identifiers,
+                snippet_wrappers: f.snippet_wrappers,
             };
             registry.claim(&format)?;
             registry.formats.push(format);

@@ -175,7 +175,10 @@ pub fn check_snippet(
     let lines = LineIndex::new(code);
     let mut matches: Vec<SnippetMatch> = runs
         .into_iter()
-        .filter(|run| run.len >= thresholds.min_tokens)
+        .filter(|run| {
+            run.len >= thresholds.min_tokens
+                && !is_repetitive(&tokens[run.a as usize..(run.a + run.len) as usize])
+        })
         .filter_map(|run| {
             let last = (run.a + run.len - 1) as usize;
             let snippet = Span {
@@ -287,9 +290,22 @@ pub fn project_clones(
     (clones, capped)
 }
 
+/// Longest unit whose repetition makes a run [repetitive](is_repetitive).
+pub const MAX_PERIOD: usize = 16;
+
+/// Whether a run is one short unit of at most [`MAX_PERIOD`] tokens repeated
+/// (`self.a = a` eleven times, in mild mode `self . $id = $id` × 11). Such
+/// runs are not reported: any two lists of trivial statements share them,
+/// at every shift of the unit, so they say nothing about copying.
+pub fn is_repetitive(run: &[Token]) -> bool {
+    (1..=MAX_PERIOD.min(run.len() / 3)).any(|p| (p..run.len()).all(|i| run[i].id == run[i - p].id))
+}
+
 /// Whether a clone meets min-tokens, and min-lines on both sides.
 fn qualifies(index: &Index, clone: &Clone, t: Thresholds) -> bool {
+    let (file, start) = (clone.first.0 as usize, clone.first.1 as usize);
     clone.len >= t.min_tokens
+        && !is_repetitive(&index.files[file].tokens[start..start + clone.len as usize])
         && [clone.first, clone.second].iter().all(|&(f, start)| {
             let file = &index.files[f as usize];
             file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1
@@ -462,6 +478,47 @@ mod tests {
             }),
             ["lib/c.js"]
         );
+    }
+
+    #[test]
+    fn runs_of_one_repeated_unit_are_not_duplications() {
+        // Eleven `self.x = x`-like lines in mild mode: a unit of 6 tokens.
+        let assignments = |names: &[&str]| {
+            names
+                .iter()
+                .map(|n| format!("this.{n} = {n};\n"))
+                .collect::<String>()
+        };
+        let a = assignments(&["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]);
+        let b = assignments(&["p", "q", "r", "s", "t", "u", "v", "w", "x", "y", "z"]);
+        let idx = index(&[("a.js", &a)], Mode::Mild, 20);
+        assert_eq!(check(&idx, &b, Mode::Mild, 20, 1), Vec::<String>::new());
+        // With real statements around them, the run is reported.
+        let wrapped =
+            |body: &str| format!("function init(opts) {{\n{body}  return validate(opts, 3);\n}}\n");
+        let idx = index(&[("a.js", &wrapped(&a))], Mode::Mild, 20);
+        assert_eq!(
+            check(&idx, &wrapped(&b), Mode::Mild, 20, 1),
+            ["1:1-14:2 -> a.js 1:1-14:2 (81)"]
+        );
+    }
+
+    #[test]
+    fn repetition_needs_three_units_of_at_most_max_period() {
+        let ids = |v: &[u64]| {
+            v.iter()
+                .map(|&id| Token {
+                    id,
+                    start: 0,
+                    end: 1,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert!(is_repetitive(&ids(&[1, 2, 1, 2, 1, 2])));
+        assert!(!is_repetitive(&ids(&[1, 2, 1, 2, 1])));
+        assert!(!is_repetitive(&ids(&[1, 2, 3, 1, 2, 3, 1, 2, 4])));
+        let long_unit: Vec<u64> = (0..17).chain(0..17).chain(0..17).collect();
+        assert!(!is_repetitive(&ids(&long_unit)));
     }
 
     #[test]

@@ -151,6 +151,61 @@ pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, us
     }
 }
 
+/// Like [`for_each_leaf`], for a snippet cut out of its context: when it
+/// parses with errors, it is also parsed inside each of the format's
+/// `snippet_wrappers` (a TypeScript method inside `class _ { ... }`), and the
+/// parse with the fewest errors gives the leaves, the wrapper's own leaves
+/// left out. So a method pasted without its class tokenizes as it does in
+/// its file.
+pub fn for_each_snippet_leaf(
+    format: &Format,
+    text: &str,
+    mut leaf: impl FnMut(Class, usize, usize),
+) {
+    let Some(tree) = parse(format, text) else {
+        return;
+    };
+    let mut best: (usize, Option<(Tree, usize)>) = (error_count(&tree), None);
+    for (prefix, suffix) in &format.snippet_wrappers {
+        if best.0 == 0 {
+            break;
+        }
+        let wrapped = format!("{prefix}{text}{suffix}");
+        if let Some(candidate) = parse(format, &wrapped) {
+            let errors = error_count(&candidate);
+            if errors < best.0 {
+                best = (errors, Some((candidate, prefix.len())));
+            }
+        }
+    }
+    match best.1 {
+        None => walk(format, tree.root_node(), &mut leaf),
+        Some((wrapped, offset)) => walk(format, wrapped.root_node(), &mut |class, start, end| {
+            if start >= offset && end <= offset + text.len() {
+                leaf(class, start - offset, end - offset);
+            }
+        }),
+    }
+}
+
+/// ERROR and MISSING nodes of a tree; only subtrees with errors are visited.
+fn error_count(tree: &Tree) -> usize {
+    let mut count = 0;
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        count += usize::from(node.is_error() || node.is_missing());
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return count;
+            }
+        }
+    }
+}
+
 /// Visits the token leaves of the subtree of `root`, iteratively (trees of
 /// long expressions are too deep for recursion).
 fn walk(format: &Format, root: Node<'_>, leaf: &mut impl FnMut(Class, usize, usize)) {
@@ -210,20 +265,42 @@ fn string_with_interpolations(
     }
 }
 
-/// The normalized token stream of `text`.
+/// The normalized token stream of a file's `text`.
 pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
     let mut tokens = Vec::with_capacity(text.len() / 4);
     for_each_leaf(format, text, |class, start, end| {
-        if let Some(identity) = mode.identity_text(format, class, &text[start..end]) {
-            // Files are limited to 4 GiB by the walker, so offsets fit.
-            tokens.push(Token {
-                id: fnv1a(identity.as_bytes()),
-                start: start as u32,
-                end: end as u32,
-            });
-        }
+        push(&mut tokens, format, text, mode, class, start, end)
     });
     tokens
+}
+
+/// The normalized token stream of a snippet (see [`for_each_snippet_leaf`]).
+pub fn tokenize_snippet(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
+    let mut tokens = Vec::with_capacity(text.len() / 4);
+    for_each_snippet_leaf(format, text, |class, start, end| {
+        push(&mut tokens, format, text, mode, class, start, end)
+    });
+    tokens
+}
+
+/// Appends the token of one leaf, unless its class is dropped.
+fn push(
+    tokens: &mut Vec<Token>,
+    format: &Format,
+    text: &str,
+    mode: Mode,
+    class: Class,
+    start: usize,
+    end: usize,
+) {
+    if let Some(identity) = mode.identity_text(format, class, &text[start..end]) {
+        // Files are limited to 4 GiB by the walker, so offsets fit.
+        tokens.push(Token {
+            id: fnv1a(identity.as_bytes()),
+            start: start as u32,
+            end: end as u32,
+        });
+    }
 }
 
 /// Lines and columns of byte offsets in one text.
@@ -442,6 +519,35 @@ mod tests {
             Mode::Strict,
             "    return x\n  else:",
             "return x else :",
+        );
+    }
+
+    #[test]
+    fn a_method_pasted_without_its_class_tokenizes_as_in_its_file() {
+        let registry = Registry::builtin();
+        let ts = registry.lookup("ts").unwrap();
+        let method =
+            "public schedule(state?: T, delay: number = 0): void {\n  this.delay = delay;\n}";
+        let file = format!("class Action<T> {{\n{method}\n}}\n");
+        let in_file = tokenize(ts, &file, Mode::Mild);
+        let at = file.find("public").unwrap() as u32;
+        let expected: Vec<u64> = in_file
+            .iter()
+            .filter(|t| t.start >= at && (t.end as usize) <= at as usize + method.len())
+            .map(|t| t.id)
+            .collect();
+        let snippet: Vec<u64> = tokenize_snippet(ts, method, Mode::Mild)
+            .iter()
+            .map(|t| t.id)
+            .collect();
+        assert_eq!(snippet, expected);
+        // Out of context, `number` would be taken for an identifier.
+        assert_ne!(
+            tokenize(ts, method, Mode::Mild)
+                .iter()
+                .map(|t| t.id)
+                .collect::<Vec<_>>(),
+            expected
         );
     }
 

@@ -25,7 +25,7 @@ use crate::matching::{check_snippet, Exclusions, SnippetMatch};
 use crate::scan::Snapshot;
 use crate::stats::SnippetStats;
 use crate::time::iso8601;
-use crate::tokens::tokenize;
+use crate::tokens::tokenize_snippet;
 use crate::VERSION;
 
 /// How long a client may take to send its body.
@@ -80,7 +80,7 @@ fn answer_check(
     let registry = state.scanner.registry();
     let format = registry.get(request.format);
     let matches: Vec<SnippetMatch> = if config.formats.contains(&format.id) {
-        let tokens = tokenize(format, &request.code, config.mode);
+        let tokens = tokenize_snippet(format, &request.code, config.mode);
         let local_folder = request
             .path
             .as_deref()
