@@ -21,6 +21,15 @@
 //! 5. `memory`: dupcheck's VmRSS after the scan of `all` and after 100,000
 //!    checks of 20-line snippets over 16 connections.
 //!
+//! Cold scans are the median of 3 runs (jscpd 4: one run), the floor the
+//! fastest of 3. Peers run with `-k 50 -l 5`, the four formats above, files
+//! up to 1 MB and no line limit where they have the options, and
+//! `.gitignore` off (the repository's own lists `/.corpora`, and jscpd 4 and
+//! jscpd-server look upward for it). A latency measurement stops after 60 s.
+//! The machine may be shared: each part reports how much CPU other processes
+//! used meanwhile, and a warning says when `target/release/dupcheck` is older
+//! than its sources.
+//!
 //! It prints one table (progress goes to stderr) and writes
 //! `target/bench.json`. Run it with `make bench`, or:
 //!
@@ -48,6 +57,7 @@ use std::time::{Duration, Instant, SystemTime};
 use clap::Parser as _;
 use dupcheck::config::{Cli, Config};
 use dupcheck::grammar::{FormatId, Registry};
+use dupcheck::hash::HashMap;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -249,6 +259,31 @@ impl Env {
     }
 }
 
+/// The first input of the server binary that is newer than it, if any: the
+/// figures would then describe an older dupcheck.
+fn stale_input(env: &Env) -> Option<PathBuf> {
+    let built = fs::metadata(&env.server).and_then(|m| m.modified()).ok()?;
+    let newer = |path: &Path| {
+        fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t > built)
+    };
+    let mut pending = vec![env.root.join("src")];
+    let mut files = vec![env.root.join("grammars.toml"), env.root.join("Cargo.lock")];
+    for _ in 0..10_000 {
+        let Some(dir) = pending.pop() else { break };
+        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.into_iter().find(|f| newer(f))
+}
+
 // ------------------------------------------------------------------- /proc --
 
 /// User+system CPU seconds of a live process, all threads.
@@ -262,6 +297,70 @@ fn proc_cpu_seconds(pid: u32) -> Option<f64> {
         .collect();
     let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
     Some(ticks / clock_ticks())
+}
+
+/// CPU seconds (user+system, reaped children included) of every process
+/// that is neither this benchmark nor one of its descendants.
+fn others_cpu_seconds() -> f64 {
+    let me = std::process::id();
+    let mut procs: Vec<(u32, u32, f64)> = Vec::new();
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return 0.0;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat
+            .rfind(')')
+            .map_or("", |i| &stat[i + 1..])
+            .split_whitespace()
+            .collect();
+        let number = |i: usize| fields.get(i).and_then(|f| f.parse().ok()).unwrap_or(0.0);
+        // ppid is field 1; utime, stime, cutime, cstime are 11 to 14.
+        let ticks = number(11) + number(12) + number(13) + number(14);
+        procs.push((pid, number(1) as u32, ticks));
+    }
+    let parents: HashMap<u32, u32> = procs.iter().map(|&(pid, ppid, _)| (pid, ppid)).collect();
+    let ours = |mut pid: u32| {
+        for _ in 0..64 {
+            if pid == me {
+                return true;
+            }
+            match parents.get(&pid) {
+                Some(&ppid) if ppid != 0 => pid = ppid,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let ticks: f64 = procs.iter().filter(|p| !ours(p.0)).map(|p| p.2).sum();
+    ticks / clock_ticks()
+}
+
+/// How much CPU other processes used since a moment: the machine is shared,
+/// and their work skews every figure measured meanwhile.
+struct Others {
+    cpu: f64,
+    at: Instant,
+}
+
+impl Others {
+    fn start() -> Others {
+        Others {
+            cpu: others_cpu_seconds(),
+            at: Instant::now(),
+        }
+    }
+
+    /// Other processes' CPU seconds and the wall seconds since the start.
+    fn since(&self) -> (f64, f64) {
+        let cpu = (others_cpu_seconds() - self.cpu).max(0.0);
+        (cpu, self.at.elapsed().as_secs_f64())
+    }
 }
 
 fn clock_ticks() -> f64 {
@@ -951,6 +1050,20 @@ struct Output {
 impl Output {
     fn line(&mut self, line: impl Into<String>) {
         self.lines.push(line.into());
+    }
+
+    /// Notes how busy other processes kept the machine during `part`.
+    fn others(&mut self, part: &str, others: &Others) {
+        let (cpu, wall) = others.since();
+        let cores = cpu / wall.max(1e-9);
+        self.line(format!(
+            "  ({part}: other processes used {cpu:.1} CPU s in these {wall:.0} s, {cores:.2} cores on average)"
+        ));
+        let load = self
+            .json
+            .entry("otherProcesses")
+            .or_insert_with(|| json!({}));
+        load[part] = json!({"cpuS": cpu, "wallS": wall});
     }
 
     /// Notes a part that could not be measured, and goes on with the rest.
@@ -1821,26 +1934,41 @@ fn main() -> ExitCode {
         )],
         json: Map::new(),
     };
+    if let Some(input) = stale_input(&env) {
+        out.line(format!(
+            "WARNING: {} is newer than target/release/dupcheck: these figures are of an older \
+             build (cargo build --release --bin dupcheck)",
+            input.display()
+        ));
+    }
     out.json.insert(
         "machine".into(),
         json!({"cores": cores, "loadAverage": load, "quick": options.quick}),
     );
     if options.wants(Part::Scan) {
+        let others = Others::start();
         cold_scan(&env, &counts, &mut out);
+        out.others("scan", &others);
     }
     if options.wants(Part::Warm) {
-        if let Err(e) = warm_start(&env, &counts, &mut out) {
-            out.failed("warmStart", &e);
+        let others = Others::start();
+        match warm_start(&env, &counts, &mut out) {
+            Ok(()) => out.others("warm", &others),
+            Err(e) => out.failed("warmStart", &e),
         }
     }
     if options.wants(Part::Checks) || options.wants(Part::Memory) {
-        if let Err(e) = checks_and_memory(&env, &options, &counts, &mut out) {
-            out.failed("checks", &e);
+        let others = Others::start();
+        match checks_and_memory(&env, &options, &counts, &mut out) {
+            Ok(()) => out.others("checks", &others),
+            Err(e) => out.failed("checks", &e),
         }
     }
     if options.wants(Part::Update) {
-        if let Err(e) = update(&env, &counts, &mut out) {
-            out.failed("update", &e);
+        let others = Others::start();
+        match update(&env, &counts, &mut out) {
+            Ok(()) => out.others("update", &others),
+            Err(e) => out.failed("update", &e),
         }
     }
     match out.finish(&env) {

@@ -90,17 +90,26 @@ pub struct Format {
     /// Whether each node-kind id is an interpolation inside a string
     /// (`${...}`, `{...}` of an f-string), whose code is tokenized.
     interpolations: Vec<bool>,
+    /// Whether any kind is an interpolation.
+    has_interpolations: bool,
     /// Identifier texts that keep their text in every mode (`self`).
     pub keep_identifiers: Vec<String>,
     /// Contexts (prefix, suffix) a snippet that parses with errors is also
     /// tried in, such as a class body around a method.
     pub snippet_wrappers: Vec<(String, String)>,
+    /// Delimiters of block comments, to recognize snippets cut inside one.
+    pub block_comment: Option<(String, String)>,
 }
 
 impl Format {
     /// The declared class of a node-kind id, if any.
     pub fn class_of(&self, kind_id: u16) -> Option<Class> {
         self.classes.get(usize::from(kind_id)).copied().flatten()
+    }
+
+    /// Whether strings of this format can hold interpolations at all.
+    pub fn has_interpolations(&self) -> bool {
+        self.has_interpolations
     }
 
     /// Whether a node-kind id is an interpolation inside strings.
@@ -168,6 +177,8 @@ struct FormatSpec {
     interpolations: Vec<String>,
     keep_identifiers: Vec<String>,
     snippet_wrappers: Vec<(String, String)>,
+    #[serde(default)]
+    block_comment: Option<(String, String)>,
 }
 
 /// All known formats, with lookup by name, alias and extension.
@@ -248,9 +259,11 @@ impl Registry {
                 family_id,
                 language,
                 classes,
+                has_interpolations: interpolations.contains(&true),
                 interpolations,
                 keep_identifiers: f.keep_identifiers,
                 snippet_wrappers: f.snippet_wrappers,
+                block_comment: f.block_comment,
             };
             registry.claim(&format)?;
             registry.formats.push(format);

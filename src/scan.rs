@@ -57,8 +57,14 @@ impl Snapshot {
     /// Whole-project statistics (clone detection runs on first call).
     pub fn stats(&self, config: &Config, registry: &Registry) -> &ProjectStats {
         self.stats.get_or_init(|| {
+            let started = Instant::now();
             let (clones, capped) =
                 project_clones(&self.index, config.thresholds, config.skip_local);
+            tracing::debug!(
+                "clone detection: {} clones in {:?}",
+                clones.len(),
+                started.elapsed()
+            );
             ProjectStats::compute(
                 &self.index,
                 &clones,
@@ -135,6 +141,7 @@ pub fn scan(
     let started = Instant::now();
     let (candidates, mut skipped) =
         walk::candidates(config, registry).map_err(|e| ScanError::Walk(e.to_string()))?;
+    let walked = started.elapsed();
     let bar = progress_bar(progress, candidates.len());
     let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
     let outcomes: Vec<Outcome> = candidates
@@ -160,7 +167,13 @@ pub fn scan(
             Outcome::Skipped(reason) => skipped.add(reason),
         }
     }
+    let loaded = started.elapsed();
     let index = Index::build(files, registry, winnow);
+    tracing::debug!(
+        "scan: walk {walked:?}, read and tokenize {:?}, index {:?}",
+        loaded - walked,
+        started.elapsed() - loaded
+    );
     Ok(Snapshot {
         index,
         skipped,

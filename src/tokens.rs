@@ -147,7 +147,10 @@ pub fn parse(format: &Format, text: &str) -> Option<Tree> {
 /// order, comments included (their class says so).
 pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, usize, usize)) {
     if let Some(tree) = parse(format, text) {
-        walk(format, tree.root_node(), &mut leaf);
+        walk(format, tree.root_node(), &mut |class, start, end| {
+            leaf(class, start, end);
+            true
+        });
     }
 }
 
@@ -162,29 +165,131 @@ pub fn for_each_snippet_leaf(
     text: &str,
     mut leaf: impl FnMut(Class, usize, usize),
 ) {
+    let text = blank_cut_comments(format, text);
+    let text = text.as_ref();
     let Some(tree) = parse(format, text) else {
         return;
     };
-    let mut best: (usize, Option<(Tree, usize)>) = (error_count(&tree), None);
+    let mut leaf = |class, start, end| {
+        leaf(class, start, end);
+        true
+    };
+    match wrapped_parse(format, text, &tree) {
+        None => walk(format, tree.root_node(), &mut leaf),
+        Some((wrapped, offset)) => walk(format, wrapped.root_node(), &mut |class, start, end| {
+            start < offset || end > offset + text.len() || leaf(class, start - offset, end - offset)
+        }),
+    };
+}
+
+/// Lines of code a snippet's first error must come within for wrappers to
+/// be tried (a method head spans a few lines).
+const WRAPPER_HEAD_LINES: usize = 8;
+
+/// The parse of `text` inside one of the format's snippet wrappers, with its
+/// offset, when it has fewer errors than the bare parse `tree`. Wrappers
+/// give a snippet its missing start (a class around a method), so they are
+/// only tried when the bare parse fails within its first lines of code.
+fn wrapped_parse(format: &Format, text: &str, tree: &Tree) -> Option<(Tree, usize)> {
+    let mut fewest = error_count(tree);
+    if fewest == 0 || format.snippet_wrappers.is_empty() {
+        return None;
+    }
+    let first_error = first_error_offset(tree);
+    let mut first_code = text.len();
+    walk(format, tree.root_node(), &mut |class, start, _| {
+        first_code = start;
+        class == Class::Comment
+    });
+    let head = &text[first_code.min(first_error)..first_error];
+    if head.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
+        return None;
+    }
+    let head_end = text[first_error..]
+        .find('\n')
+        .map_or(text.len(), |i| first_error + i);
+    let bare_head_errors = parse(format, &text[..head_end]).map_or(usize::MAX, |t| error_count(&t));
+    let mut best = None;
     for (prefix, suffix) in &format.snippet_wrappers {
-        if best.0 == 0 {
+        // Probe with the text up to the failing line: a wrapper that does not
+        // parse it better cannot help, and the full parse is not worth its
+        // cost.
+        let probe = format!("{prefix}{}{suffix}", &text[..head_end]);
+        if parse(format, &probe).is_none_or(|t| error_count(&t) >= bare_head_errors) {
+            continue;
+        }
+        let Some(candidate) = parse(format, &format!("{prefix}{text}{suffix}")) else {
+            continue;
+        };
+        let errors = error_count(&candidate);
+        if errors < fewest {
+            fewest = errors;
+            best = Some((candidate, prefix.len()));
+        }
+        if fewest == 0 {
             break;
         }
-        let wrapped = format!("{prefix}{text}{suffix}");
-        if let Some(candidate) = parse(format, &wrapped) {
-            let errors = error_count(&candidate);
-            if errors < best.0 {
-                best = (errors, Some((candidate, prefix.len())));
+    }
+    best
+}
+
+/// A snippet cut inside a block comment starts with the comment's tail (or
+/// ends with its head): prose that would parse as broken code, slowly and
+/// into tokens no file has. Those parts are blanked (spaces, line breaks
+/// kept, so offsets stay), when they are unmistakable: a first `*/` that
+/// ends its line and comes before any `/*`, or a last `/*` that starts its
+/// line and is never closed.
+fn blank_cut_comments<'a>(format: &Format, text: &'a str) -> std::borrow::Cow<'a, str> {
+    let Some((open, close)) = &format.block_comment else {
+        return text.into();
+    };
+    let mut blank = Vec::new();
+    if let Some(c) = text.find(close.as_str()) {
+        let after = c + close.len();
+        let ends_line = text[after..]
+            .split('\n')
+            .next()
+            .is_some_and(|rest| rest.trim().is_empty());
+        if ends_line && text.find(open.as_str()).is_none_or(|o| o > c) {
+            blank.push(0..after);
+        }
+    }
+    if let Some(o) = text.rfind(open.as_str()) {
+        let line_start = text[..o].rfind('\n').map_or(0, |i| i + 1);
+        let starts_line = text[line_start..o].trim().is_empty();
+        let unclosed = !text[o..].contains(close.as_str());
+        if starts_line && unclosed && blank.first().is_none_or(|b| b.end <= o) {
+            blank.push(o..text.len());
+        }
+    }
+    if blank.is_empty() {
+        return text.into();
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for range in blank {
+        for b in &mut bytes[range] {
+            if *b != b'\n' {
+                *b = b' ';
             }
         }
     }
-    match best.1 {
-        None => walk(format, tree.root_node(), &mut leaf),
-        Some((wrapped, offset)) => walk(format, wrapped.root_node(), &mut |class, start, end| {
-            if start >= offset && end <= offset + text.len() {
-                leaf(class, start - offset, end - offset);
-            }
-        }),
+    // Whole characters were replaced by ASCII spaces, byte for byte.
+    String::from_utf8(bytes).map_or(text.into(), Into::into)
+}
+
+/// Byte offset of the first ERROR or MISSING node (the text's length if none).
+fn first_error_offset(tree: &Tree) -> usize {
+    let mut node = tree.root_node();
+    loop {
+        if node.is_error() || node.is_missing() {
+            return node.start_byte();
+        }
+        let mut cursor = node.walk();
+        let next = node.children(&mut cursor).find(|c| c.has_error());
+        match next {
+            Some(child) => node = child,
+            None => return node.end_byte(),
+        }
     }
 }
 
@@ -208,29 +313,40 @@ fn error_count(tree: &Tree) -> usize {
 
 /// Visits the token leaves of the subtree of `root`, iteratively (trees of
 /// long expressions are too deep for recursion).
-fn walk(format: &Format, root: Node<'_>, leaf: &mut impl FnMut(Class, usize, usize)) {
+fn walk(
+    format: &Format,
+    root: Node<'_>,
+    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
+) -> bool {
     let mut cursor = root.walk();
     loop {
         let node = cursor.node();
-        let declared = format.class_of(node.kind_id());
-        let is_leaf = declared.is_some() || node.child_count() == 0;
-        if declared == Some(Class::String) && has_interpolation(format, node) {
-            string_with_interpolations(format, node, leaf);
-        } else if is_leaf {
-            let (start, end) = (node.start_byte(), node.end_byte());
-            if start < end && !node.is_missing() {
-                leaf(declared.unwrap_or(Class::Other), start, end);
+        let go_on = match format.class_of(node.kind_id()) {
+            Some(Class::String)
+                if format.has_interpolations() && has_interpolation(format, node) =>
+            {
+                string_with_interpolations(format, node, leaf)
             }
-        }
-        if !is_leaf && cursor.goto_first_child() {
-            continue;
+            Some(class) => emit(node, class, leaf),
+            None if cursor.goto_first_child() => continue,
+            None => emit(node, Class::Other, leaf),
+        };
+        if !go_on {
+            return false;
         }
         while !cursor.goto_next_sibling() {
             if !cursor.goto_parent() {
-                return;
+                return true;
             }
         }
     }
+}
+
+/// Reports one leaf; zero-width ones (tree-sitter's MISSING nodes) are not
+/// tokens. Returns whether to go on.
+fn emit(node: Node<'_>, class: Class, leaf: &mut impl FnMut(Class, usize, usize) -> bool) -> bool {
+    let (start, end) = (node.start_byte(), node.end_byte());
+    start >= end || leaf(class, start, end)
 }
 
 fn has_interpolation(format: &Format, node: Node<'_>) -> bool {
@@ -247,22 +363,24 @@ fn has_interpolation(format: &Format, node: Node<'_>) -> bool {
 fn string_with_interpolations(
     format: &Format,
     node: Node<'_>,
-    leaf: &mut impl FnMut(Class, usize, usize),
-) {
+    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
+) -> bool {
     let mut piece_start = node.start_byte();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         if format.is_interpolation(child.kind_id()) {
-            if piece_start < child.start_byte() {
-                leaf(Class::String, piece_start, child.start_byte());
+            if piece_start < child.start_byte()
+                && !leaf(Class::String, piece_start, child.start_byte())
+            {
+                return false;
             }
-            walk(format, child, leaf);
+            if !walk(format, child, leaf) {
+                return false;
+            }
             piece_start = child.end_byte();
         }
     }
-    if piece_start < node.end_byte() {
-        leaf(Class::String, piece_start, node.end_byte());
-    }
+    piece_start >= node.end_byte() || leaf(Class::String, piece_start, node.end_byte())
 }
 
 /// The normalized token stream of a file's `text`.
@@ -549,6 +667,30 @@ mod tests {
                 .collect::<Vec<_>>(),
             expected
         );
+    }
+
+    #[test]
+    fn snippets_cut_inside_block_comments_have_those_parts_blanked() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let blank = |text: &str| blank_cut_comments(js, text).into_owned();
+        assert_eq!(
+            blank("  * @param a\n  */\nf(a);"),
+            "            \n    \nf(a);"
+        );
+        assert_eq!(blank("f(a);\n  /**\n   * Does"), "f(a);\n     \n         ");
+        // Not unmistakable: left alone.
+        for text in [
+            "glob(\"src/**/*.js\");",
+            "a /* b */ c",
+            "x = 1; /* open",
+            "*/ y",
+        ] {
+            assert_eq!(blank(text), text);
+        }
+        // Python has no block comments.
+        let py = registry.lookup("py").unwrap();
+        assert_eq!(blank_cut_comments(py, "x */\n"), "x */\n");
     }
 
     #[test]

@@ -53,6 +53,23 @@ fn issue_3_a_typescript_method_without_its_class_matches_whole() {
     assert_eq!(found(&body), ["ts/action.ts:4-6 (35)"]);
 }
 
+/// A constructor whose head spans lines, pasted without its class, from
+/// the middle of its doc comment: the comment's tail was parsed as code and
+/// `protected` became an identifier.
+#[test]
+fn issue_3_a_snippet_cut_inside_a_doc_comment_and_a_multiline_head_matches() {
+    let server = Server::start("regressions", &["--min-tokens", "40"]);
+    let file = read("ts/scheduler.ts");
+    let snippet: String = file.lines().skip(5).take(12).collect::<Vec<_>>().join("\n");
+    assert!(
+        snippet.starts_with("   *\n") && snippet.ends_with("  }"),
+        "{snippet}"
+    );
+    let (_, body) = server.check(json!({"code": snippet, "format": "typescript"}));
+    assert_eq!(found(&body), ["ts/scheduler.ts:10-17 (58)"]);
+    assert_eq!(body["duplications"][0]["snippetLocation"]["startLine"], 5);
+}
+
 /// A renamed variable inside an f-string changed the whole string token.
 #[test]
 fn issue_3_renamed_names_inside_fstrings_still_match_in_mild_mode() {
