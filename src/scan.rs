@@ -144,7 +144,9 @@ pub fn scan(
     let walked = started.elapsed();
     let bar = progress_bar(progress, candidates.len());
     let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
-    let outcomes: Vec<Outcome> = candidates
+    let mut biggest_first: Vec<&Candidate> = candidates.iter().collect();
+    biggest_first.sort_by_key(|c| std::cmp::Reverse(c.size));
+    let outcomes: Vec<Outcome> = biggest_first
         .par_iter()
         .map(|c| {
             let outcome = load(config, registry, reuse, winnow, c);

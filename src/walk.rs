@@ -28,6 +28,9 @@ pub struct Candidate {
     pub rel: String,
     /// Its format.
     pub format: FormatId,
+    /// Its size when walked (0 if unknown): big files are parsed first, so
+    /// that no core idles at the end of a scan.
+    pub size: u64,
 }
 
 /// Why a file was not indexed.
@@ -119,39 +122,47 @@ pub fn candidates(
         .require_git(false)
         .follow_links(!config.no_symlinks)
         .overrides(overrides)
-        .build();
-    let mut found = Vec::new();
-    let mut skipped = SkipCounts::default();
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                tracing::debug!("skipped: {err}");
-                skipped.add(SkipReason::Unreadable);
-                continue;
+        .build_parallel();
+    let found = std::sync::Mutex::new((Vec::new(), SkipCounts::default()));
+    walker.run(|| {
+        Box::new(|entry| {
+            let visit = match entry {
+                Ok(entry) => candidate(config, registry, &entry).map(Ok),
+                Err(err) => {
+                    tracing::debug!("skipped: {err}");
+                    Some(Err(SkipReason::Unreadable))
+                }
+            };
+            if let Some(visit) = visit {
+                let mut found = found.lock().unwrap_or_else(|e| e.into_inner());
+                match visit {
+                    Ok(c) => found.0.push(c),
+                    Err(reason) => found.1.add(reason),
+                }
             }
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let path = entry.path();
-        let Some(format) = registry
-            .for_path(path)
-            .filter(|f| config.formats.contains(&f.id))
-        else {
-            continue;
-        };
-        let Some(rel) = relative(dir, path) else {
-            continue;
-        };
-        found.push(Candidate {
-            abs: path.to_owned(),
-            rel,
-            format: format.id,
-        });
-    }
+            ignore::WalkState::Continue
+        })
+    });
+    let (mut found, skipped) = found.into_inner().unwrap_or_else(|e| e.into_inner());
     found.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok((found, skipped))
+}
+
+/// The candidate an entry of the walk is, if it is a file of a scanned format.
+fn candidate(config: &Config, registry: &Registry, entry: &ignore::DirEntry) -> Option<Candidate> {
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return None;
+    }
+    let path = entry.path();
+    let format = registry
+        .for_path(path)
+        .filter(|f| config.formats.contains(&f.id))?;
+    Some(Candidate {
+        abs: path.to_owned(),
+        rel: relative(&config.dir, path)?,
+        format: format.id,
+        size: entry.metadata().map_or(0, |m| m.len()),
+    })
 }
 
 /// `path` relative to `dir` with `/` separators.
