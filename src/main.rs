@@ -40,8 +40,12 @@ fn run(cli: Cli) -> Result<(), String> {
         dupcheck::stderr_line(&format!("dupcheck: {warning}"))
     })
     .map_err(|e| e.to_string())?;
+    // Checks are CPU-bound: more blocking threads than a few per core only
+    // add switches and allocator arenas, not throughput.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(4 * cores)
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let port = config.port;
