@@ -195,27 +195,32 @@ fn wrapped_parse(format: &Format, text: &str, tree: &Tree) -> Option<(Tree, usiz
     if fewest == 0 || format.snippet_wrappers.is_empty() {
         return None;
     }
-    let first_error = first_error_offset(tree);
+    let first_error = first_error(tree);
     let mut first_code = text.len();
     walk(format, tree.root_node(), &mut |class, start, _| {
         first_code = start;
         class == Class::Comment
     });
-    let head = &text[first_code.min(first_error)..first_error];
+    let head = &text[first_code.min(first_error.start)..first_error.start];
     if head.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
         return None;
     }
-    let head_end = text[first_error..]
+    // The probe reaches to the end of the line where the first error ends:
+    // tree-sitter's ERROR node spans the whole misparsed head.
+    let head_end = text[first_error.end..]
         .find('\n')
-        .map_or(text.len(), |i| first_error + i);
-    let bare_head_errors = parse(format, &text[..head_end]).map_or(usize::MAX, |t| error_count(&t));
+        .map_or(text.len(), |i| first_error.end + i);
+    // A head cut short misses its closing brackets (MISSING nodes) however
+    // it is wrapped: only misparses (ERROR nodes) tell the probes apart.
+    let bare_head_errors =
+        parse(format, &text[..head_end]).map_or(usize::MAX, |t| count_errors(&t, false));
     let mut best = None;
     for (prefix, suffix) in &format.snippet_wrappers {
-        // Probe with the text up to the failing line: a wrapper that does not
+        // Probe with the text up to there: a wrapper that does not
         // parse it better cannot help, and the full parse is not worth its
         // cost.
         let probe = format!("{prefix}{}{suffix}", &text[..head_end]);
-        if parse(format, &probe).is_none_or(|t| error_count(&t) >= bare_head_errors) {
+        if parse(format, &probe).is_none_or(|t| count_errors(&t, false) >= bare_head_errors) {
             continue;
         }
         let Some(candidate) = parse(format, &format!("{prefix}{text}{suffix}")) else {
@@ -277,29 +282,35 @@ fn blank_cut_comments<'a>(format: &Format, text: &'a str) -> std::borrow::Cow<'a
     String::from_utf8(bytes).map_or(text.into(), Into::into)
 }
 
-/// Byte offset of the first ERROR or MISSING node (the text's length if none).
-fn first_error_offset(tree: &Tree) -> usize {
+/// Bytes of the first ERROR or MISSING node (empty at the end if none).
+fn first_error(tree: &Tree) -> std::ops::Range<usize> {
     let mut node = tree.root_node();
     loop {
         if node.is_error() || node.is_missing() {
-            return node.start_byte();
+            return node.start_byte()..node.end_byte();
         }
         let mut cursor = node.walk();
         let next = node.children(&mut cursor).find(|c| c.has_error());
         match next {
             Some(child) => node = child,
-            None => return node.end_byte(),
+            None => return node.end_byte()..node.end_byte(),
         }
     }
 }
 
-/// ERROR and MISSING nodes of a tree; only subtrees with errors are visited.
+/// ERROR and MISSING nodes of a tree.
 fn error_count(tree: &Tree) -> usize {
+    count_errors(tree, true)
+}
+
+/// ERROR nodes, and MISSING ones too with `missing`; only subtrees with
+/// errors are visited.
+fn count_errors(tree: &Tree, missing: bool) -> usize {
     let mut count = 0;
     let mut cursor = tree.walk();
     loop {
         let node = cursor.node();
-        count += usize::from(node.is_error() || node.is_missing());
+        count += usize::from(node.is_error() || (missing && node.is_missing()));
         if node.has_error() && cursor.goto_first_child() {
             continue;
         }

@@ -70,6 +70,21 @@ fn issue_3_a_snippet_cut_inside_a_doc_comment_and_a_multiline_head_matches() {
     assert_eq!(body["duplications"][0]["snippetLocation"]["startLine"], 5);
 }
 
+/// A method whose generic head spans lines: tree-sitter's ERROR node covers
+/// the whole head, so the wrapper probe must reach past its end.
+#[test]
+fn issue_3_a_method_with_a_multiline_generic_head_matches_whole() {
+    let server = Server::start("regressions", &["--mode", "mild", "--min-tokens", "40"]);
+    let file = read("ts/observer.ts");
+    let method: String = file.lines().skip(3).take(14).collect::<Vec<_>>().join("\n");
+    assert!(
+        method.trim_start().starts_with("fetchOptimistic(") && method.ends_with("  }"),
+        "{method}"
+    );
+    let (_, body) = server.check(json!({"code": method, "format": "ts"}));
+    assert_eq!(found(&body), ["ts/observer.ts:4-17 (82)"]);
+}
+
 /// A renamed variable inside an f-string changed the whole string token.
 #[test]
 fn issue_3_renamed_names_inside_fstrings_still_match_in_mild_mode() {
