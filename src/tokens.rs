@@ -186,6 +186,9 @@ pub fn for_each_snippet_leaf(
 /// be tried (a method head spans a few lines).
 const WRAPPER_HEAD_LINES: usize = 8;
 
+/// Lines of code a wrapper probe parses at most.
+const WRAPPER_PROBE_LINES: usize = 24;
+
 /// The parse of `text` inside one of the format's snippet wrappers, with its
 /// offset, when it has fewer errors than the bare parse `tree`. Wrappers
 /// give a snippet its missing start (a class around a method), so they are
@@ -205,11 +208,14 @@ fn wrapped_parse(format: &Format, text: &str, tree: &Tree) -> Option<(Tree, usiz
     if head.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
         return None;
     }
-    // The probe reaches to the end of the line where the first error ends:
-    // tree-sitter's ERROR node spans the whole misparsed head.
-    let head_end = text[first_error.end..]
-        .find('\n')
-        .map_or(text.len(), |i| first_error.end + i);
+    // The probe reaches to the end of the line where the first error ends
+    // (tree-sitter's ERROR node spans the whole misparsed head), at most
+    // WRAPPER_PROBE_LINES lines into the code.
+    let line_end = |at: usize| text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let probe_limit = (0..WRAPPER_PROBE_LINES).fold(first_code.min(text.len()), |at, _| {
+        (line_end(at) + 1).min(text.len())
+    });
+    let head_end = line_end(first_error.end.min(probe_limit));
     // A head cut short misses its closing brackets (MISSING nodes) however
     // it is wrapped: only misparses (ERROR nodes) tell the probes apart.
     let bare_head_errors =
