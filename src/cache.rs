@@ -28,6 +28,8 @@ use crate::tokens::{Mode, Token};
 const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 const FORMAT_VERSION: u32 = 1;
 const FILE_NAME: &str = "index-v1.bin";
+/// Why a cache made with another key is not used.
+const OTHER_KEY: &str = "made for another version, mode, grammar set or min-tokens";
 
 /// Tokens and fingerprints of one file, as the cache stored them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +96,11 @@ pub fn load(path: &Path, key: u64) -> HashMap<String, CachedFile> {
     };
     match decode(&bytes, key) {
         Ok(files) => files,
+        // Another mode or version is routine; damage is worth a warning.
+        Err(OTHER_KEY) => {
+            tracing::info!("cache {} not used: {OTHER_KEY}", path.display());
+            HashMap::new()
+        }
         Err(why) => {
             tracing::warn!("cache {} ignored and rebuilt: {why}", path.display());
             HashMap::new()
@@ -169,7 +176,7 @@ fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'stati
         return Err("written by another cache format");
     }
     if r.u64()? != key {
-        return Err("made for another version, mode, grammar set or min-tokens");
+        return Err(OTHER_KEY);
     }
     if checksum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
         return Err("checksum mismatch (corrupt or truncated)");
@@ -290,10 +297,7 @@ mod tests {
     #[test]
     fn foreign_corrupt_and_truncated_caches_are_refused() {
         let bytes = encode(7, &files());
-        assert_eq!(
-            decode(&bytes, 8).unwrap_err(),
-            "made for another version, mode, grammar set or min-tokens"
-        );
+        assert_eq!(decode(&bytes, 8).unwrap_err(), OTHER_KEY);
         let mut flipped = bytes.clone();
         let middle = flipped.len() / 2;
         flipped[middle] ^= 1;
