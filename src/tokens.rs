@@ -218,18 +218,31 @@ fn wrapped_parse(format: &Format, text: &str, tree: &Tree) -> Option<(Tree, usiz
     let head_end = line_end(first_error.end.min(probe_limit));
     // A head cut short misses its closing brackets (MISSING nodes) however
     // it is wrapped: only misparses (ERROR nodes) tell the probes apart.
-    let bare_head_errors =
-        parse(format, &text[..head_end]).map_or(usize::MAX, |t| count_errors(&t, false));
+    // When the probe is the whole snippet, the parses at hand serve.
+    let whole = head_end == text.len();
+    let bare_head_errors = if whole {
+        count_errors(tree, false)
+    } else {
+        parse(format, &text[..head_end]).map_or(usize::MAX, |t| count_errors(&t, false))
+    };
     let mut best = None;
     for (prefix, suffix) in &format.snippet_wrappers {
         // Probe with the text up to there: a wrapper that does not
         // parse it better cannot help, and the full parse is not worth its
         // cost.
-        let probe = format!("{prefix}{}{suffix}", &text[..head_end]);
-        if parse(format, &probe).is_none_or(|t| count_errors(&t, false) >= bare_head_errors) {
+        let probe = parse(format, &format!("{prefix}{}{suffix}", &text[..head_end]));
+        if probe
+            .as_ref()
+            .is_none_or(|t| count_errors(t, false) >= bare_head_errors)
+        {
             continue;
         }
-        let Some(candidate) = parse(format, &format!("{prefix}{text}{suffix}")) else {
+        let full = if whole {
+            probe
+        } else {
+            parse(format, &format!("{prefix}{text}{suffix}"))
+        };
+        let Some(candidate) = full else {
             continue;
         };
         let errors = error_count(&candidate);
