@@ -1,5 +1,5 @@
 # Targets mirror CI: `make ci` = lint + test.
-.PHONY: build run test lint fmt bench quality corpora ci
+.PHONY: build run test lint fmt bench quality corpora peers ci
 
 CARGO ?= cargo
 DIR ?= .
@@ -23,7 +23,10 @@ fmt:
 corpora:
 	bash bench/fetch-corpora.sh
 
-bench: corpora
+peers:
+	bash bench/fetch-peers.sh
+
+bench: corpora peers
 	$(CARGO) build --release --bins --examples
 	$(CARGO) run --release --example bench
 
