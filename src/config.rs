@@ -12,6 +12,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
+use ignore::overrides::{Override, OverrideBuilder};
 use serde_json::{Map, Value};
 
 use crate::grammar::{FormatId, Registry};
@@ -128,8 +129,8 @@ pub struct Config {
     pub port: u16,
     /// Formats to scan.
     pub formats: Vec<FormatId>,
-    /// `--ignore` globs, relative to DIR.
-    pub ignore: Vec<String>,
+    /// `--ignore` globs, relative to DIR, compiled as exclusions.
+    pub ignore: Override,
     /// Detection thresholds.
     pub thresholds: Thresholds,
     /// Normalization mode.
@@ -248,13 +249,13 @@ impl Config {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        let ignore = cli
+        let ignore_globs = cli
             .ignore
             .as_deref()
             .map(split_list)
             .or(file.ignore)
             .unwrap_or_default();
-        check_globs(&dir, &ignore)?;
+        let ignore = compile_ignore(&dir, &ignore_globs)?;
         let mode = match &cli.mode {
             Some(m) => Mode::parse(m).ok_or_else(|| ConfigError::Option {
                 option: "--mode",
@@ -321,18 +322,18 @@ fn resolve_dir(path: &Path) -> Result<PathBuf, ConfigError> {
     Ok(dir)
 }
 
-/// Compiles the `--ignore` globs once, to report a bad one before serving.
-fn check_globs(dir: &Path, globs: &[String]) -> Result<(), ConfigError> {
-    let mut builder = ignore::overrides::OverrideBuilder::new(dir);
+/// Compiles the `--ignore` globs, relative to DIR, into exclusion rules
+/// for the walker; a bad glob is reported before serving.
+fn compile_ignore(dir: &Path, globs: &[String]) -> Result<Override, ConfigError> {
+    let bad = |glob: &str, e: ignore::Error| ConfigError::Option {
+        option: "--ignore",
+        problem: format!("bad glob {glob:?}: {e}"),
+    };
+    let mut builder = OverrideBuilder::new(dir);
     for glob in globs {
-        builder
-            .add(&format!("!{glob}"))
-            .map_err(|e| ConfigError::Option {
-                option: "--ignore",
-                problem: format!("bad glob {glob:?}: {e}"),
-            })?;
+        builder.add(&format!("!{glob}")).map_err(|e| bad(glob, e))?;
     }
-    Ok(())
+    builder.build().map_err(|e| bad(&globs.join(","), e))
 }
 
 /// Splits a comma-separated list, dropping empty items.

@@ -213,28 +213,25 @@ fn load(
     } else {
         c.rel.clone()
     };
-    let (size, mtime_ns) = match walk::stat(&c.abs, config.max_size) {
-        Ok(stat) => stat,
-        Err(reason) => return Outcome::Skipped(reason),
-    };
     let previous = reuse
         .previous
         .get(c.rel.as_str())
         .filter(|f| f.format == c.format && f.path == path);
     if let (Some(prev), Some(changed)) = (previous, reuse.changed) {
-        if prev.meta.size == size && prev.meta.mtime_ns == mtime_ns && !changed.contains(&c.abs) {
+        let unchanged = prev.meta.size == c.size && prev.meta.mtime_ns == c.mtime_ns;
+        if unchanged && !changed.contains(&c.abs) {
             return Outcome::Indexed {
                 file: Arc::clone(prev),
                 parsed: false,
             };
         }
     }
-    let text = match walk::read(&c.abs, config.max_size, config.max_lines) {
+    let text = match walk::read_candidate(c, config.max_size, config.max_lines) {
         Ok(text) => text,
         Err(reason) => return Outcome::Skipped(reason),
     };
-    // The size read may differ from the one stat saw; the text decides.
-    let meta = FileMeta::of(&text, text.len() as u64, mtime_ns);
+    // The size read may differ from the one the walk saw; the text decides.
+    let meta = FileMeta::of(&text, text.len() as u64, c.mtime_ns);
     let same = |m: &FileMeta| m.content_hash == meta.content_hash && m.size == meta.size;
     let known = previous
         .filter(|p| same(&p.meta))

@@ -194,7 +194,7 @@ const WRAPPER_PROBE_LINES: usize = 24;
 /// give a snippet its missing start (a class around a method), so they are
 /// only tried when the bare parse fails within its first lines of code.
 fn wrapped_parse(format: &Format, text: &str, tree: &Tree) -> Option<(Tree, usize)> {
-    let mut fewest = error_count(tree);
+    let mut fewest = count_errors(tree, true);
     if fewest == 0 || format.snippet_wrappers.is_empty() {
         return None;
     }
@@ -245,7 +245,7 @@ fn wrapped_parse(format: &Format, text: &str, tree: &Tree) -> Option<(Tree, usiz
         let Some(candidate) = full else {
             continue;
         };
-        let errors = error_count(&candidate);
+        let errors = count_errors(&candidate, true);
         if errors < fewest {
             fewest = errors;
             best = Some((candidate, prefix.len()));
@@ -315,11 +315,6 @@ fn first_error(tree: &Tree) -> std::ops::Range<usize> {
             None => return node.end_byte()..node.end_byte(),
         }
     }
-}
-
-/// ERROR and MISSING nodes of a tree.
-fn error_count(tree: &Tree) -> usize {
-    count_errors(tree, true)
 }
 
 /// ERROR nodes, and MISSING ones too with `missing`; only subtrees with

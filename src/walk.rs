@@ -13,7 +13,6 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use ignore::overrides::OverrideBuilder;
 use ignore::WalkBuilder;
 
 use crate::config::Config;
@@ -31,6 +30,9 @@ pub struct Candidate {
     /// Its size when walked (0 if unknown): big files are parsed first, so
     /// that no core idles at the end of a scan.
     pub size: u64,
+    /// Its modification time when walked, nanoseconds since the epoch (0 if
+    /// unknown).
+    pub mtime_ns: u64,
 }
 
 /// Why a file was not indexed.
@@ -105,13 +107,6 @@ pub fn candidates(
         reason,
     };
     std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
-    let mut overrides = OverrideBuilder::new(dir);
-    for glob in &config.ignore {
-        overrides
-            .add(&format!("!{glob}"))
-            .map_err(|e| fail(e.to_string()))?;
-    }
-    let overrides = overrides.build().map_err(|e| fail(e.to_string()))?;
     let walker = WalkBuilder::new(dir)
         .hidden(true)
         .git_ignore(true)
@@ -121,7 +116,7 @@ pub fn candidates(
         .parents(false)
         .require_git(false)
         .follow_links(!config.no_symlinks)
-        .overrides(overrides)
+        .overrides(config.ignore.clone())
         .build_parallel();
     let found = std::sync::Mutex::new((Vec::new(), SkipCounts::default()));
     walker.run(|| {
@@ -157,11 +152,13 @@ fn candidate(config: &Config, registry: &Registry, entry: &ignore::DirEntry) -> 
     let format = registry
         .for_path(path)
         .filter(|f| config.formats.contains(&f.id))?;
+    let (size, mtime_ns) = entry.metadata().map_or((0, 0), |m| size_and_mtime(&m));
     Some(Candidate {
         abs: path.to_owned(),
         rel: relative(&config.dir, path)?,
         format: format.id,
-        size: entry.metadata().map_or(0, |m| m.len()),
+        size,
+        mtime_ns,
     })
 }
 
@@ -172,28 +169,52 @@ pub fn relative(dir: &Path, path: &Path) -> Option<String> {
     Some(parts?.join("/"))
 }
 
-/// Size and modification time (nanoseconds since the epoch, 0 if unknown)
-/// of a candidate, or why it is skipped without reading it.
-pub fn stat(path: &Path, max_size: u64) -> Result<(u64, u64), SkipReason> {
-    let meta = std::fs::metadata(path).map_err(|_| SkipReason::Unreadable)?;
-    let size = meta.len();
-    if size > max_size || size > u64::from(u32::MAX) {
-        return Err(SkipReason::TooLarge);
-    }
+/// Size and modification time (nanoseconds since the epoch, 0 if unknown).
+fn size_and_mtime(meta: &std::fs::Metadata) -> (u64, u64) {
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-    Ok((size, mtime))
+    (meta.len(), mtime)
 }
 
-/// Reads a candidate's text, or says why it is skipped.
+/// Whether a file of `size` bytes is over the limit (or over 4 GiB, which
+/// token offsets cannot address).
+fn too_large(size: u64, max_size: u64) -> bool {
+    size > max_size.min(u64::from(u32::MAX))
+}
+
+/// Reads a file's text, or says why it is skipped; a file known to be too
+/// large from its size is not read at all.
 pub fn read(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<String, SkipReason> {
-    stat(path, max_size)?;
+    let size = std::fs::metadata(path)
+        .map_err(|_| SkipReason::Unreadable)?
+        .len();
+    if too_large(size, max_size) {
+        return Err(SkipReason::TooLarge);
+    }
+    read_text(path, max_size, max_lines)
+}
+
+/// Reads a walked candidate's text (its size was seen by the walk), or says
+/// why it is skipped.
+pub fn read_candidate(
+    c: &Candidate,
+    max_size: u64,
+    max_lines: Option<u64>,
+) -> Result<String, SkipReason> {
+    if too_large(c.size, max_size) {
+        return Err(SkipReason::TooLarge);
+    }
+    read_text(&c.abs, max_size, max_lines)
+}
+
+/// The checks made on the content itself: size (it may have grown), NUL
+/// bytes, UTF-8, line count.
+fn read_text(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<String, SkipReason> {
     let bytes = std::fs::read(path).map_err(|_| SkipReason::Unreadable)?;
-    // The file may have grown since `stat`.
-    if bytes.len() as u64 > max_size.min(u64::from(u32::MAX)) {
+    if too_large(bytes.len() as u64, max_size) {
         return Err(SkipReason::TooLarge);
     }
     if bytes.contains(&0) {
