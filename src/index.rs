@@ -155,7 +155,7 @@ pub struct Posting {
 }
 
 /// All scanned files and their fingerprints.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Index {
     /// Scanned files, sorted by path. Shared with the next snapshot when
     /// unchanged.
@@ -163,7 +163,7 @@ pub struct Index {
     /// Per family: postings sorted by hash.
     postings: Vec<Vec<Posting>>,
     /// The winnowing parameters the fingerprints were made with.
-    pub winnow: Option<Winnow>,
+    pub winnow: Winnow,
     /// Relative path → file.
     by_rel: HashMap<String, u32>,
 }
@@ -191,7 +191,7 @@ impl Index {
         Index {
             files,
             postings,
-            winnow: Some(winnow),
+            winnow,
             by_rel,
         }
     }

@@ -161,10 +161,7 @@ pub fn check_snippet(
     thresholds: Thresholds,
     exclude: Exclusions<'_>,
 ) -> Vec<SnippetMatch> {
-    let Some(winnow) = index.winnow else {
-        return Vec::new();
-    };
-    let fps = fingerprints(tokens, winnow);
+    let fps = fingerprints(tokens, index.winnow);
     let own = exclude.own_file.and_then(|rel| index.file_by_rel(rel));
     let (runs, _) = find_runs(tokens, &fps, index, family, None, |_, p| {
         Some(p.file) != own
@@ -201,24 +198,19 @@ pub fn check_snippet(
             })
         })
         .collect();
-    matches.sort_by(|x, y| {
+    // SPEC 6.1: snippet line, longer first, file, codebase line.
+    let order = |m: &SnippetMatch| {
+        let path = &index.files[m.file as usize].path;
         (
-            x.snippet.start.line,
-            std::cmp::Reverse(x.run.len),
-            &index.files[x.file as usize].path,
-            x.codebase.start.line,
-            x.run.a,
-            x.run.b,
+            m.snippet.start.line,
+            std::cmp::Reverse(m.run.len),
+            path,
+            m.codebase.start.line,
+            m.run.a,
+            m.run.b,
         )
-            .cmp(&(
-                y.snippet.start.line,
-                std::cmp::Reverse(y.run.len),
-                &index.files[y.file as usize].path,
-                y.codebase.start.line,
-                y.run.a,
-                y.run.b,
-            ))
-    });
+    };
+    matches.sort_by(|x, y| order(x).cmp(&order(y)));
     matches
 }
 
