@@ -154,12 +154,12 @@ pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, us
     }
 }
 
-/// Like [`for_each_leaf`], for a snippet cut out of its context: when it
-/// parses with errors, it is also parsed inside each of the format's
-/// `snippet_wrappers` (a TypeScript method inside `class _ { ... }`), and the
-/// parse with the fewest errors gives the leaves, the wrapper's own leaves
-/// left out. So a method pasted without its class tokenizes as it does in
-/// its file.
+/// Like [`for_each_leaf`], for a snippet cut out of its context: when its
+/// first lines parse with errors, they are also parsed inside each of the
+/// format's `snippet_wrappers` (a TypeScript method inside `class _ { ... }`),
+/// and when a wrapper mends them, the whole snippet is parsed inside it and
+/// gives the leaves, the wrapper's own leaves left out. So a method pasted
+/// without its class tokenizes as it does in its file.
 pub fn for_each_snippet_leaf(
     format: &Format,
     text: &str,
@@ -167,88 +167,104 @@ pub fn for_each_snippet_leaf(
 ) {
     let text = blank_cut_comments(format, text);
     let text = text.as_ref();
-    let Some(tree) = parse(format, text) else {
+    let Some((tree, offset)) = snippet_parse(format, text) else {
         return;
     };
-    let mut leaf = |class, start, end| {
-        leaf(class, start, end);
+    walk(format, tree.root_node(), &mut |class, start, end| {
+        if start >= offset && end <= offset + text.len() {
+            leaf(class, start - offset, end - offset);
+        }
         true
-    };
-    match wrapped_parse(format, text, &tree) {
-        None => walk(format, tree.root_node(), &mut leaf),
-        Some((wrapped, offset)) => walk(format, wrapped.root_node(), &mut |class, start, end| {
-            start < offset || end > offset + text.len() || leaf(class, start - offset, end - offset)
-        }),
-    };
+    });
 }
 
 /// Lines of code a snippet's first error must come within for wrappers to
 /// be tried (a method head spans a few lines).
 const WRAPPER_HEAD_LINES: usize = 8;
 
-/// Lines of code a wrapper probe parses at most.
-const WRAPPER_PROBE_LINES: usize = 24;
+/// Lines from a snippet's first non-blank one that decide on a wrapper; a
+/// snippet up to twice as long is its own head (one parse beats two).
+const WRAPPER_PROBE_LINES: usize = 12;
 
-/// The parse of `text` inside one of the format's snippet wrappers, with its
-/// offset, when it has fewer errors than the bare parse `tree`. Wrappers
-/// give a snippet its missing start (a class around a method), so they are
-/// only tried when the bare parse fails within its first lines of code.
-fn wrapped_parse(format: &Format, text: &str, tree: &Tree) -> Option<(Tree, usize)> {
-    let mut fewest = count_errors(tree, true);
-    if fewest == 0 || format.snippet_wrappers.is_empty() {
+/// The parse of a snippet, and the offset of `text` in what was parsed
+/// (the length of the wrapper's prefix, or 0).
+///
+/// Wrappers give a snippet its missing start, so its head (see
+/// [`head_end`]) decides: a wrapper is used when it parses the head with
+/// fewer ERROR nodes than the head alone. MISSING nodes do not count there:
+/// a head cut short misses its closing brackets however it is wrapped. So
+/// the whole snippet is parsed once, bare or wrapped (a short snippet is its
+/// own head, and its probes serve).
+fn snippet_parse(format: &Format, text: &str) -> Option<(Tree, usize)> {
+    if format.snippet_wrappers.is_empty() {
+        return parse(format, text).map(|tree| (tree, 0));
+    }
+    let head_end = head_end(text);
+    let whole = head_end == text.len();
+    // A head that ends inside a block comment would misparse there.
+    let head_text = blank_cut_comments(format, &text[..head_end]);
+    let head = parse(format, &head_text)?;
+    let (tree, prefix) = match mending_wrapper(format, &head_text, &head) {
+        Some((probe, (prefix, _))) if whole => (Some(probe), prefix.len()),
+        Some((_, (prefix, suffix))) => {
+            let wrapped = parse(format, &format!("{prefix}{text}{suffix}"));
+            (wrapped, prefix.len())
+        }
+        None if whole => (Some(head), 0),
+        None => (parse(format, text), 0),
+    };
+    Some((tree?, prefix))
+}
+
+/// Where a snippet's head ends: after its first non-blank line and the
+/// [`WRAPPER_PROBE_LINES`] - 1 lines that follow, or at its end when the
+/// rest is shorter than that.
+fn head_end(text: &str) -> usize {
+    let first = text.len() - text.trim_start().len();
+    let line_start = text[..first].rfind('\n').map_or(0, |i| i + 1);
+    let mut line_ends = text[line_start..]
+        .match_indices('\n')
+        .map(|(i, _)| line_start + i);
+    match (
+        line_ends.nth(WRAPPER_PROBE_LINES - 1),
+        line_ends.nth(WRAPPER_PROBE_LINES - 1),
+    ) {
+        (Some(end), Some(_)) => end,
+        _ => text.len(),
+    }
+}
+
+/// The wrapper that parses `head` with the fewest ERROR nodes, fewer than
+/// the bare parse `tree` of it has, with its parse; none when the head's
+/// first error comes after [`WRAPPER_HEAD_LINES`] lines of code.
+fn mending_wrapper<'f>(
+    format: &'f Format,
+    head: &str,
+    tree: &Tree,
+) -> Option<(Tree, &'f (String, String))> {
+    let mut fewest = count_errors(tree, false);
+    if fewest == 0 {
         return None;
     }
-    let first_error = first_error(tree);
-    let mut first_code = text.len();
+    let first_error = first_error(tree).start;
+    let mut first_code = head.len();
     walk(format, tree.root_node(), &mut |class, start, _| {
         first_code = start;
         class == Class::Comment
     });
-    let head = &text[first_code.min(first_error.start)..first_error.start];
-    if head.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
+    let before_error = &head[first_code.min(first_error)..first_error];
+    if before_error.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
         return None;
     }
-    // The probe reaches to the end of the line where the first error ends
-    // (tree-sitter's ERROR node spans the whole misparsed head), at most
-    // WRAPPER_PROBE_LINES lines into the code.
-    let line_end = |at: usize| text[at..].find('\n').map_or(text.len(), |i| at + i);
-    let probe_limit = (0..WRAPPER_PROBE_LINES).fold(first_code.min(text.len()), |at, _| {
-        (line_end(at) + 1).min(text.len())
-    });
-    let head_end = line_end(first_error.end.min(probe_limit));
-    // A head cut short misses its closing brackets (MISSING nodes) however
-    // it is wrapped: only misparses (ERROR nodes) tell the probes apart.
-    // When the probe is the whole snippet, the parses at hand serve.
-    let whole = head_end == text.len();
-    let bare_head_errors = if whole {
-        count_errors(tree, false)
-    } else {
-        parse(format, &text[..head_end]).map_or(usize::MAX, |t| count_errors(&t, false))
-    };
     let mut best = None;
-    for (prefix, suffix) in &format.snippet_wrappers {
-        // Probe with the text up to there: a wrapper that does not
-        // parse it better cannot help, and the full parse is not worth its
-        // cost.
-        let probe = parse(format, &format!("{prefix}{}{suffix}", &text[..head_end]));
-        if probe
-            .as_ref()
-            .is_none_or(|t| count_errors(t, false) >= bare_head_errors)
-        {
-            continue;
-        }
-        let full = if whole {
-            probe
-        } else {
-            parse(format, &format!("{prefix}{text}{suffix}"))
-        };
-        let Some(candidate) = full else {
+    for wrapper @ (prefix, suffix) in &format.snippet_wrappers {
+        let Some(probe) = parse(format, &format!("{prefix}{head}{suffix}")) else {
             continue;
         };
-        let errors = count_errors(&candidate, true);
+        let errors = count_errors(&probe, false);
         if errors < fewest {
             fewest = errors;
-            best = Some((candidate, prefix.len()));
+            best = Some((probe, wrapper));
         }
         if fewest == 0 {
             break;
@@ -669,29 +685,35 @@ mod tests {
     fn a_method_pasted_without_its_class_tokenizes_as_in_its_file() {
         let registry = Registry::builtin();
         let ts = registry.lookup("ts").unwrap();
-        let method =
-            "public schedule(state?: T, delay: number = 0): void {\n  this.delay = delay;\n}";
-        let file = format!("class Action<T> {{\n{method}\n}}\n");
-        let in_file = tokenize(ts, &file, Mode::Mild);
-        let at = file.find("public").unwrap() as u32;
-        let expected: Vec<u64> = in_file
-            .iter()
-            .filter(|t| t.start >= at && (t.end as usize) <= at as usize + method.len())
-            .map(|t| t.id)
-            .collect();
-        let snippet: Vec<u64> = tokenize_snippet(ts, method, Mode::Mild)
-            .iter()
-            .map(|t| t.id)
-            .collect();
-        assert_eq!(snippet, expected);
-        // Out of context, `number` would be taken for an identifier.
-        assert_ne!(
-            tokenize(ts, method, Mode::Mild)
+        let head = "public schedule(state?: T, delay: number = 0): void {\n";
+        // Short, the snippet is its own head; long, its head decides.
+        for body_lines in [1, 40] {
+            let body: String = (0..body_lines)
+                .map(|i| format!("  this.delay{i} = delay;\n"))
+                .collect();
+            let method = format!("{head}{body}}}");
+            let file = format!("class Action<T> {{\n{method}\n}}\n");
+            let in_file = tokenize(ts, &file, Mode::Mild);
+            let at = file.find("public").unwrap() as u32;
+            let expected: Vec<u64> = in_file
+                .iter()
+                .filter(|t| t.start >= at && (t.end as usize) <= at as usize + method.len())
+                .map(|t| t.id)
+                .collect();
+            let snippet: Vec<u64> = tokenize_snippet(ts, &method, Mode::Mild)
                 .iter()
                 .map(|t| t.id)
-                .collect::<Vec<_>>(),
-            expected
-        );
+                .collect();
+            assert_eq!(snippet, expected, "{body_lines} body lines");
+            // Out of context, `number` would be taken for an identifier.
+            assert_ne!(
+                tokenize(ts, &method, Mode::Mild)
+                    .iter()
+                    .map(|t| t.id)
+                    .collect::<Vec<_>>(),
+                expected
+            );
+        }
     }
 
     #[test]
