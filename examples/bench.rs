@@ -1438,19 +1438,46 @@ fn warm_start(env: &Env, counts: &Counts, out: &mut Output) -> Result<(), String
 
 // ------------------------------------------------------- checks and memory --
 
-/// Snippets of each size, as ready requests for one port.
+/// Snippets of each size, as ready requests for one port, and editing
+/// sessions.
 struct Workload {
     sizes: Vec<(usize, Vec<Snippet>)>,
+    /// Milliseconds tree-sitter alone takes to parse each 100-line snippet
+    /// (in this process, the fastest of a few runs), sorted.
+    parse_100_ms: Vec<f64>,
+    editing: Vec<EditSession>,
 }
 
 impl Workload {
     fn new(env: &Env) -> Workload {
         let registry = Registry::builtin();
-        let sizes = [(20, 4), (100, 4), (1000, 2)]
+        let sizes: Vec<(usize, Vec<Snippet>)> = [(20, 4), (100, 4), (1000, 2)]
             .into_iter()
             .map(|(lines, per_language)| (lines, cut_snippets(env, &registry, lines, per_language)))
             .collect();
-        Workload { sizes }
+        let mut parse_100_ms: Vec<f64> = sizes
+            .iter()
+            .filter(|(lines, _)| *lines == 100)
+            .flat_map(|(_, snippets)| snippets)
+            .filter_map(|s| {
+                let format = registry.lookup(s.format)?;
+                let fastest = (0..PARSE_RUNS)
+                    .map(|_| {
+                        let started = Instant::now();
+                        std::hint::black_box(dupcheck::tokens::parse(format, &s.code));
+                        started.elapsed().as_secs_f64() * 1e3
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                Some(fastest)
+            })
+            .collect();
+        parse_100_ms.sort_by(f64::total_cmp);
+        let editing = edit_sessions(env, &registry);
+        Workload {
+            sizes,
+            parse_100_ms,
+            editing,
+        }
     }
 
     fn requests(&self, lines: usize, port: u16) -> Vec<Vec<u8>> {
@@ -1476,6 +1503,98 @@ impl Workload {
             .collect();
         Value::Object(sizes)
     }
+}
+
+/// Runs of each tree-sitter parse of a snippet; the fastest counts.
+const PARSE_RUNS: usize = 20;
+
+/// Files edited per language in the editing sessions (more in all than
+/// the server keeps parses of, so that interleaved they are parsed afresh).
+const EDITED_PER_LANGUAGE: usize = 3;
+
+/// What an editor sends while its user types one line into a file: the
+/// whole buffer after each keystroke, with the file's path.
+struct EditSession {
+    path: String,
+    format: &'static str,
+    versions: Vec<String>,
+}
+
+/// Typing `value = other + 1` on a new line in the middle of files of 150
+/// to 800 lines, spread over each language corpus.
+fn edit_sessions(env: &Env, registry: &Registry) -> Vec<EditSession> {
+    const TYPED: &str = "value = other + 1";
+    let mut sessions = Vec::new();
+    for (corpus, format) in LANGUAGES {
+        let sources = scanned_sources(&env.corpus(corpus), registry).unwrap_or_default();
+        let eligible: Vec<&Source> = sources
+            .iter()
+            .filter(|s| {
+                registry.get(s.format).name == format
+                    && (150..=800).contains(&s.text.lines().count())
+            })
+            .collect();
+        let picks = EDITED_PER_LANGUAGE.min(eligible.len());
+        for k in 0..picks {
+            let source = eligible[(2 * k + 1) * eligible.len() / (2 * picks)];
+            let text = &source.text;
+            let Some(at) = text[text.len() / 2..]
+                .find('\n')
+                .map(|i| text.len() / 2 + i)
+            else {
+                continue;
+            };
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let indent: String = text[line_start..at]
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .collect();
+            let versions = (0..=TYPED.len())
+                .map(|typed| {
+                    format!(
+                        "{}\n{indent}{}{}",
+                        &text[..at],
+                        &TYPED[..typed],
+                        &text[at..]
+                    )
+                })
+                .collect();
+            sessions.push(EditSession {
+                path: format!("{corpus}/{}", source.rel),
+                format,
+                versions,
+            });
+        }
+    }
+    sessions
+}
+
+/// Latency of the editing sessions' checks sent one session after the
+/// other (each check reparses from the last of its path), then of the same
+/// checks interleaved across sessions (each parsed afresh, the server
+/// keeping fewer parses than there are sessions).
+fn typing(port: u16, sessions: &[EditSession]) -> Result<(Latency, Latency), String> {
+    let request = |s: &EditSession, v: &str| {
+        let body = json!({ "code": v, "format": s.format, "path": s.path }).to_string();
+        request("POST", "/api/check", port, &body)
+    };
+    let in_order: Vec<Vec<u8>> = sessions
+        .iter()
+        .flat_map(|s| s.versions.iter().map(move |v| request(s, v)))
+        .collect();
+    let rounds = sessions.iter().map(|s| s.versions.len()).max().unwrap_or(0);
+    let interleaved: Vec<Vec<u8>> = (0..rounds)
+        .flat_map(|i| {
+            sessions
+                .iter()
+                .filter_map(move |s| Some(request(s, s.versions.get(i)?)))
+        })
+        .collect();
+    progress("checks dupcheck: editor typing, one file after the other");
+    let kept = latency(port, &in_order, 0, in_order.len())?;
+    progress("checks dupcheck: editor typing, interleaved");
+    let afresh = latency(port, &interleaved, 0, interleaved.len())?;
+    Ok((kept, afresh))
 }
 
 /// Latencies per size, and throughputs per connection count, of one server.
@@ -1576,6 +1695,9 @@ fn checks_and_memory(
     } else {
         None
     };
+    let typing = dupcheck
+        .is_some()
+        .then(|| typing(server.port, &workload.editing));
     let memory = if options.wants(Part::Memory) {
         progress(&format!(
             "memory: {} checks of 20 lines",
@@ -1603,6 +1725,7 @@ fn checks_and_memory(
         .then(|| jscpd_checks(env, &all, &workload, counts));
     if let Some(dupcheck) = &dupcheck {
         print_checks(out, dupcheck, peer.as_ref(), scan_s, &workload);
+        print_typing(out, typing, &workload);
     }
     if let Some(memory) = memory {
         print_memory(out, &memory);
@@ -1738,6 +1861,55 @@ fn print_checks(
     );
     let json = checks_json(dupcheck, peer, scan_s, workload);
     out.json.insert("checks".into(), json);
+}
+
+/// The tree-sitter floor under 100-line checks, and the editing sessions.
+fn print_typing(
+    out: &mut Output,
+    typing: Option<Result<(Latency, Latency), String>>,
+    workload: &Workload,
+) {
+    let parse = &workload.parse_100_ms;
+    out.line(format!(
+        "  {:<22} {:.3} / {:.3} ms (p50/p99 of the {} 100-line snippets, in-process: the floor under their checks)",
+        "tree-sitter alone",
+        percentile(parse, 0.50),
+        percentile(parse, 0.99),
+        parse.len()
+    ));
+    let sessions = &workload.editing;
+    let lines: usize = sessions
+        .iter()
+        .filter_map(|s| s.versions.first())
+        .map(|v| v.lines().count())
+        .sum();
+    let mean_lines = lines / sessions.len().max(1);
+    let mut json = json!({
+        "parse100Ms": {"p50": percentile(parse, 0.50), "p99": percentile(parse, 0.99)},
+        "sessions": sessions.iter().map(|s| &s.path).collect::<Vec<_>>(),
+    });
+    match typing {
+        Some(Ok((kept, afresh))) => {
+            out.line(format!(
+                "  {:<22} {:<40} parsed afresh: {}",
+                "editor typing, path",
+                kept.cell(),
+                afresh.cell()
+            ));
+            out.line(format!(
+                "  {:<22} {} files of {mean_lines} lines on average, a keystroke per check; \
+                 afresh = the same checks interleaved over more files than the {} parses kept",
+                "",
+                sessions.len(),
+                dupcheck::buffers::KEPT
+            ));
+            json["kept"] = kept.json();
+            json["afresh"] = afresh.json();
+        }
+        Some(Err(e)) => out.line(format!("  editor typing: FAILED: {e}")),
+        None => {}
+    }
+    out.json.insert("editing".into(), json);
 }
 
 fn checks_json(

@@ -5,7 +5,8 @@
 //! [`fingerprint`] (winnowing) → [`index`] → [`matching`] → [`stats`], driven
 //! by [`scan`], which builds an immutable snapshot and swaps it in whole,
 //! reusing what [`cache`] kept from the last run and applying what [`watch`]
-//! sees change. The [`http`] module serves checks against the current snapshot.
+//! sees change. The [`http`] module serves checks against the current snapshot,
+//! reparsing an editor's buffer incrementally from the parse [`buffers`] kept.
 //!
 //! Every stage below `http` is synchronous and pure enough to be called from
 //! tests and benchmarks directly:
@@ -19,6 +20,8 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+/// Editors' buffers: the last parse of each checked path, for reparsing.
+pub mod buffers;
 /// The persisted index for warm restarts.
 pub mod cache;
 /// Flags and the config file, merged into one validated `Config`.

@@ -13,7 +13,7 @@
 
 use std::cell::RefCell;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use crate::grammar::{Class, Format, FormatId};
 use crate::hash::{fnv1a, HashMap};
@@ -124,6 +124,12 @@ thread_local! {
 
 /// Parses `text` with the format's grammar on this thread's parser.
 pub fn parse(format: &Format, text: &str) -> Option<Tree> {
+    parse_with(format, text, None)
+}
+
+/// Parses `text`, reusing the unchanged parts of `old`, a parse of an
+/// earlier version already edited to match it ([`Tree::edit`]).
+fn parse_with(format: &Format, text: &str, old: Option<&Tree>) -> Option<Tree> {
     PARSERS.with(|cell| {
         let mut parsers = cell.borrow_mut();
         let parser = match parsers.entry(format.id) {
@@ -134,7 +140,7 @@ pub fn parse(format: &Format, text: &str) -> Option<Tree> {
                 e.insert(parser)
             }
         };
-        let tree = parser.parse(text, None);
+        let tree = parser.parse(text, old);
         if tree.is_none() {
             // A parse that gave up leaves the parser mid-way; start afresh.
             parser.reset();
@@ -160,22 +166,111 @@ pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, us
 /// and when a wrapper mends them, the whole snippet is parsed inside it and
 /// gives the leaves, the wrapper's own leaves left out. So a method pasted
 /// without its class tokenizes as it does in its file.
+///
+/// `previous`, the parse of an earlier version of the snippet (an editor's
+/// buffer, checked on every edit), is reused: only what changed is parsed
+/// again. Returns the parse, for the next version.
 pub fn for_each_snippet_leaf(
     format: &Format,
     text: &str,
+    previous: Option<SnippetParse>,
     mut leaf: impl FnMut(Class, usize, usize),
-) {
+) -> Option<SnippetParse> {
     let text = blank_cut_comments(format, text);
-    let text = text.as_ref();
-    let Some((tree, offset)) = snippet_parse(format, text) else {
-        return;
-    };
-    walk(format, tree.root_node(), &mut |class, start, end| {
+    let parse = snippet_parse(format, &text, previous)?;
+    let offset = parse.offset(format);
+    walk(format, parse.tree.root_node(), &mut |class, start, end| {
         if start >= offset && end <= offset + text.len() {
             leaf(class, start - offset, end - offset);
         }
         true
     });
+    Some(parse)
+}
+
+/// The parse of one version of a snippet, kept to reparse the next one
+/// incrementally (see [`for_each_snippet_leaf`]).
+pub struct SnippetParse {
+    format: FormatId,
+    /// The head that chose the wrapper, as it was probed.
+    head: String,
+    /// The wrapper used, as an index into the format's `snippet_wrappers`.
+    wrapper: Option<usize>,
+    /// The text as parsed: cut comments blanked, inside its wrapper.
+    parsed: String,
+    tree: Tree,
+}
+
+impl SnippetParse {
+    /// Bytes of the text parsed (a measure of what keeping it costs).
+    pub fn len(&self) -> usize {
+        self.parsed.len()
+    }
+
+    /// Whether nothing was parsed.
+    pub fn is_empty(&self) -> bool {
+        self.parsed.is_empty()
+    }
+
+    /// Where the snippet starts in the text parsed.
+    fn offset(&self, format: &Format) -> usize {
+        self.wrapper
+            .and_then(|i| format.snippet_wrappers.get(i))
+            .map_or(0, |(prefix, _)| prefix.len())
+    }
+
+    /// A parse of `parsed`, an edit of this one's text, reusing this one's
+    /// tree for all that did not change.
+    fn reparse(mut self, format: &Format, parsed: &str) -> Option<Tree> {
+        self.tree.edit(&edit_between(&self.parsed, parsed));
+        parse_with(format, parsed, Some(&self.tree))
+    }
+}
+
+/// The edit that turns `old` into `new`: one replaced range between their
+/// common start and their common end.
+fn edit_between(old: &str, new: &str) -> InputEdit {
+    let mut start = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(start) {
+        start -= 1;
+    }
+    let longest_end = old.len().min(new.len()) - start;
+    let mut end = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(longest_end)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(old.len() - end) || !new.is_char_boundary(new.len() - end) {
+        end -= 1;
+    }
+    let (old_end, new_end) = (old.len() - end, new.len() - end);
+    InputEdit {
+        start_byte: start,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old, start),
+        old_end_position: point(old, old_end),
+        new_end_position: point(new, new_end),
+    }
+}
+
+/// Tree-sitter's position of a byte offset: row, and column in bytes.
+fn point(text: &str, at: usize) -> Point {
+    let before = &text.as_bytes()[..at];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    Point {
+        row: before.iter().filter(|&&b| b == b'\n').count(),
+        column: at - line_start,
+    }
 }
 
 /// Lines of code a snippet's first error must come within for wrappers to
@@ -186,34 +281,51 @@ const WRAPPER_HEAD_LINES: usize = 8;
 /// snippet up to twice as long is its own head (one parse beats two).
 const WRAPPER_PROBE_LINES: usize = 12;
 
-/// The parse of a snippet, and the offset of `text` in what was parsed
-/// (the length of the wrapper's prefix, or 0).
+/// The parse of a snippet, reusing `previous` when it is of the same format.
 ///
 /// Wrappers give a snippet its missing start, so its head (see
 /// [`head_end`]) decides: a wrapper is used when it parses the head with
 /// fewer ERROR nodes than the head alone. MISSING nodes do not count there:
 /// a head cut short misses its closing brackets however it is wrapped. So
 /// the whole snippet is parsed once, bare or wrapped (a short snippet is its
-/// own head, and its probes serve).
-fn snippet_parse(format: &Format, text: &str) -> Option<(Tree, usize)> {
-    if format.snippet_wrappers.is_empty() {
-        return parse(format, text).map(|tree| (tree, 0));
-    }
+/// own head, and its probes serve). A head unchanged since `previous` keeps
+/// its wrapper without probes.
+fn snippet_parse(
+    format: &Format,
+    text: &str,
+    previous: Option<SnippetParse>,
+) -> Option<SnippetParse> {
+    let previous = previous.filter(|p| p.format == format.id);
     let head_end = head_end(text);
-    let whole = head_end == text.len();
     // A head that ends inside a block comment would misparse there.
-    let head_text = blank_cut_comments(format, &text[..head_end]);
-    let head = parse(format, &head_text)?;
-    let (tree, prefix) = match mending_wrapper(format, &head_text, &head) {
-        Some((probe, (prefix, _))) if whole => (Some(probe), prefix.len()),
-        Some((_, (prefix, suffix))) => {
-            let wrapped = parse(format, &format!("{prefix}{text}{suffix}"));
-            (wrapped, prefix.len())
+    let head = blank_cut_comments(format, &text[..head_end]).into_owned();
+    let (wrapper, probed) = match &previous {
+        Some(p) if p.head == head => (p.wrapper, None),
+        _ if format.snippet_wrappers.is_empty() => (None, None),
+        _ => {
+            let bare = parse(format, &head)?;
+            match mending_wrapper(format, &head, &bare) {
+                Some((probe, i)) => (Some(i), Some(probe)),
+                None => (None, Some(bare)),
+            }
         }
-        None if whole => (Some(head), 0),
-        None => (parse(format, text), 0),
     };
-    Some((tree?, prefix))
+    let parsed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
+        Some((prefix, suffix)) => format!("{prefix}{text}{suffix}"),
+        None => text.to_owned(),
+    };
+    let tree = match (probed, previous) {
+        (Some(tree), _) if head_end == text.len() => tree,
+        (_, Some(p)) if p.wrapper == wrapper => p.reparse(format, &parsed)?,
+        _ => parse(format, &parsed)?,
+    };
+    Some(SnippetParse {
+        format: format.id,
+        head,
+        wrapper,
+        parsed,
+        tree,
+    })
 }
 
 /// Where a snippet's head ends: after its first non-blank line and the
@@ -237,11 +349,7 @@ fn head_end(text: &str) -> usize {
 /// The wrapper that parses `head` with the fewest ERROR nodes, fewer than
 /// the bare parse `tree` of it has, with its parse; none when the head's
 /// first error comes after [`WRAPPER_HEAD_LINES`] lines of code.
-fn mending_wrapper<'f>(
-    format: &'f Format,
-    head: &str,
-    tree: &Tree,
-) -> Option<(Tree, &'f (String, String))> {
+fn mending_wrapper(format: &Format, head: &str, tree: &Tree) -> Option<(Tree, usize)> {
     let mut fewest = count_errors(tree, false);
     if fewest == 0 {
         return None;
@@ -257,14 +365,14 @@ fn mending_wrapper<'f>(
         return None;
     }
     let mut best = None;
-    for wrapper @ (prefix, suffix) in &format.snippet_wrappers {
+    for (i, (prefix, suffix)) in format.snippet_wrappers.iter().enumerate() {
         let Some(probe) = parse(format, &format!("{prefix}{head}{suffix}")) else {
             continue;
         };
         let errors = count_errors(&probe, false);
         if errors < fewest {
             fewest = errors;
-            best = Some((probe, wrapper));
+            best = Some((probe, i));
         }
         if fewest == 0 {
             break;
@@ -435,11 +543,22 @@ pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
 
 /// The normalized token stream of a snippet (see [`for_each_snippet_leaf`]).
 pub fn tokenize_snippet(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
+    tokenize_snippet_after(format, text, mode, None).0
+}
+
+/// The normalized token stream of a snippet whose earlier version was
+/// parsed as `previous`, and its parse, for the next version.
+pub fn tokenize_snippet_after(
+    format: &Format,
+    text: &str,
+    mode: Mode,
+    previous: Option<SnippetParse>,
+) -> (Vec<Token>, Option<SnippetParse>) {
     let mut tokens = Vec::with_capacity(text.len() / 4);
-    for_each_snippet_leaf(format, text, |class, start, end| {
+    let parse = for_each_snippet_leaf(format, text, previous, |class, start, end| {
         push(&mut tokens, format, text, mode, class, start, end)
     });
-    tokens
+    (tokens, parse)
 }
 
 /// Appends the token of one leaf, unless its class is dropped.
@@ -713,6 +832,65 @@ mod tests {
                     .collect::<Vec<_>>(),
                 expected
             );
+        }
+    }
+
+    /// Deterministic edits of a text, as a person types: an insertion of a
+    /// piece of code or a deletion of a few characters, at places spread
+    /// over the text by a linear congruential generator.
+    fn typing(text: &str, steps: usize) -> Vec<String> {
+        const PIECES: [&str; 9] = ["x", " ", "\n", "(", "}", "\"", "foo(", ";", "if "];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n.max(1)
+        };
+        let mut versions = vec![text.to_owned()];
+        let mut current = text.to_owned();
+        for _ in 0..steps {
+            let mut at = next(current.len() + 1);
+            while !current.is_char_boundary(at) {
+                at -= 1;
+            }
+            if next(3) == 0 && at < current.len() {
+                let mut end = (at + 1 + next(5)).min(current.len());
+                while !current.is_char_boundary(end) {
+                    end += 1;
+                }
+                current.replace_range(at..end, "");
+            } else {
+                current.insert_str(at, PIECES[next(PIECES.len())]);
+            }
+            versions.push(current.clone());
+        }
+        versions
+    }
+
+    #[test]
+    fn an_edited_snippet_reparsed_incrementally_tokenizes_as_parsed_afresh() {
+        let registry = Registry::builtin();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        for (file, format) in [
+            ("project/src/util/merge.js", "javascript"),
+            ("regressions/ts/scheduler.ts", "typescript"),
+            ("project/py/report.py", "python"),
+            ("project/rs/lib.rs", "rust"),
+        ] {
+            let format = registry.lookup(format).unwrap();
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            let mut previous = None;
+            let mut reused = 0;
+            for (step, version) in typing(&text, 60).iter().enumerate() {
+                reused += usize::from(previous.is_some());
+                let (tokens, parse) = tokenize_snippet_after(format, version, Mode::Mild, previous);
+                assert_eq!(
+                    tokens,
+                    tokenize_snippet(format, version, Mode::Mild),
+                    "{file}, step {step}:\n{version}"
+                );
+                previous = parse;
+            }
+            assert_eq!(reused, 60, "{file}");
         }
     }
 

@@ -288,3 +288,41 @@ fn recheck_sees_new_files() {
         ]
     );
 }
+
+#[test]
+fn an_editors_successive_buffers_get_the_answers_of_fresh_checks() {
+    // With a `path`, each check reparses only what changed since the last
+    // check of that path; the answers must not show it.
+    let server = Server::start("project", &[]);
+    let original = read("src/util/merge.js");
+    let versions = [
+        original.clone(),
+        format!("\n{original}"),
+        original.replace("result[key] = value;", "result[key] = value + 1;"),
+        original.replace("  return result;\n", ""),
+        original.clone(),
+    ];
+    let mut answers = Vec::new();
+    for code in &versions {
+        let (status, edited) = server
+            .check(json!({"code": code, "format": "javascript", "path": "src/app/editing.js"}));
+        assert_eq!(status, 200);
+        let (_, fresh) = server.check(json!({"code": code, "format": "javascript"}));
+        assert_eq!(edited, fresh);
+        answers.push(edited);
+    }
+    assert_eq!(
+        files(&answers[0]),
+        [
+            "src/util/merge.js",
+            "src/app/merge-copy.js",
+            "src/types/merge.ts"
+        ]
+    );
+    assert_eq!(
+        answers[1]["duplications"][0]["snippetLocation"]["startLine"],
+        3
+    );
+    assert_ne!(answers[2], answers[0]);
+    assert_eq!(answers[4], answers[0]);
+}

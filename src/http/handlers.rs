@@ -25,7 +25,7 @@ use crate::matching::{check_snippet, Exclusions, SnippetMatch};
 use crate::scan::Snapshot;
 use crate::stats::SnippetStats;
 use crate::time::iso8601;
-use crate::tokens::tokenize_snippet;
+use crate::tokens::tokenize_snippet_after;
 use crate::VERSION;
 
 /// How long a client may take to send its body.
@@ -80,7 +80,12 @@ fn answer_check(
     let registry = state.scanner.registry();
     let format = registry.get(request.format);
     let matches: Vec<SnippetMatch> = if config.formats.contains(&format.id) {
-        let tokens = tokenize_snippet(format, &request.code, config.mode);
+        let path = request.path.as_deref();
+        let previous = path.and_then(|p| state.buffers.take(p));
+        let (tokens, parse) = tokenize_snippet_after(format, &request.code, config.mode, previous);
+        if let (Some(path), Some(parse)) = (path, parse) {
+            state.buffers.keep(path, parse);
+        }
         let local_folder = request
             .path
             .as_deref()
@@ -493,7 +498,13 @@ mod tests {
         let registry = Registry::builtin();
         let config = Config::resolve(&cli, dir.path(), &registry, |_| {}).unwrap();
         let scanner = Scanner::new(Arc::new(config), registry);
-        (dir, Arc::new(State { scanner }))
+        (
+            dir,
+            Arc::new(State {
+                scanner,
+                buffers: Default::default(),
+            }),
+        )
     }
 
     async fn body(res: Resp) -> Value {

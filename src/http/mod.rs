@@ -17,6 +17,7 @@ use http_body_util::Full;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
+use crate::buffers::Buffers;
 use crate::scan::Scanner;
 
 /// Every response of the server.
@@ -26,6 +27,8 @@ pub type Resp = Response<Full<Bytes>>;
 pub struct State {
     /// The current index and its rescans.
     pub scanner: Arc<Scanner>,
+    /// The last parse of each checked `path`, to reparse its next version.
+    pub buffers: Buffers,
 }
 
 /// A JSON response with `status`.

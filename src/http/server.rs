@@ -39,6 +39,7 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     let scanner = Scanner::new(Arc::new(config), registry);
     let state = Arc::new(State {
         scanner: Arc::clone(&scanner),
+        buffers: Default::default(),
     });
     // Watch before the first scan, so no change made during it is lost.
     let _watcher = if scanner.config().watch {
