@@ -387,7 +387,7 @@ fn mending_wrapper(format: &Format, head: &str, tree: &Tree) -> Option<(Tree, us
 /// kept, so offsets stay), when they are unmistakable: a first `*/` that
 /// ends its line and comes before any `/*`, or a last `/*` that starts its
 /// line and is never closed.
-fn blank_cut_comments<'a>(format: &Format, text: &'a str) -> std::borrow::Cow<'a, str> {
+pub fn blank_cut_comments<'a>(format: &Format, text: &'a str) -> std::borrow::Cow<'a, str> {
     let Some((open, close)) = &format.block_comment else {
         return text.into();
     };
