@@ -236,6 +236,7 @@ pub fn project_clones(
 ) -> (Vec<Clone>, usize) {
     let per_file: Vec<(Vec<Clone>, usize)> = (0..index.files.len() as u32)
         .into_par_iter()
+        .with_max_len(1)
         .map(|fa| {
             let file = &index.files[fa as usize];
             let fps = &file.fingerprints;

@@ -146,8 +146,11 @@ pub fn scan(
     let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
     let mut biggest_first: Vec<&Candidate> = candidates.iter().collect();
     biggest_first.sort_by_key(|c| std::cmp::Reverse(c.size));
+    // One file per task: rayon's default splitting hands one thread a run of
+    // the biggest files, and the cores finish far apart.
     let outcomes: Vec<Outcome> = biggest_first
         .par_iter()
+        .with_max_len(1)
         .map(|c| {
             let outcome = load(config, registry, reuse, winnow, c);
             if let Outcome::Skipped(reason) = &outcome {
