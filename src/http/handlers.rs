@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -76,6 +76,8 @@ fn answer_check(
         duplications: Vec<Duplication<'a>>,
         statistics: SnippetStats,
     }
+    let started = Instant::now();
+    let mut tokenized = Duration::ZERO;
     let config = state.scanner.config();
     let registry = state.scanner.registry();
     let format = registry.get(request.format);
@@ -86,6 +88,7 @@ fn answer_check(
         if let (Some(path), Some(parse)) = (path, parse) {
             state.buffers.keep(path, parse);
         }
+        tokenized = started.elapsed();
         let local_folder = request
             .path
             .as_deref()
@@ -106,6 +109,7 @@ fn answer_check(
     } else {
         Vec::new()
     };
+    let matched = started.elapsed();
     let statistics = SnippetStats::compute(&request.code, &matches);
     let duplications = matches
         .iter()
@@ -117,14 +121,21 @@ fn answer_check(
             )
         })
         .collect();
-    serde_json::to_vec(&Body {
+    let body = serde_json::to_vec(&Body {
         duplications,
         statistics,
     })
     .map_err(|err| {
         tracing::error!("cannot serialize a check: {err}");
         ApiError::Internal
-    })
+    });
+    tracing::debug!(
+        "check of {} bytes: tokenize {tokenized:?}, match {:?}, answer {:?}",
+        request.code.len(),
+        matched - tokenized,
+        started.elapsed() - matched
+    );
+    body
 }
 
 /// One entry of `duplications`.
