@@ -310,9 +310,9 @@ const WRAPPER_PROBE_LINES: usize = 12;
 /// [`head_end`]) decides: a wrapper is used when it parses the head with
 /// fewer ERROR nodes than the head alone. MISSING nodes do not count there:
 /// a head cut short misses its closing brackets however it is wrapped. So
-/// the whole snippet is parsed once, bare or wrapped (a short snippet is its
-/// own head, and its probes serve). A head unchanged since `previous` keeps
-/// its wrapper without probes.
+/// the whole snippet is parsed once, bare or wrapped, extending the chosen
+/// probe's parse (a short snippet is its own head, and its probes serve). A
+/// head unchanged since `previous` keeps its wrapper without probes.
 fn snippet_parse(
     format: &Format,
     text: &str,
@@ -340,6 +340,21 @@ fn snippet_parse(
     let tree = match (probed, previous) {
         (Some(tree), _) if head_end == text.len() => tree,
         (_, Some(p)) if p.wrapper == wrapper => p.reparse(format, &parsed)?,
+        // The probe parsed the snippet's start: extend it to the whole.
+        (Some(tree), _) => {
+            let probed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
+                Some((prefix, suffix)) => format!("{prefix}{head}{suffix}"),
+                None => head.clone(),
+            };
+            let probe = SnippetParse {
+                format: format.id,
+                head: String::new(),
+                wrapper,
+                parsed: probed,
+                tree,
+            };
+            probe.reparse(format, &parsed)?
+        }
         _ => parse(format, &parsed)?,
     };
     Some(SnippetParse {
