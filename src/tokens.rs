@@ -241,13 +241,13 @@ impl SnippetParse {
             .and_then(|i| format.snippet_wrappers.get(i))
             .map_or(0, |(prefix, _)| prefix.len())
     }
+}
 
-    /// A parse of `parsed`, an edit of this one's text, reusing this one's
-    /// tree for all that did not change.
-    fn reparse(mut self, format: &Format, parsed: &str) -> Option<Tree> {
-        self.tree.edit(&edit_between(&self.parsed, parsed));
-        parse_with(format, parsed, Some(&self.tree))
-    }
+/// A parse of `new`, reusing `tree`, the parse of `old`, for all that did
+/// not change between the two texts.
+fn reparse(format: &Format, mut tree: Tree, old: &str, new: &str) -> Option<Tree> {
+    tree.edit(&edit_between(old, new));
+    parse_with(format, new, Some(&tree))
 }
 
 /// The edit that turns `old` into `new`: one replaced range between their
@@ -273,26 +273,29 @@ fn edit_between(old: &str, new: &str) -> InputEdit {
         end -= 1;
     }
     let (old_end, new_end) = (old.len() - end, new.len() - end);
+    let start_position = advance(Point::default(), &old[..start]);
     InputEdit {
         start_byte: start,
         old_end_byte: old_end,
         new_end_byte: new_end,
-        start_position: point(old, start),
-        old_end_position: point(old, old_end),
-        new_end_position: point(new, new_end),
+        start_position,
+        old_end_position: advance(start_position, &old[start..old_end]),
+        new_end_position: advance(start_position, &new[start..new_end]),
     }
 }
 
-/// Tree-sitter's position of a byte offset: row, and column in bytes.
-fn point(text: &str, at: usize) -> Point {
-    let before = &text.as_bytes()[..at];
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    Point {
-        row: before.iter().filter(|&&b| b == b'\n').count(),
-        column: at - line_start,
+/// Tree-sitter's position (row, column in bytes) after `text`, which starts
+/// at `from`.
+fn advance(from: Point, text: &str) -> Point {
+    match text.rfind('\n') {
+        Some(last) => Point {
+            row: from.row + text.bytes().filter(|&b| b == b'\n').count(),
+            column: text.len() - last - 1,
+        },
+        None => Point {
+            row: from.row,
+            column: from.column + text.len(),
+        },
     }
 }
 
@@ -339,21 +342,14 @@ fn snippet_parse(
     };
     let tree = match (probed, previous) {
         (Some(tree), _) if head_end == text.len() => tree,
-        (_, Some(p)) if p.wrapper == wrapper => p.reparse(format, &parsed)?,
+        (_, Some(p)) if p.wrapper == wrapper => reparse(format, p.tree, &p.parsed, &parsed)?,
         // The probe parsed the snippet's start: extend it to the whole.
         (Some(tree), _) => {
             let probed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
                 Some((prefix, suffix)) => format!("{prefix}{head}{suffix}"),
                 None => head.clone(),
             };
-            let probe = SnippetParse {
-                format: format.id,
-                head: String::new(),
-                wrapper,
-                parsed: probed,
-                tree,
-            };
-            probe.reparse(format, &parsed)?
+            reparse(format, tree, &probed, &parsed)?
         }
         _ => parse(format, &parsed)?,
     };
@@ -902,6 +898,30 @@ mod tests {
             versions.push(current.clone());
         }
         versions
+    }
+
+    #[test]
+    fn an_edit_spans_what_changed_with_byte_columns_and_whole_characters() {
+        let point = |row, column| Point { row, column };
+        let edit = edit_between("ab\ncdé\nfg", "ab\ncXYZ\nQ\nfg");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (4, 7, 9)
+        );
+        assert_eq!(edit.start_position, point(1, 1));
+        assert_eq!(edit.old_end_position, point(1, 4));
+        assert_eq!(edit.new_end_position, point(2, 1));
+        // é and è share their first byte: the edit starts before both.
+        let edit = edit_between("xé", "xè");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (1, 3, 3)
+        );
+        let edit = edit_between("same", "same");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (4, 4, 4)
+        );
     }
 
     #[test]
