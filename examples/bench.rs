@@ -1156,6 +1156,29 @@ fn parse_floor(registry: &Registry, sources: &[Source], runs: usize) -> f64 {
     (0..runs).map(|_| parse_all()).fold(f64::INFINITY, f64::min)
 }
 
+/// Wall seconds of `dupcheck::scan::scan` of `dir` with default options,
+/// no cache (the fastest of `runs`, after one untimed run, as the floor).
+fn in_process_scan(registry: &Registry, dir: &Path, runs: usize) -> Result<f64, String> {
+    let cli = Cli::try_parse_from([OsString::from("dupcheck"), dir.into(), "--no-cache".into()])
+        .map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let config = Config::resolve(&cli, &cwd, registry, |_| {}).map_err(|e| e.to_string())?;
+    let scan = || {
+        let started = Instant::now();
+        let reuse = dupcheck::scan::Reuse::previous(None);
+        let snapshot =
+            dupcheck::scan::scan(&config, registry, &reuse, dupcheck::scan::Progress::Quiet)
+                .map_err(|e| e.to_string())?;
+        let seconds = started.elapsed().as_secs_f64();
+        drop(snapshot);
+        Ok::<f64, String>(seconds)
+    };
+    if runs > 1 {
+        scan()?;
+    }
+    (0..runs).try_fold(f64::INFINITY, |fastest, _| Ok(fastest.min(scan()?)))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Peer {
     Jscpd5,
@@ -1247,8 +1270,9 @@ fn cold_scan(env: &Env, counts: &Counts, out: &mut Output) {
             )
         });
         let wall = scan_dupcheck(env, corpus, counts, out, &mut rows);
-        match floor {
+        match &floor {
             Ok((seconds, files)) => {
+                let (seconds, files) = (*seconds, *files);
                 let ratio = wall.map(|w| w / seconds);
                 let note = ratio.map_or(String::new(), |r| {
                     let ok = verdict(r <= TARGET_SCAN_RATIO);
@@ -1268,6 +1292,29 @@ fn cold_scan(env: &Env, counts: &Counts, out: &mut Output) {
                 rows.insert("parseFloor".into(), row);
             }
             Err(e) => out.line(format!("  {corpus:<7} parse-only floor: FAILED: {e}")),
+        }
+        // The floor is measured warm, in this process; so is this scan, to
+        // tell the pipeline's overhead from a fresh process's first touches.
+        progress(&format!("scan {corpus}: dupcheck scan in this process"));
+        match (in_process_scan(&registry, &dir, counts.floor_runs), &floor) {
+            (Ok(seconds), Ok((floor, files))) => {
+                let ratio = seconds / floor;
+                out.line(scan_row(
+                    corpus,
+                    "  same, in-process",
+                    seconds,
+                    None,
+                    None,
+                    Some(*files as u64),
+                    &format!("scan/floor {ratio:.2}x, both warm in this process"),
+                ));
+                rows.insert(
+                    "dupcheckInProcess".into(),
+                    json!({"wallS": seconds, "ratio": ratio}),
+                );
+            }
+            (Err(e), _) => out.line(format!("  {corpus:<7} in-process scan: FAILED: {e}")),
+            _ => {}
         }
         for peer in Peer::ALL {
             scan_peer(env, peer, corpus, counts, out, &mut rows);
