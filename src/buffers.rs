@@ -40,18 +40,27 @@ impl Buffers {
     }
 
     /// Keeps `parse` as the latest of `path`, dropping the least recently
-    /// used parses beyond the limits.
+    /// used parses beyond the limits (freed after the lock is released: a
+    /// big tree takes a while to free).
     pub fn keep(&self, path: &str, parse: SnippetParse) {
         if parse.len() > KEPT_BYTES {
             return;
         }
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.retain(|(p, _)| p != path);
-        recent.push((path.to_owned(), parse));
-        let mut bytes: usize = recent.iter().map(|(_, p)| p.len()).sum();
-        while recent.len() > KEPT || bytes > KEPT_BYTES {
-            bytes -= recent.remove(0).1.len();
+        let mut dropped = Vec::new();
+        {
+            let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(at) = recent.iter().position(|(p, _)| p == path) {
+                dropped.push(recent.remove(at));
+            }
+            recent.push((path.to_owned(), parse));
+            let mut bytes: usize = recent.iter().map(|(_, p)| p.len()).sum();
+            while recent.len() > KEPT || bytes > KEPT_BYTES {
+                let (path, parse) = recent.remove(0);
+                bytes -= parse.len();
+                dropped.push((path, parse));
+            }
         }
+        drop(dropped);
     }
 
     /// Paths with a kept parse, least recently used first.
