@@ -202,12 +202,12 @@ pub fn for_each_snippet_leaf(
     let text = blank_cut_comments(format, text);
     let parse = snippet_parse(format, &text, previous)?;
     let offset = parse.offset(format);
-    walk(format, parse.tree.root_node(), &mut |class, start, end| {
+    for &Leaf { class, start, end } in &parse.leaves {
+        let (start, end) = (start as usize, end as usize);
         if start >= offset && end <= offset + text.len() {
             leaf(class, start - offset, end - offset);
         }
-        true
-    });
+    }
     Some(parse)
 }
 
@@ -222,6 +222,30 @@ pub struct SnippetParse {
     /// The text as parsed: cut comments blanked, inside its wrapper.
     parsed: String,
     tree: Tree,
+    /// The leaves of `tree`, comments included, at their bytes in `parsed`.
+    leaves: Vec<Leaf>,
+}
+
+/// One token leaf of a parse (see [`walk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Leaf {
+    class: Class,
+    start: u32,
+    end: u32,
+}
+
+/// Every leaf of `tree`, in order.
+fn leaves_of(format: &Format, tree: &Tree) -> Vec<Leaf> {
+    let mut leaves = Vec::new();
+    walk(format, tree.root_node(), &mut |class, start, end| {
+        leaves.push(Leaf {
+            class,
+            start: start as u32,
+            end: end as u32,
+        });
+        true
+    });
+    leaves
 }
 
 impl SnippetParse {
@@ -245,9 +269,84 @@ impl SnippetParse {
 
 /// A parse of `new`, reusing `tree`, the parse of `old`, for all that did
 /// not change between the two texts.
-fn reparse(format: &Format, mut tree: Tree, old: &str, new: &str) -> Option<Tree> {
-    tree.edit(&edit_between(old, new));
-    parse_with(format, new, Some(&tree))
+fn reparse(format: &Format, tree: Tree, old: &str, new: &str) -> Option<Tree> {
+    reparse_edited(format, tree, old, new).map(|(tree, _, _)| tree)
+}
+
+/// [`reparse`], also giving the old tree as edited and the edit.
+fn reparse_edited(
+    format: &Format,
+    mut tree: Tree,
+    old: &str,
+    new: &str,
+) -> Option<(Tree, Tree, InputEdit)> {
+    let edit = edit_between(old, new);
+    tree.edit(&edit);
+    let reparsed = parse_with(format, new, Some(&tree))?;
+    Some((reparsed, tree, edit))
+}
+
+/// The leaves of `tree`, a reparse of an edited `old_tree` whose leaves
+/// were `old_leaves`: those before and after what changed are taken over
+/// (shifted by the edit), and only the changed range is walked. Falls back
+/// to walking everything when a leaf straddles the range's ends.
+fn respliced_leaves(
+    format: &Format,
+    tree: &Tree,
+    old_tree: &Tree,
+    edit: &InputEdit,
+    old_leaves: &[Leaf],
+) -> Vec<Leaf> {
+    let delta = edit.new_end_byte as i64 - edit.old_end_byte as i64;
+    // The changed range, in the new text, widened to the old leaves that
+    // touch it (an edit next to a token changes that token).
+    let (mut start, mut end) = (edit.start_byte, edit.new_end_byte);
+    for range in tree.changed_ranges(old_tree) {
+        start = start.min(range.start_byte);
+        end = end.max(range.end_byte);
+    }
+    let first_kept_after =
+        |old_end: usize| old_leaves.partition_point(|l| (l.start as usize) <= old_end);
+    let kept_before = old_leaves.partition_point(|l| (l.end as usize) < start);
+    if let Some(touching) = old_leaves.get(kept_before) {
+        start = start.min(touching.start as usize);
+    }
+    let old_end = (end as i64 - delta).max(start as i64) as usize;
+    let after = first_kept_after(old_end);
+    if let Some(touching) = after.checked_sub(1).and_then(|i| old_leaves.get(i)) {
+        let touching_end = (touching.end as i64 + delta) as usize;
+        if touching.end as usize >= old_end && touching_end > end {
+            end = touching_end;
+        }
+    }
+    let mut leaves: Vec<Leaf> = old_leaves[..kept_before].to_vec();
+    let mut straddles = false;
+    walk_from(format, tree.root_node(), start, &mut |class, s, e| {
+        if s >= end {
+            return false;
+        }
+        straddles |= s < start || e > end;
+        leaves.push(Leaf {
+            class,
+            start: s as u32,
+            end: e as u32,
+        });
+        true
+    });
+    let shifted = old_leaves[after..].iter().map(|l| Leaf {
+        class: l.class,
+        start: (l.start as i64 + delta) as u32,
+        end: (l.end as i64 + delta) as u32,
+    });
+    if straddles
+        || old_leaves[after..]
+            .first()
+            .is_some_and(|l| ((l.start as i64 + delta) as usize) < end)
+    {
+        return leaves_of(format, tree);
+    }
+    leaves.extend(shifted);
+    leaves
 }
 
 /// The edit that turns `old` into `new`: one replaced range between their
@@ -340,9 +439,14 @@ fn snippet_parse(
         Some((prefix, suffix)) => format!("{prefix}{text}{suffix}"),
         None => text.to_owned(),
     };
+    let mut leaves = None;
     let tree = match (probed, previous) {
         (Some(tree), _) if head_end == text.len() => tree,
-        (_, Some(p)) if p.wrapper == wrapper => reparse(format, p.tree, &p.parsed, &parsed)?,
+        (_, Some(p)) if p.wrapper == wrapper => {
+            let (tree, old_tree, edit) = reparse_edited(format, p.tree, &p.parsed, &parsed)?;
+            leaves = Some(respliced_leaves(format, &tree, &old_tree, &edit, &p.leaves));
+            tree
+        }
         // The probe parsed the snippet's start: extend it to the whole.
         (Some(tree), _) => {
             let probed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
@@ -353,12 +457,14 @@ fn snippet_parse(
         }
         _ => parse(format, &parsed)?,
     };
+    let leaves = leaves.unwrap_or_else(|| leaves_of(format, &tree));
     Some(SnippetParse {
         format: format.id,
         head,
         wrapper,
         parsed,
         tree,
+        leaves,
     })
 }
 
@@ -501,10 +607,22 @@ fn walk(
     root: Node<'_>,
     leaf: &mut impl FnMut(Class, usize, usize) -> bool,
 ) -> bool {
+    walk_from(format, root, 0, leaf)
+}
+
+/// Like [`walk`], skipping the subtrees that end at or before byte `from`.
+fn walk_from(
+    format: &Format,
+    root: Node<'_>,
+    from: usize,
+    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
+) -> bool {
     let mut cursor = root.walk();
     loop {
         let node = cursor.node();
+        let before = from > 0 && node.end_byte() <= from;
         let go_on = match format.class_of(node.kind_id()) {
+            _ if before => true,
             Some(Class::String)
                 if format.has_interpolations() && has_interpolation(format, node) =>
             {
@@ -935,7 +1053,9 @@ mod tests {
             ("project/rs/lib.rs", "rust"),
         ] {
             let format = registry.lookup(format).unwrap();
-            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            // Four copies: most edits then fall after the head, and only
+            // what changed is reparsed and walked again.
+            let text = std::fs::read_to_string(root.join(file)).unwrap().repeat(4);
             let mut previous = None;
             let mut reused = 0;
             for (step, version) in typing(&text, 60).iter().enumerate() {
