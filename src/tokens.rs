@@ -1046,16 +1046,34 @@ mod tests {
     fn an_edited_snippet_reparsed_incrementally_tokenizes_as_parsed_afresh() {
         let registry = Registry::builtin();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-        for (file, format) in [
-            ("project/src/util/merge.js", "javascript"),
-            ("regressions/ts/scheduler.ts", "typescript"),
-            ("project/py/report.py", "python"),
-            ("project/rs/lib.rs", "rust"),
+        let fixture = |file: &str| std::fs::read_to_string(root.join(file)).unwrap();
+        // A method without its class: parsed inside a wrapper.
+        let method: String = std::iter::once("public schedule(delay: number = 0): void {\n".into())
+            .chain((0..40).map(|i| format!("  this.delay{i} = delay;\n")))
+            .chain(std::iter::once("}\n".into()))
+            .collect();
+        // Four copies of each fixture: most edits then fall after the head,
+        // and only what changed is reparsed and walked again.
+        for (file, format, text) in [
+            (
+                "merge.js",
+                "javascript",
+                fixture("project/src/util/merge.js").repeat(4),
+            ),
+            (
+                "scheduler.ts",
+                "typescript",
+                fixture("regressions/ts/scheduler.ts").repeat(4),
+            ),
+            (
+                "report.py",
+                "python",
+                fixture("project/py/report.py").repeat(4),
+            ),
+            ("lib.rs", "rust", fixture("project/rs/lib.rs").repeat(4)),
+            ("a method", "typescript", method),
         ] {
             let format = registry.lookup(format).unwrap();
-            // Four copies: most edits then fall after the head, and only
-            // what changed is reparsed and walked again.
-            let text = std::fs::read_to_string(root.join(file)).unwrap().repeat(4);
             let mut previous = None;
             let mut reused = 0;
             for (step, version) in typing(&text, 60).iter().enumerate() {
