@@ -1511,7 +1511,7 @@ impl Workload {
                 let format = registry.lookup(s.format)?;
                 // What a check parses at least: the snippet once, the parts
                 // cut inside a comment blanked.
-                let code = dupcheck::tokens::blank_cut_comments(format, &s.code);
+                let code = dupcheck::snippet::blank_cut_comments(format, &s.code);
                 let fastest = (0..PARSE_RUNS)
                     .map(|_| {
                         let started = Instant::now();

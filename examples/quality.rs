@@ -50,7 +50,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use dupcheck::grammar::{Class, Format, Registry};
-use dupcheck::tokens::{for_each_leaf, parse, tokenize, tokenize_snippet, LineIndex, Mode, Token};
+use dupcheck::snippet::tokenize_snippet;
+use dupcheck::tokens::{for_each_leaf, parse, tokenize, LineIndex, Mode, Token};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tree_sitter::Node;

@@ -3,7 +3,7 @@
 //! An editor checks its buffer on every edit, with the buffer's `path`, so
 //! consecutive checks of one path differ by a keystroke. Keeping the last
 //! parse of each such snippet lets the next check reparse only what changed
-//! (tree-sitter's incremental parsing; see [`tokens::tokenize_snippet_after`]).
+//! (tree-sitter's incremental parsing; see [`snippet::tokenize_snippet_after`]).
 //!
 //! In: a path and the parse of its snippet. Out: that parse, taken back for
 //! the next check of the path. Invariants: at most [`KEPT`] parses of at most
@@ -12,11 +12,11 @@
 //! path at once never share it (the second parses afresh). What is kept only
 //! saves work: answers are the same with or without it.
 //!
-//! [`tokens::tokenize_snippet_after`]: crate::tokens::tokenize_snippet_after
+//! [`snippet::tokenize_snippet_after`]: crate::snippet::tokenize_snippet_after
 
 use std::sync::{Mutex, PoisonError};
 
-use crate::tokens::SnippetParse;
+use crate::snippet::SnippetParse;
 
 /// Parses kept at most: an editor has a few buffers in use at a time.
 pub const KEPT: usize = 8;
@@ -75,7 +75,8 @@ impl Buffers {
 mod tests {
     use super::*;
     use crate::grammar::Registry;
-    use crate::tokens::{tokenize_snippet_after, Mode};
+    use crate::snippet::tokenize_snippet_after;
+    use crate::tokens::Mode;
 
     fn parse_of(text: &str) -> SnippetParse {
         let registry = Registry::builtin();

@@ -5,8 +5,9 @@
 //! [`fingerprint`] (winnowing) → [`index`] → [`matching`] → [`stats`], driven
 //! by [`scan`], which builds an immutable snapshot and swaps it in whole,
 //! reusing what [`cache`] kept from the last run and applying what [`watch`]
-//! sees change. The [`http`] module serves checks against the current snapshot,
-//! reparsing an editor's buffer incrementally from the parse [`buffers`] kept.
+//! sees change. The [`http`] module serves checks against the current snapshot;
+//! [`snippet`] parses what clients send (cut out of context), reparsing an
+//! editor's buffer incrementally from the parse [`buffers`] kept.
 //!
 //! Every stage below `http` is synchronous and pure enough to be called from
 //! tests and benchmarks directly:
@@ -38,6 +39,8 @@ pub mod index;
 pub mod matching;
 /// Scans, snapshots, and the scanner that swaps them.
 pub mod scan;
+/// Snippets cut out of their context, and editors' buffers reparsed.
+pub mod snippet;
 /// Statistics rows and snippet statistics.
 pub mod stats;
 /// Parsing and normalization into token streams.

@@ -23,9 +23,9 @@ use crate::grammar::{Format, FormatId};
 use crate::index::folder_of;
 use crate::matching::{check_snippet, Exclusions, SnippetMatch};
 use crate::scan::Snapshot;
+use crate::snippet::tokenize_snippet_after;
 use crate::stats::SnippetStats;
 use crate::time::iso8601;
-use crate::tokens::tokenize_snippet_after;
 use crate::VERSION;
 
 /// How long a client may take to send its body.

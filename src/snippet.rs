@@ -1,0 +1,627 @@
+//! Snippets: parsing code cut out of its context, and editors' buffers.
+//!
+//! In: a [`Format`], a snippet's text and, for an editor's buffer, the
+//! [`SnippetParse`] of its previous version. Out: the snippet's leaves, as
+//! [`tokens`](crate::tokens) turns them into tokens, and its parse, for the
+//! next version.
+//!
+//! A snippet is what a client pastes: cut out of its file, often inside a
+//! block comment or a class. So the parts cut inside a block comment are
+//! blanked ([`blank_cut_comments`]); the snippet's first lines decide
+//! whether it is parsed inside one of the format's `snippet_wrappers` (a
+//! method inside `class _ { ... }`); and the snippet is parsed once,
+//! extending the parse of those first lines. An editor's buffer, checked
+//! after each keystroke, is reparsed incrementally from its previous parse,
+//! and only the leaves in the range that changed are walked again.
+//!
+//! Invariants: the leaves are those of a parse of the (blanked) snippet,
+//! the wrapper's own left out; a buffer reparsed from its previous version
+//! gives the leaves a fresh parse of it gives (tested over random edits).
+
+use tree_sitter::{InputEdit, Point, Tree};
+
+use crate::grammar::{Class, Format, FormatId};
+use crate::tokens::{parse, parse_with, push, walk, walk_from, Mode, Token};
+
+/// The normalized token stream of a snippet (see [`for_each_snippet_leaf`]).
+pub fn tokenize_snippet(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
+    tokenize_snippet_after(format, text, mode, None).0
+}
+
+/// The normalized token stream of a snippet whose earlier version was
+/// parsed as `previous`, and its parse, for the next version.
+pub fn tokenize_snippet_after(
+    format: &Format,
+    text: &str,
+    mode: Mode,
+    previous: Option<SnippetParse>,
+) -> (Vec<Token>, Option<SnippetParse>) {
+    let mut tokens = Vec::with_capacity(text.len() / 4);
+    let parse = for_each_snippet_leaf(format, text, previous, |class, start, end| {
+        push(&mut tokens, format, text, mode, class, start, end)
+    });
+    (tokens, parse)
+}
+
+/// Like [`for_each_leaf`](crate::tokens::for_each_leaf), for a snippet cut
+/// out of its context: when its first lines parse with errors, they are also
+/// parsed inside each of the format's `snippet_wrappers` (a TypeScript
+/// method inside `class _ { ... }`), and when a wrapper mends them, the
+/// whole snippet is parsed inside it and gives the leaves, the wrapper's own
+/// leaves left out. So a method pasted without its class tokenizes as it
+/// does in its file.
+///
+/// `previous`, the parse of an earlier version of the snippet (an editor's
+/// buffer, checked on every edit), is reused: only what changed is parsed
+/// again. Returns the parse, for the next version.
+pub fn for_each_snippet_leaf(
+    format: &Format,
+    text: &str,
+    previous: Option<SnippetParse>,
+    mut leaf: impl FnMut(Class, usize, usize),
+) -> Option<SnippetParse> {
+    let text = blank_cut_comments(format, text);
+    let parse = snippet_parse(format, &text, previous)?;
+    let offset = parse.offset(format);
+    for &Leaf { class, start, end } in &parse.leaves {
+        let (start, end) = (start as usize, end as usize);
+        if start >= offset && end <= offset + text.len() {
+            leaf(class, start - offset, end - offset);
+        }
+    }
+    Some(parse)
+}
+
+/// The parse of one version of a snippet, kept to reparse the next one
+/// incrementally (see [`for_each_snippet_leaf`]).
+pub struct SnippetParse {
+    format: FormatId,
+    /// The head that chose the wrapper, as it was probed.
+    head: String,
+    /// The wrapper used, as an index into the format's `snippet_wrappers`.
+    wrapper: Option<usize>,
+    /// The text as parsed: cut comments blanked, inside its wrapper.
+    parsed: String,
+    tree: Tree,
+    /// The leaves of `tree`, comments included, at their bytes in `parsed`.
+    leaves: Vec<Leaf>,
+}
+
+/// One token leaf of a parse (see [`walk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Leaf {
+    class: Class,
+    start: u32,
+    end: u32,
+}
+
+/// Every leaf of `tree`, in order.
+fn leaves_of(format: &Format, tree: &Tree) -> Vec<Leaf> {
+    let mut leaves = Vec::new();
+    walk(format, tree.root_node(), &mut |class, start, end| {
+        leaves.push(Leaf {
+            class,
+            start: start as u32,
+            end: end as u32,
+        });
+        true
+    });
+    leaves
+}
+
+impl SnippetParse {
+    /// Bytes of the text parsed (a measure of what keeping it costs).
+    pub fn len(&self) -> usize {
+        self.parsed.len()
+    }
+
+    /// Whether nothing was parsed.
+    pub fn is_empty(&self) -> bool {
+        self.parsed.is_empty()
+    }
+
+    /// Where the snippet starts in the text parsed.
+    fn offset(&self, format: &Format) -> usize {
+        self.wrapper
+            .and_then(|i| format.snippet_wrappers.get(i))
+            .map_or(0, |(prefix, _)| prefix.len())
+    }
+}
+
+/// A parse of `new`, reusing `tree`, the parse of `old`, for all that did
+/// not change between the two texts.
+fn reparse(format: &Format, tree: Tree, old: &str, new: &str) -> Option<Tree> {
+    reparse_edited(format, tree, old, new).map(|(tree, _, _)| tree)
+}
+
+/// [`reparse`], also giving the old tree as edited and the edit.
+fn reparse_edited(
+    format: &Format,
+    mut tree: Tree,
+    old: &str,
+    new: &str,
+) -> Option<(Tree, Tree, InputEdit)> {
+    let edit = edit_between(old, new);
+    tree.edit(&edit);
+    let reparsed = parse_with(format, new, Some(&tree))?;
+    Some((reparsed, tree, edit))
+}
+
+/// The leaves of `tree`, a reparse of an edited `old_tree` whose leaves
+/// were `old_leaves`: those before and after what changed are taken over
+/// (shifted by the edit), and only the changed range is walked. Falls back
+/// to walking everything when a leaf straddles the range's ends.
+fn respliced_leaves(
+    format: &Format,
+    tree: &Tree,
+    old_tree: &Tree,
+    edit: &InputEdit,
+    old_leaves: &[Leaf],
+) -> Vec<Leaf> {
+    let delta = edit.new_end_byte as i64 - edit.old_end_byte as i64;
+    // The changed range, in the new text, widened to the old leaves that
+    // touch it (an edit next to a token changes that token).
+    let (mut start, mut end) = (edit.start_byte, edit.new_end_byte);
+    for range in tree.changed_ranges(old_tree) {
+        start = start.min(range.start_byte);
+        end = end.max(range.end_byte);
+    }
+    let shift = |l: &Leaf| Leaf {
+        class: l.class,
+        start: (l.start as i64 + delta) as u32,
+        end: (l.end as i64 + delta) as u32,
+    };
+    let kept_before = old_leaves.partition_point(|l| (l.end as usize) < start);
+    if let Some(touching) = old_leaves.get(kept_before) {
+        start = start.min(touching.start as usize);
+    }
+    let old_end = (end as i64 - delta).max(start as i64) as usize;
+    let after = old_leaves.partition_point(|l| (l.start as usize) <= old_end);
+    if let Some(touching) = after.checked_sub(1).and_then(|i| old_leaves.get(i)) {
+        if touching.end as usize >= old_end {
+            end = end.max(shift(touching).end as usize);
+        }
+    }
+    let mut leaves: Vec<Leaf> = old_leaves[..kept_before].to_vec();
+    let mut straddles = false;
+    walk_from(format, tree.root_node(), start, &mut |class, s, e| {
+        if s >= end {
+            return false;
+        }
+        straddles |= s < start || e > end;
+        leaves.push(Leaf {
+            class,
+            start: s as u32,
+            end: e as u32,
+        });
+        true
+    });
+    let overlaps_after = old_leaves
+        .get(after)
+        .is_some_and(|l| (shift(l).start as usize) < end);
+    if straddles || overlaps_after {
+        return leaves_of(format, tree);
+    }
+    leaves.extend(old_leaves[after..].iter().map(shift));
+    leaves
+}
+
+/// The edit that turns `old` into `new`: one replaced range between their
+/// common start and their common end.
+fn edit_between(old: &str, new: &str) -> InputEdit {
+    let mut start = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(start) {
+        start -= 1;
+    }
+    let longest_end = old.len().min(new.len()) - start;
+    let mut end = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(longest_end)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(old.len() - end) || !new.is_char_boundary(new.len() - end) {
+        end -= 1;
+    }
+    let (old_end, new_end) = (old.len() - end, new.len() - end);
+    let start_position = advance(Point::default(), &old[..start]);
+    InputEdit {
+        start_byte: start,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position,
+        old_end_position: advance(start_position, &old[start..old_end]),
+        new_end_position: advance(start_position, &new[start..new_end]),
+    }
+}
+
+/// Tree-sitter's position (row, column in bytes) after `text`, which starts
+/// at `from`.
+fn advance(from: Point, text: &str) -> Point {
+    match text.rfind('\n') {
+        Some(last) => Point {
+            row: from.row + text.bytes().filter(|&b| b == b'\n').count(),
+            column: text.len() - last - 1,
+        },
+        None => Point {
+            row: from.row,
+            column: from.column + text.len(),
+        },
+    }
+}
+
+/// Lines of code a snippet's first error must come within for wrappers to
+/// be tried (a method head spans a few lines).
+const WRAPPER_HEAD_LINES: usize = 8;
+
+/// Lines from a snippet's first non-blank one that decide on a wrapper; a
+/// snippet up to twice as long is its own head (one parse beats two).
+const WRAPPER_PROBE_LINES: usize = 12;
+
+/// The parse of a snippet, reusing `previous` when it is of the same format.
+///
+/// Wrappers give a snippet its missing start, so its head (see
+/// [`head_end`]) decides: a wrapper is used when it parses the head with
+/// fewer ERROR nodes than the head alone. MISSING nodes do not count there:
+/// a head cut short misses its closing brackets however it is wrapped. So
+/// the whole snippet is parsed once, bare or wrapped, extending the chosen
+/// probe's parse (a short snippet is its own head, and its probes serve). A
+/// head unchanged since `previous` keeps its wrapper without probes.
+fn snippet_parse(
+    format: &Format,
+    text: &str,
+    previous: Option<SnippetParse>,
+) -> Option<SnippetParse> {
+    let previous = previous.filter(|p| p.format == format.id);
+    let head_end = head_end(text);
+    // A head that ends inside a block comment would misparse there.
+    let head = blank_cut_comments(format, &text[..head_end]).into_owned();
+    let (wrapper, probed) = match &previous {
+        Some(p) if p.head == head => (p.wrapper, None),
+        _ if format.snippet_wrappers.is_empty() => (None, None),
+        _ => {
+            let bare = parse(format, &head)?;
+            match mending_wrapper(format, &head, &bare) {
+                Some((probe, i)) => (Some(i), Some(probe)),
+                None => (None, Some(bare)),
+            }
+        }
+    };
+    let parsed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
+        Some((prefix, suffix)) => format!("{prefix}{text}{suffix}"),
+        None => text.to_owned(),
+    };
+    let mut leaves = None;
+    let tree = match (probed, previous) {
+        (Some(tree), _) if head_end == text.len() => tree,
+        (_, Some(p)) if p.wrapper == wrapper => {
+            let (tree, old_tree, edit) = reparse_edited(format, p.tree, &p.parsed, &parsed)?;
+            leaves = Some(respliced_leaves(format, &tree, &old_tree, &edit, &p.leaves));
+            tree
+        }
+        // The probe parsed the snippet's start: extend it to the whole.
+        (Some(tree), _) => {
+            let probed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
+                Some((prefix, suffix)) => format!("{prefix}{head}{suffix}"),
+                None => head.clone(),
+            };
+            reparse(format, tree, &probed, &parsed)?
+        }
+        _ => parse(format, &parsed)?,
+    };
+    let leaves = leaves.unwrap_or_else(|| leaves_of(format, &tree));
+    Some(SnippetParse {
+        format: format.id,
+        head,
+        wrapper,
+        parsed,
+        tree,
+        leaves,
+    })
+}
+
+/// Where a snippet's head ends: after its first non-blank line and the
+/// [`WRAPPER_PROBE_LINES`] - 1 lines that follow, or at its end when the
+/// rest is shorter than that.
+fn head_end(text: &str) -> usize {
+    let first = text.len() - text.trim_start().len();
+    let line_start = text[..first].rfind('\n').map_or(0, |i| i + 1);
+    let mut line_ends = text[line_start..]
+        .match_indices('\n')
+        .map(|(i, _)| line_start + i);
+    match (
+        line_ends.nth(WRAPPER_PROBE_LINES - 1),
+        line_ends.nth(WRAPPER_PROBE_LINES - 1),
+    ) {
+        (Some(end), Some(_)) => end,
+        _ => text.len(),
+    }
+}
+
+/// The wrapper that parses `head` with the fewest ERROR nodes, fewer than
+/// the bare parse `tree` of it has, with its parse; none when the head's
+/// first error comes after [`WRAPPER_HEAD_LINES`] lines of code.
+fn mending_wrapper(format: &Format, head: &str, tree: &Tree) -> Option<(Tree, usize)> {
+    let mut fewest = count_errors(tree, false);
+    if fewest == 0 {
+        return None;
+    }
+    let first_error = first_error(tree).start;
+    let mut first_code = head.len();
+    walk(format, tree.root_node(), &mut |class, start, _| {
+        first_code = start;
+        class == Class::Comment
+    });
+    let before_error = &head[first_code.min(first_error)..first_error];
+    if before_error.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
+        return None;
+    }
+    let mut best = None;
+    for (i, (prefix, suffix)) in format.snippet_wrappers.iter().enumerate() {
+        let Some(probe) = parse(format, &format!("{prefix}{head}{suffix}")) else {
+            continue;
+        };
+        let errors = count_errors(&probe, false);
+        if errors < fewest {
+            fewest = errors;
+            best = Some((probe, i));
+        }
+        if fewest == 0 {
+            break;
+        }
+    }
+    best
+}
+
+/// A snippet cut inside a block comment starts with the comment's tail (or
+/// ends with its head): prose that would parse as broken code, slowly and
+/// into tokens no file has. Those parts are blanked (spaces, line breaks
+/// kept, so offsets stay), when they are unmistakable: a first `*/` that
+/// ends its line and comes before any `/*`, or a last `/*` that starts its
+/// line and is never closed.
+pub fn blank_cut_comments<'a>(format: &Format, text: &'a str) -> std::borrow::Cow<'a, str> {
+    let Some((open, close)) = &format.block_comment else {
+        return text.into();
+    };
+    let mut blank = Vec::new();
+    if let Some(c) = text.find(close.as_str()) {
+        let after = c + close.len();
+        let ends_line = text[after..]
+            .split('\n')
+            .next()
+            .is_some_and(|rest| rest.trim().is_empty());
+        if ends_line && text.find(open.as_str()).is_none_or(|o| o > c) {
+            blank.push(0..after);
+        }
+    }
+    if let Some(o) = text.rfind(open.as_str()) {
+        let line_start = text[..o].rfind('\n').map_or(0, |i| i + 1);
+        let starts_line = text[line_start..o].trim().is_empty();
+        let unclosed = !text[o..].contains(close.as_str());
+        if starts_line && unclosed && blank.first().is_none_or(|b| b.end <= o) {
+            blank.push(o..text.len());
+        }
+    }
+    if blank.is_empty() {
+        return text.into();
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for range in blank {
+        for b in &mut bytes[range] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Whole characters were replaced by ASCII spaces, byte for byte.
+    String::from_utf8(bytes).map_or(text.into(), Into::into)
+}
+
+/// Bytes of the first ERROR or MISSING node (empty at the end if none).
+fn first_error(tree: &Tree) -> std::ops::Range<usize> {
+    let mut node = tree.root_node();
+    loop {
+        if node.is_error() || node.is_missing() {
+            return node.start_byte()..node.end_byte();
+        }
+        let mut cursor = node.walk();
+        let next = node.children(&mut cursor).find(|c| c.has_error());
+        match next {
+            Some(child) => node = child,
+            None => return node.end_byte()..node.end_byte(),
+        }
+    }
+}
+
+/// ERROR nodes, and MISSING ones too with `missing`; only subtrees with
+/// errors are visited.
+fn count_errors(tree: &Tree, missing: bool) -> usize {
+    let mut count = 0;
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        count += usize::from(node.is_error() || (missing && node.is_missing()));
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return count;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::Registry;
+    use crate::tokens::tokenize;
+
+    #[test]
+    fn a_method_pasted_without_its_class_tokenizes_as_in_its_file() {
+        let registry = Registry::builtin();
+        let ts = registry.lookup("ts").unwrap();
+        let head = "public schedule(state?: T, delay: number = 0): void {\n";
+        // Short, the snippet is its own head; long, its head decides.
+        for body_lines in [1, 40] {
+            let body: String = (0..body_lines)
+                .map(|i| format!("  this.delay{i} = delay;\n"))
+                .collect();
+            let method = format!("{head}{body}}}");
+            let file = format!("class Action<T> {{\n{method}\n}}\n");
+            let in_file = tokenize(ts, &file, Mode::Mild);
+            let at = file.find("public").unwrap() as u32;
+            let expected: Vec<u64> = in_file
+                .iter()
+                .filter(|t| t.start >= at && (t.end as usize) <= at as usize + method.len())
+                .map(|t| t.id)
+                .collect();
+            let snippet: Vec<u64> = tokenize_snippet(ts, &method, Mode::Mild)
+                .iter()
+                .map(|t| t.id)
+                .collect();
+            assert_eq!(snippet, expected, "{body_lines} body lines");
+            // Out of context, `number` would be taken for an identifier.
+            assert_ne!(
+                tokenize(ts, &method, Mode::Mild)
+                    .iter()
+                    .map(|t| t.id)
+                    .collect::<Vec<_>>(),
+                expected
+            );
+        }
+    }
+
+    /// Deterministic edits of a text, as a person types: an insertion of a
+    /// piece of code or a deletion of a few characters, at places spread
+    /// over the text by a linear congruential generator.
+    fn typing(text: &str, steps: usize) -> Vec<String> {
+        const PIECES: [&str; 9] = ["x", " ", "\n", "(", "}", "\"", "foo(", ";", "if "];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n.max(1)
+        };
+        let mut versions = vec![text.to_owned()];
+        let mut current = text.to_owned();
+        for _ in 0..steps {
+            let mut at = next(current.len() + 1);
+            while !current.is_char_boundary(at) {
+                at -= 1;
+            }
+            if next(3) == 0 && at < current.len() {
+                let mut end = (at + 1 + next(5)).min(current.len());
+                while !current.is_char_boundary(end) {
+                    end += 1;
+                }
+                current.replace_range(at..end, "");
+            } else {
+                current.insert_str(at, PIECES[next(PIECES.len())]);
+            }
+            versions.push(current.clone());
+        }
+        versions
+    }
+
+    #[test]
+    fn an_edit_spans_what_changed_with_byte_columns_and_whole_characters() {
+        let point = |row, column| Point { row, column };
+        let edit = edit_between("ab\ncdé\nfg", "ab\ncXYZ\nQ\nfg");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (4, 7, 9)
+        );
+        assert_eq!(edit.start_position, point(1, 1));
+        assert_eq!(edit.old_end_position, point(1, 4));
+        assert_eq!(edit.new_end_position, point(2, 1));
+        // é and è share their first byte: the edit starts before both.
+        let edit = edit_between("xé", "xè");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (1, 3, 3)
+        );
+        let edit = edit_between("same", "same");
+        assert_eq!(
+            (edit.start_byte, edit.old_end_byte, edit.new_end_byte),
+            (4, 4, 4)
+        );
+    }
+
+    #[test]
+    fn an_edited_snippet_reparsed_incrementally_tokenizes_as_parsed_afresh() {
+        let registry = Registry::builtin();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let fixture = |file: &str| std::fs::read_to_string(root.join(file)).unwrap();
+        // A method without its class: parsed inside a wrapper.
+        let method: String = std::iter::once("public schedule(delay: number = 0): void {\n".into())
+            .chain((0..40).map(|i| format!("  this.delay{i} = delay;\n")))
+            .chain(std::iter::once("}\n".into()))
+            .collect();
+        // Four copies of each fixture: most edits then fall after the head,
+        // and only what changed is reparsed and walked again.
+        for (file, format, text) in [
+            (
+                "merge.js",
+                "javascript",
+                fixture("project/src/util/merge.js").repeat(4),
+            ),
+            (
+                "scheduler.ts",
+                "typescript",
+                fixture("regressions/ts/scheduler.ts").repeat(4),
+            ),
+            (
+                "report.py",
+                "python",
+                fixture("project/py/report.py").repeat(4),
+            ),
+            ("lib.rs", "rust", fixture("project/rs/lib.rs").repeat(4)),
+            ("a method", "typescript", method),
+        ] {
+            let format = registry.lookup(format).unwrap();
+            let mut previous = None;
+            let mut reused = 0;
+            for (step, version) in typing(&text, 60).iter().enumerate() {
+                reused += usize::from(previous.is_some());
+                let (tokens, parse) = tokenize_snippet_after(format, version, Mode::Mild, previous);
+                assert_eq!(
+                    tokens,
+                    tokenize_snippet(format, version, Mode::Mild),
+                    "{file}, step {step}:\n{version}"
+                );
+                previous = parse;
+            }
+            assert_eq!(reused, 60, "{file}");
+        }
+    }
+
+    #[test]
+    fn snippets_cut_inside_block_comments_have_those_parts_blanked() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let blank = |text: &str| blank_cut_comments(js, text).into_owned();
+        assert_eq!(
+            blank("  * @param a\n  */\nf(a);"),
+            "            \n    \nf(a);"
+        );
+        assert_eq!(blank("f(a);\n  /**\n   * Does"), "f(a);\n     \n         ");
+        // Not unmistakable: left alone.
+        for text in [
+            "glob(\"src/**/*.js\");",
+            "a /* b */ c",
+            "x = 1; /* open",
+            "*/ y",
+        ] {
+            assert_eq!(blank(text), text);
+        }
+        // Python has no block comments.
+        let py = registry.lookup("py").unwrap();
+        assert_eq!(blank_cut_comments(py, "x */\n"), "x */\n");
+    }
+}
