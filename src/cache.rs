@@ -273,11 +273,13 @@ mod tests {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
         let text = "function f(a) { return a + 1; }\n".repeat(5);
+        let meta = FileMeta::of(&text, text.len() as u64, 0);
         vec![Arc::new(SourceFile::new(
             "a.js".into(),
             "a.js".into(),
             js,
             text,
+            meta,
             Mode::Mild,
             Winnow::for_min_tokens(10),
         ))]

@@ -66,18 +66,19 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
-    /// Tokenizes and fingerprints `text` as `format`.
+    /// Tokenizes and fingerprints `text` as `format`; `meta` describes it on
+    /// disk.
     pub fn new(
         path: String,
         rel: String,
         format: &Format,
         text: String,
+        meta: FileMeta,
         mode: Mode,
         winnow: Winnow,
     ) -> SourceFile {
         let tokens = tokenize(format, &text, mode);
         let fingerprints = fingerprints(&tokens, winnow);
-        let meta = FileMeta::of(&text, text.len() as u64, 0);
         SourceFile::with_tokens(path, rel, format, text, tokens, fingerprints, meta)
     }
 

@@ -311,7 +311,7 @@ mod tests {
     use super::*;
     use crate::fingerprint::Winnow;
     use crate::grammar::Registry;
-    use crate::index::SourceFile;
+    use crate::index::{FileMeta, SourceFile};
     use crate::tokens::{tokenize, Mode};
     use std::sync::Arc;
 
@@ -328,6 +328,7 @@ mod tests {
                     p.to_string(),
                     js,
                     c.to_string(),
+                    FileMeta::of(c, c.len() as u64, 0),
                     mode,
                     winnow,
                 ))

@@ -255,8 +255,8 @@ fn load(
             meta,
         ),
         None => {
-            let mut file = SourceFile::new(path, c.rel.clone(), format, text, config.mode, winnow);
-            file.meta = meta;
+            let file =
+                SourceFile::new(path, c.rel.clone(), format, text, meta, config.mode, winnow);
             return Outcome::Indexed {
                 file: Arc::new(file),
                 parsed: true,
