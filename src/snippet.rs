@@ -128,14 +128,18 @@ impl SnippetParse {
     }
 }
 
-/// A parse of `new`, reusing `tree`, the parse of `old`, for all that did
-/// not change between the two texts.
-fn reparse(format: &Format, tree: Tree, old: &str, new: &str) -> Option<Tree> {
-    reparse_edited(format, tree, old, new).map(|(tree, _, _)| tree)
+/// `text` inside the format's snippet wrapper number `wrapper`, or as it is.
+fn wrapped(format: &Format, wrapper: Option<usize>, text: &str) -> String {
+    match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
+        Some((prefix, suffix)) => format!("{prefix}{text}{suffix}"),
+        None => text.to_owned(),
+    }
 }
 
-/// [`reparse`], also giving the old tree as edited and the edit.
-fn reparse_edited(
+/// A parse of `new`, reusing `tree`, the parse of `old`, for all that did
+/// not change between the two texts; with the old tree as edited to match,
+/// and the edit.
+fn reparse(
     format: &Format,
     mut tree: Tree,
     old: &str,
@@ -292,26 +296,17 @@ fn snippet_parse(
             }
         }
     };
-    let parsed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
-        Some((prefix, suffix)) => format!("{prefix}{text}{suffix}"),
-        None => text.to_owned(),
-    };
+    let parsed = wrapped(format, wrapper, text);
     let mut leaves = None;
     let tree = match (probed, previous) {
         (Some(tree), _) if head_end == text.len() => tree,
         (_, Some(p)) if p.wrapper == wrapper => {
-            let (tree, old_tree, edit) = reparse_edited(format, p.tree, &p.parsed, &parsed)?;
+            let (tree, old_tree, edit) = reparse(format, p.tree, &p.parsed, &parsed)?;
             leaves = Some(respliced_leaves(format, &tree, &old_tree, &edit, &p.leaves));
             tree
         }
         // The probe parsed the snippet's start: extend it to the whole.
-        (Some(tree), _) => {
-            let probed = match wrapper.and_then(|i| format.snippet_wrappers.get(i)) {
-                Some((prefix, suffix)) => format!("{prefix}{head}{suffix}"),
-                None => head.clone(),
-            };
-            reparse(format, tree, &probed, &parsed)?
-        }
+        (Some(tree), _) => reparse(format, tree, &wrapped(format, wrapper, &head), &parsed)?.0,
         _ => parse(format, &parsed)?,
     };
     let leaves = leaves.unwrap_or_else(|| leaves_of(format, &tree));
@@ -362,8 +357,8 @@ fn mending_wrapper(format: &Format, head: &str, tree: &Tree) -> Option<(Tree, us
         return None;
     }
     let mut best = None;
-    for (i, (prefix, suffix)) in format.snippet_wrappers.iter().enumerate() {
-        let Some(probe) = parse(format, &format!("{prefix}{head}{suffix}")) else {
+    for i in 0..format.snippet_wrappers.len() {
+        let Some(probe) = parse(format, &wrapped(format, Some(i), head)) else {
             continue;
         };
         let errors = count_errors(&probe, false);
