@@ -758,12 +758,17 @@ struct Source {
     text: String,
 }
 
+/// The configuration of `dupcheck DIR` with default options and no cache.
+fn default_config(dir: &Path, registry: &Registry) -> Result<Config, String> {
+    let args = [OsString::from("dupcheck"), dir.into(), "--no-cache".into()];
+    let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    Config::resolve(&cli, &cwd, registry, |_| {}).map_err(|e| e.to_string())
+}
+
 /// The files `dupcheck DIR` (default options) scans, read as it reads them.
 fn scanned_sources(dir: &Path, registry: &Registry) -> Result<Vec<Source>, String> {
-    let cli =
-        Cli::try_parse_from([OsString::from("dupcheck"), dir.into()]).map_err(|e| e.to_string())?;
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    let config = Config::resolve(&cli, &cwd, registry, |_| {}).map_err(|e| e.to_string())?;
+    let config = default_config(dir, registry)?;
     let (candidates, _) =
         dupcheck::walk::candidates(&config, registry).map_err(|e| e.to_string())?;
     Ok(candidates
@@ -1159,10 +1164,7 @@ fn parse_floor(registry: &Registry, sources: &[Source], runs: usize) -> f64 {
 /// Wall seconds of `dupcheck::scan::scan` of `dir` with default options,
 /// no cache (the fastest of `runs`, after one untimed run, as the floor).
 fn in_process_scan(registry: &Registry, dir: &Path, runs: usize) -> Result<f64, String> {
-    let cli = Cli::try_parse_from([OsString::from("dupcheck"), dir.into(), "--no-cache".into()])
-        .map_err(|e| e.to_string())?;
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    let config = Config::resolve(&cli, &cwd, registry, |_| {}).map_err(|e| e.to_string())?;
+    let config = default_config(dir, registry)?;
     let scan = || {
         let started = Instant::now();
         let reuse = dupcheck::scan::Reuse::previous(None);

@@ -89,14 +89,9 @@ fn answer_check(
             state.buffers.keep(path, parse);
         }
         tokenized = started.elapsed();
-        let local_folder = request
-            .path
-            .as_deref()
-            .filter(|_| config.skip_local)
-            .map(folder_of);
         let exclude = Exclusions {
-            own_file: request.path.as_deref(),
-            local_folder,
+            own_file: path,
+            local_folder: path.filter(|_| config.skip_local).map(folder_of),
         };
         check_snippet(
             &snapshot.index,
