@@ -71,10 +71,7 @@ impl Server {
 
     /// Starts the server on `dir` and returns once it listens.
     pub fn spawn(dir: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .arg(dir)
-            .args(["--port", "0", "--host", "127.0.0.1"])
-            .args(args)
+        let mut child = dupcheck(dir, args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -161,13 +158,20 @@ impl Server {
     }
 }
 
+/// The command that runs dupcheck on `dir` on a free port of 127.0.0.1.
+fn dupcheck(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .arg(dir)
+        .args(["--port", "0", "--host", "127.0.0.1"])
+        .args(args);
+    command
+}
+
 /// Starts dupcheck on `dir` (a free port, no stdout) with stderr piped, for
 /// tests of what it prints there.
 pub fn spawn_with_stderr(dir: &Path, args: &[&str]) -> Child {
-    Command::new(BIN)
-        .arg(dir)
-        .args(["--port", "0", "--host", "127.0.0.1"])
-        .args(args)
+    dupcheck(dir, args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
