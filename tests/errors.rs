@@ -161,7 +161,8 @@ fn browser_origins_must_be_local_or_allowed() {
 #[test]
 fn a_failed_rescan_keeps_the_previous_index() {
     let temp = common::fixture("project");
-    let server = Server::start_in(temp, &[]);
+    // Not watched: the watcher would index the folder half-deleted.
+    let server = Server::start_in(temp, &["--no-watch"]);
     let gone = server.dir.clone();
     std::fs::remove_dir_all(&gone).expect("remove DIR");
     let (status, body) = server.post("/api/recheck", "");
