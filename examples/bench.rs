@@ -58,6 +58,7 @@ use clap::Parser as _;
 use dupcheck::config::{Cli, Config};
 use dupcheck::grammar::{FormatId, Registry};
 use dupcheck::hash::HashMap;
+use dupcheck::parse::Budget;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -1151,7 +1152,9 @@ fn parse_floor(registry: &Registry, sources: &[Source], runs: usize) -> f64 {
     let parse_all = || {
         let started = Instant::now();
         sources.par_iter().for_each(|s| {
-            std::hint::black_box(dupcheck::tokens::parse(registry.get(s.format), &s.text));
+            let budget = Budget::for_file(s.text.len());
+            let tree = dupcheck::parse::parse(registry.get(s.format), &s.text, None, &budget);
+            std::hint::black_box(tree.expect("the corpora parse within their budget"));
         });
         started.elapsed().as_secs_f64()
     };
@@ -1517,7 +1520,9 @@ impl Workload {
                 let fastest = (0..PARSE_RUNS)
                     .map(|_| {
                         let started = Instant::now();
-                        std::hint::black_box(dupcheck::tokens::parse(format, &code));
+                        let budget = Budget::for_snippet(code.len());
+                        let tree = dupcheck::parse::parse(format, &code, None, &budget);
+                        std::hint::black_box(tree.expect("snippets parse within their budget"));
                         started.elapsed().as_secs_f64() * 1e3
                     })
                     .fold(f64::INFINITY, f64::min);

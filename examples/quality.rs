@@ -50,8 +50,9 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use dupcheck::grammar::{Class, Format, Registry};
+use dupcheck::parse::Budget;
 use dupcheck::snippet::tokenize_snippet;
-use dupcheck::tokens::{for_each_leaf, parse, tokenize, LineIndex, Mode, Token};
+use dupcheck::tokens::{for_each_leaf, tokenize, LineIndex, Mode, Token};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tree_sitter::Node;
@@ -347,7 +348,8 @@ fn functions_in(format: &Format, path: &Path, file: &str) -> Vec<Function> {
         end_line: n.end_position().row as u32 + 1,
     };
     let long_enough = |f: &Function| {
-        tokenize(format, &src[f.snippet_start..f.end_byte], Mode::Strict).len() >= MIN_TOKENS
+        tokenize(format, &src[f.snippet_start..f.end_byte], Mode::Strict)
+            .is_ok_and(|tokens| tokens.len() >= MIN_TOKENS)
     };
     descendants(tree.root_node())
         .into_iter()
@@ -540,6 +542,12 @@ fn apply(src: &str, from: usize, to: usize, mut edits: Vec<Edit>) -> String {
     out
 }
 
+/// A parse of `text`, a file or a snippet of the corpora, within a file's
+/// budget.
+fn parse(format: &Format, text: &str) -> Option<tree_sitter::Tree> {
+    dupcheck::parse::parse(format, text, None, &Budget::for_file(text.len())).ok()
+}
+
 /// ERROR and MISSING nodes in a parse of `text`.
 fn problems(format: &Format, text: &str) -> usize {
     let Some(tree) = parse(format, text) else {
@@ -557,7 +565,8 @@ fn problems(format: &Format, text: &str) -> usize {
 /// Nothing changes inside a token (a multi-line string keeps its lines).
 fn relayout(text: &str, format: &Format, lang: Lang, rng: &mut Rng) -> String {
     let mut leaves = Vec::new();
-    for_each_leaf(format, text, |class, start, end| {
+    // The functions sampled parse within their budget (`functions_in`).
+    let _ = for_each_leaf(format, text, |class, start, end| {
         leaves.push((class, start, end))
     });
     let inside = |p: usize| leaves.iter().any(|&(_, s, e)| s < p && p < e);
@@ -687,7 +696,7 @@ fn collect_bindings(node: Node<'_>, src: &str, lang: Lang, names: &mut BTreeSet<
                 // `Some(x)`) nor a match guard binds anything.
                 let field = node.field_name_for_named_child(i as u32);
                 let binds = !matches!(field, Some("type" | "condition"));
-                if let Some(child) = node.named_child(i).filter(|_| binds) {
+                if let Some(child) = node.named_child(i as u32).filter(|_| binds) {
                     collect_bindings(child, src, lang, names);
                 }
             }
@@ -1238,12 +1247,13 @@ fn diagnose(
     let in_function =
         |t: &Token| t.start as usize >= function.start_byte && t.end as usize <= function.end_byte;
     let reference: Vec<Token> = tokenize(format, &src, mode)
+        .unwrap_or_default()
         .into_iter()
         .filter(in_function)
         .collect();
     let snippet = src.get(function.snippet_start..function.end_byte);
-    let original = tokenize_snippet(format, snippet.unwrap_or(""), mode);
-    let query = tokenize_snippet(format, code, mode);
+    let original = tokenize_snippet(format, snippet.unwrap_or(""), mode).unwrap_or_default();
+    let query = tokenize_snippet(format, code, mode).unwrap_or_default();
     let (run, end) = longest_common_run(&query, &reference);
     let run_lines = match run {
         0 => 0,

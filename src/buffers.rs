@@ -81,9 +81,10 @@ mod tests {
     fn parse_of(text: &str) -> SnippetParse {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        tokenize_snippet_after(js, text, Mode::Mild, None)
-            .1
+        let budget = crate::parse::Budget::for_snippet(text.len());
+        tokenize_snippet_after(js, text, Mode::Mild, None, &budget)
             .unwrap()
+            .1
     }
 
     #[test]

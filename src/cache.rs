@@ -274,15 +274,18 @@ mod tests {
         let js = registry.lookup("js").unwrap();
         let text = "function f(a) { return a + 1; }\n".repeat(5);
         let meta = FileMeta::of(&text, text.len() as u64, 0);
-        vec![Arc::new(SourceFile::new(
-            "a.js".into(),
-            "a.js".into(),
-            js,
-            text,
-            meta,
-            Mode::Mild,
-            Winnow::for_min_tokens(10),
-        ))]
+        vec![Arc::new(
+            SourceFile::new(
+                "a.js".into(),
+                "a.js".into(),
+                js,
+                text,
+                meta,
+                Mode::Mild,
+                Winnow::for_min_tokens(10),
+            )
+            .unwrap(),
+        )]
     }
 
     #[test]

@@ -138,6 +138,9 @@ pub enum GrammarError {
         "format {format:?} names grammar {grammar:?}, which is not registered in src/grammar.rs"
     )]
     UnknownGrammar { format: String, grammar: String },
+    /// The grammar was generated for an ABI this tree-sitter cannot load.
+    #[error("grammar {grammar:?} has ABI version {abi}, which this tree-sitter cannot load")]
+    Incompatible { grammar: String, abi: usize },
     /// A node kind does not exist in the format's grammar.
     #[error("format {format:?}: node kind {kind:?} does not exist in grammar {grammar:?}")]
     UnknownNodeKind {
@@ -221,6 +224,15 @@ impl Registry {
                     format: f.name.clone(),
                     grammar: f.grammar.clone(),
                 })?;
+            let abi = language.abi_version();
+            if !(tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION..=tree_sitter::LANGUAGE_VERSION)
+                .contains(&abi)
+            {
+                return Err(GrammarError::Incompatible {
+                    grammar: f.grammar.clone(),
+                    abi,
+                });
+            }
             let mut classes = vec![None; language.node_kind_count()];
             let declared = [
                 (&f.identifiers, Class::Identifier),

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::fingerprint::{Fingerprint, Winnow};
 use crate::grammar::{Format, FormatId, Registry};
 use crate::hash::HashMap;
+use crate::parse::ParseError;
 use crate::tokens::{tokenize, LineIndex, Mode, Position, Token};
 
 /// What identifies a file's content on disk: compared to decide whether
@@ -67,7 +68,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     /// Tokenizes and fingerprints `text` as `format`; `meta` describes it on
-    /// disk.
+    /// disk. Fails when the parse runs out of its budget.
     pub fn new(
         path: String,
         rel: String,
@@ -76,10 +77,18 @@ impl SourceFile {
         meta: FileMeta,
         mode: Mode,
         winnow: Winnow,
-    ) -> SourceFile {
-        let tokens = tokenize(format, &text, mode);
+    ) -> Result<SourceFile, ParseError> {
+        let tokens = tokenize(format, &text, mode)?;
         let fingerprints = fingerprints(&tokens, winnow);
-        SourceFile::with_tokens(path, rel, format, text, tokens, fingerprints, meta)
+        Ok(SourceFile::with_tokens(
+            path,
+            rel,
+            format,
+            text,
+            tokens,
+            fingerprints,
+            meta,
+        ))
     }
 
     /// A file whose tokens and fingerprints are already known (from a

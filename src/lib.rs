@@ -1,8 +1,9 @@
 //! dupcheck: a duplicate-code server.
 //!
 //! The crate is laid out in data-flow order. A scan goes
-//! [`config`] → [`walk`] → [`grammar`] + [`tokens`] (parse and normalize) →
-//! [`fingerprint`] (winnowing) → [`index`] → [`matching`] → [`stats`], driven
+//! [`config`] → [`walk`] → [`grammar`] + [`parse`] (within a budget) +
+//! [`tokens`] (normalize) → [`fingerprint`] (winnowing) → [`index`] →
+//! [`matching`] → [`stats`], driven
 //! by [`scan`], which builds an immutable snapshot and swaps it in whole,
 //! reusing what [`cache`] kept from the last run and applying what [`watch`]
 //! sees change. The [`http`] module serves checks against the current snapshot;
@@ -16,7 +17,7 @@
 //! use dupcheck::{grammar::Registry, tokens::{tokenize, Mode}};
 //! let registry = Registry::builtin();
 //! let js = registry.lookup("js").unwrap();
-//! let tokens = tokenize(js, "let a = 1; // note", Mode::Mild);
+//! let tokens = tokenize(js, "let a = 1; // note", Mode::Mild).unwrap();
 //! assert_eq!(tokens.len(), 5); // `let $id = 1 ;`, the comment dropped
 //! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -25,6 +26,8 @@
 pub mod buffers;
 /// The persisted index for warm restarts.
 pub mod cache;
+/// One snippet checked within its budgets.
+pub mod check;
 /// Flags and the config file, merged into one validated `Config`.
 pub mod config;
 /// Winnowing of k-gram hashes into fingerprints.
@@ -37,6 +40,8 @@ pub mod http;
 pub mod index;
 /// Verified maximal runs: snippet matches and project clones.
 pub mod matching;
+/// Parsing under a time and memory budget.
+pub mod parse;
 /// Scans, snapshots, and the scanner that swaps them.
 pub mod scan;
 /// Snippets cut out of their context, and editors' buffers reparsed.

@@ -42,7 +42,7 @@ fn run(cli: Cli) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     // Checks are CPU-bound: more blocking threads than a few per core only
     // add switches and allocator arenas, not throughput.
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cores = dupcheck::http::server::cores();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(4 * cores)
@@ -66,6 +66,8 @@ fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result
         .as_deref()
         .and_then(dupcheck::tokens::Mode::parse)
         .unwrap_or_default();
-    print!("{}", dupcheck::tokens::dump(format, &text, mode));
+    let dump = dupcheck::tokens::dump(format, &text, mode)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    print!("{dump}");
     Ok(())
 }

@@ -11,6 +11,8 @@
 //! found once however many fingerprints it holds; fingerprints are only
 //! compared within one format family.
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
 use crate::fingerprint::Fingerprint;
@@ -19,9 +21,17 @@ use crate::index::{fingerprints, folder_of, Index, Posting};
 use crate::tokens::{LineIndex, Position, Token};
 
 /// Fingerprints occurring in more places than this are skipped by
-/// whole-project detection (SPEC 5.3): such code (license headers, generated
-/// tables) would cost quadratic time. Snippet checks are never capped.
+/// whole-project detection (SPEC 5.3) and by snippet checks: such code
+/// (license headers, generated tables, one statement repeated) would cost
+/// quadratic time, and every run it is part of has other fingerprints.
 pub const POSTING_CAP: usize = 1000;
+
+/// Matching ran past its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expired;
+
+/// Postings tried between two looks at the clock.
+const POSTINGS_PER_CLOCK_CHECK: usize = 256;
 
 /// A maximal common run of tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,29 +56,38 @@ pub struct Thresholds {
 }
 
 /// All maximal runs between `query` and indexed files of `family`, seeded by
-/// `fps` (the query's fingerprints). `keep` decides which postings to try.
+/// `fps` (the query's fingerprints), skipping fingerprints with more than
+/// [`POSTING_CAP`] postings; with the count of those. `keep` decides which
+/// postings to try. Fails once past `deadline`, if any.
 pub fn find_runs(
     query: &[Token],
     fps: &[Fingerprint],
     index: &Index,
     family: usize,
-    cap: Option<usize>,
+    deadline: Option<Instant>,
     mut keep: impl FnMut(&Fingerprint, &Posting) -> bool,
-) -> (Vec<Run>, usize) {
+) -> Result<(Vec<Run>, usize), Expired> {
     let mut runs = Vec::new();
     let mut capped = 0;
+    let mut tried = 0usize;
     // End of the last run found per (file, diagonal): fingerprints come in
     // increasing query position, so one inside it belongs to that run.
     let mut covered: HashMap<(u32, i64), u32> = HashMap::new();
     for fp in fps {
         let postings = index.lookup(family, fp.hash);
-        if cap.is_some_and(|cap| postings.len() > cap) {
+        if postings.len() > POSTING_CAP {
             capped += 1;
             continue;
         }
         for posting in postings {
             if !keep(fp, posting) {
                 continue;
+            }
+            tried += 1;
+            if tried.is_multiple_of(POSTINGS_PER_CLOCK_CHECK)
+                && deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                return Err(Expired);
             }
             let diagonal = (posting.file, i64::from(posting.pos) - i64::from(fp.pos));
             if covered.get(&diagonal).is_some_and(|&end| fp.pos < end) {
@@ -84,7 +103,7 @@ pub fn find_runs(
             }
         }
     }
-    (runs, capped)
+    Ok((runs, capped))
 }
 
 /// The maximal run of equal identities through `query[a]` and `target[b]`,
@@ -152,7 +171,7 @@ pub struct Exclusions<'a> {
 }
 
 /// Every duplication of `code` (tokenized as `tokens`, of `family`) in the
-/// index, in the order of SPEC 6.1.
+/// index, in the order of SPEC 6.1; fails once past `deadline`.
 pub fn check_snippet(
     index: &Index,
     family: usize,
@@ -160,15 +179,16 @@ pub fn check_snippet(
     tokens: &[Token],
     thresholds: Thresholds,
     exclude: Exclusions<'_>,
-) -> Vec<SnippetMatch> {
+    deadline: Instant,
+) -> Result<Vec<SnippetMatch>, Expired> {
     let fps = fingerprints(tokens, index.winnow);
     let own = exclude.own_file.and_then(|rel| index.file_by_rel(rel));
-    let (runs, _) = find_runs(tokens, &fps, index, family, None, |_, p| {
+    let (runs, _) = find_runs(tokens, &fps, index, family, Some(deadline), |_, p| {
         Some(p.file) != own
             && exclude
                 .local_folder
                 .is_none_or(|folder| index.files[p.file as usize].folder() != folder)
-    });
+    })?;
     let lines = LineIndex::new(code);
     let mut matches: Vec<SnippetMatch> = runs
         .into_iter()
@@ -211,7 +231,7 @@ pub fn check_snippet(
         )
     };
     matches.sort_by(|x, y| order(x).cmp(&order(y)));
-    matches
+    Ok(matches)
 }
 
 /// A clone inside the project: two locations with the same tokens.
@@ -240,17 +260,13 @@ pub fn project_clones(
         .map(|fa| {
             let file = &index.files[fa as usize];
             let fps = &file.fingerprints;
-            let (runs, capped) = find_runs(
-                &file.tokens,
-                fps,
-                index,
-                file.family,
-                Some(POSTING_CAP),
-                |fp, p| {
-                    // Each unordered pair is found from its first location only.
-                    (p.file, p.pos) > (fa, fp.pos)
-                },
-            );
+            let found = find_runs(&file.tokens, fps, index, file.family, None, |fp, p| {
+                // Each unordered pair is found from its first location only.
+                (p.file, p.pos) > (fa, fp.pos)
+            });
+            let Ok((runs, capped)) = found else {
+                unreachable!("matching without a deadline never expires")
+            };
             let clones = runs
                 .into_iter()
                 .filter_map(|run| {
@@ -315,6 +331,10 @@ mod tests {
     use crate::tokens::{tokenize, Mode};
     use std::sync::Arc;
 
+    fn far_future() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(3600)
+    }
+
     /// Builds an index of `(path, code)` JavaScript files in `mode`.
     fn index(files: &[(&str, &str)], mode: Mode, min_tokens: usize) -> Index {
         let registry = Registry::builtin();
@@ -323,15 +343,18 @@ mod tests {
         let files = files
             .iter()
             .map(|(p, c)| {
-                Arc::new(SourceFile::new(
-                    p.to_string(),
-                    p.to_string(),
-                    js,
-                    c.to_string(),
-                    FileMeta::of(c, c.len() as u64, 0),
-                    mode,
-                    winnow,
-                ))
+                Arc::new(
+                    SourceFile::new(
+                        p.to_string(),
+                        p.to_string(),
+                        js,
+                        c.to_string(),
+                        FileMeta::of(c, c.len() as u64, 0),
+                        mode,
+                        winnow,
+                    )
+                    .unwrap(),
+                )
             })
             .collect();
         Index::build(files, &registry, winnow)
@@ -348,7 +371,7 @@ mod tests {
     ) -> Vec<String> {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, snippet, mode);
+        let tokens = tokenize(js, snippet, mode).unwrap();
         let t = Thresholds {
             min_tokens,
             min_lines,
@@ -360,7 +383,9 @@ mod tests {
             &tokens,
             t,
             Exclusions::default(),
+            far_future(),
         )
+        .unwrap()
         .iter()
         .map(|m| {
             format!(
@@ -447,13 +472,14 @@ mod tests {
         );
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, ADD, Mode::Strict);
+        let tokens = tokenize(js, ADD, Mode::Strict).unwrap();
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 1,
         };
         let files = |ex: Exclusions| {
-            check_snippet(&idx, js.family_id, ADD, &tokens, t, ex)
+            check_snippet(&idx, js.family_id, ADD, &tokens, t, ex, far_future())
+                .unwrap()
                 .iter()
                 .map(|m| idx.files[m.file as usize].path.clone())
                 .collect::<Vec<_>>()

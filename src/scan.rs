@@ -33,6 +33,7 @@ use crate::grammar::Registry;
 use crate::hash::{HashMap, HashSet};
 use crate::index::{FileMeta, Index, SourceFile};
 use crate::matching::project_clones;
+use crate::parse::ParseError;
 use crate::stats::ProjectStats;
 use crate::walk::{self, Candidate, SkipCounts, SkipReason};
 
@@ -86,6 +87,9 @@ pub enum ScanError {
     /// sees the change itself.
     #[error("no index to update yet")]
     NoIndex,
+    /// The server is stopping.
+    #[error("the server is stopping")]
+    Stopped,
     /// A bug: the scan panicked (details are in the log).
     #[error("the scan failed unexpectedly; see the server log")]
     Panicked,
@@ -127,8 +131,13 @@ pub enum Progress {
 
 /// What became of one candidate.
 enum Outcome {
-    Indexed { file: Arc<SourceFile>, parsed: bool },
+    Indexed {
+        file: Arc<SourceFile>,
+        parsed: bool,
+    },
     Skipped(SkipReason),
+    /// The server is stopping: the scan is abandoned.
+    Stopped,
 }
 
 /// Scans DIR once: walk, then read and tokenize (or reuse) in parallel, index.
@@ -152,6 +161,9 @@ pub fn scan(
         .par_iter()
         .with_max_len(1)
         .map(|c| {
+            if crate::parse::stopping() {
+                return Outcome::Stopped;
+            }
             let outcome = load(config, registry, reuse, winnow, c);
             if let Outcome::Skipped(reason) = &outcome {
                 tracing::debug!("skipped {}: {reason}", c.rel);
@@ -170,6 +182,7 @@ pub fn scan(
                 files.push(file);
             }
             Outcome::Skipped(reason) => skipped.add(reason),
+            Outcome::Stopped => return Err(ScanError::Stopped),
         }
     }
     let loaded = started.elapsed();
@@ -257,9 +270,14 @@ fn load(
         None => {
             let file =
                 SourceFile::new(path, c.rel.clone(), format, text, meta, config.mode, winnow);
-            return Outcome::Indexed {
-                file: Arc::new(file),
-                parsed: true,
+            return match file {
+                Ok(file) => Outcome::Indexed {
+                    file: Arc::new(file),
+                    parsed: true,
+                },
+                Err(ParseError::Timeout) => Outcome::Skipped(SkipReason::ParseTimeout),
+                Err(ParseError::Memory) => Outcome::Skipped(SkipReason::ParseMemory),
+                Err(ParseError::Stopped) => Outcome::Stopped,
             };
         }
     };
@@ -452,7 +470,7 @@ impl Scanner {
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) =
                     Some(Arc::clone(snapshot));
             }
-            Err(ScanError::NoIndex) => {}
+            Err(ScanError::NoIndex | ScanError::Stopped) => {}
             Err(err) => tracing::error!("scan failed, the previous index keeps serving: {err}"),
         }
         outcome

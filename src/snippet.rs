@@ -21,59 +21,82 @@
 use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::grammar::{Class, Format, FormatId};
-use crate::tokens::{parse, parse_with, push, walk, walk_from, Mode, Token};
+use crate::parse::{parse, Budget, ParseError};
+use crate::tokens::{push, walk, walk_from, Mode, Token};
 
-/// The normalized token stream of a snippet (see [`for_each_snippet_leaf`]).
-pub fn tokenize_snippet(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
-    tokenize_snippet_after(format, text, mode, None).0
+/// The normalized token stream of a snippet, within the
+/// [`Budget::for_snippet`] of its length.
+pub fn tokenize_snippet(format: &Format, text: &str, mode: Mode) -> Result<Vec<Token>, ParseError> {
+    tokenize_snippet_once(format, text, mode, &Budget::for_snippet(text.len()))
+}
+
+/// The normalized token stream of a snippet, all its parses within
+/// `budget`; its tree is freed before the tokens are made (nothing keeps
+/// it), so that a large snippet's tree and tokens never fill memory at once.
+pub fn tokenize_snippet_once(
+    format: &Format,
+    text: &str,
+    mode: Mode,
+    budget: &Budget,
+) -> Result<Vec<Token>, ParseError> {
+    let parse = snippet_parse(format, &blank_cut_comments(format, text), None, budget)?;
+    let offset = parse.offset(format);
+    let SnippetParse { leaves, .. } = parse;
+    Ok(tokens_of(format, text, mode, &leaves, offset))
 }
 
 /// The normalized token stream of a snippet whose earlier version was
-/// parsed as `previous`, and its parse, for the next version.
+/// parsed as `previous`, and its parse, for the next version; all its
+/// parses together within `budget`.
+///
+/// When the snippet's first lines parse with errors, they are also parsed
+/// inside each of the format's `snippet_wrappers` (a TypeScript method
+/// inside `class _ { ... }`), and when a wrapper mends them, the whole
+/// snippet is parsed inside it, the wrapper's own leaves left out. So a
+/// method pasted without its class tokenizes as it does in its file.
+/// `previous` (an editor's buffer, checked on every edit) is reused: only
+/// what changed is parsed again.
 pub fn tokenize_snippet_after(
     format: &Format,
     text: &str,
     mode: Mode,
     previous: Option<SnippetParse>,
-) -> (Vec<Token>, Option<SnippetParse>) {
-    let mut tokens = Vec::with_capacity(text.len() / 4);
-    let parse = for_each_snippet_leaf(format, text, previous, |class, start, end| {
-        push(&mut tokens, format, text, mode, class, start, end)
-    });
-    (tokens, parse)
+    budget: &Budget,
+) -> Result<(Vec<Token>, SnippetParse), ParseError> {
+    let parse = snippet_parse(format, &blank_cut_comments(format, text), previous, budget)?;
+    let tokens = tokens_of(format, text, mode, &parse.leaves, parse.offset(format));
+    Ok((tokens, parse))
 }
 
-/// Like [`for_each_leaf`](crate::tokens::for_each_leaf), for a snippet cut
-/// out of its context: when its first lines parse with errors, they are also
-/// parsed inside each of the format's `snippet_wrappers` (a TypeScript
-/// method inside `class _ { ... }`), and when a wrapper mends them, the
-/// whole snippet is parsed inside it and gives the leaves, the wrapper's own
-/// leaves left out. So a method pasted without its class tokenizes as it
-/// does in its file.
-///
-/// `previous`, the parse of an earlier version of the snippet (an editor's
-/// buffer, checked on every edit), is reused: only what changed is parsed
-/// again. Returns the parse, for the next version.
-pub fn for_each_snippet_leaf(
+/// The tokens of the leaves of a snippet parsed at `offset` (after its
+/// wrapper's prefix).
+fn tokens_of(
     format: &Format,
     text: &str,
-    previous: Option<SnippetParse>,
-    mut leaf: impl FnMut(Class, usize, usize),
-) -> Option<SnippetParse> {
-    let text = blank_cut_comments(format, text);
-    let parse = snippet_parse(format, &text, previous)?;
-    let offset = parse.offset(format);
-    for &Leaf { class, start, end } in &parse.leaves {
+    mode: Mode,
+    leaves: &[Leaf],
+    offset: usize,
+) -> Vec<Token> {
+    let mut tokens = Vec::with_capacity(leaves.len());
+    for &Leaf { class, start, end } in leaves {
         let (start, end) = (start as usize, end as usize);
         if start >= offset && end <= offset + text.len() {
-            leaf(class, start - offset, end - offset);
+            push(
+                &mut tokens,
+                format,
+                text,
+                mode,
+                class,
+                start - offset,
+                end - offset,
+            );
         }
     }
-    Some(parse)
+    tokens
 }
 
 /// The parse of one version of a snippet, kept to reparse the next one
-/// incrementally (see [`for_each_snippet_leaf`]).
+/// incrementally (see [`tokenize_snippet_after`]).
 pub struct SnippetParse {
     format: FormatId,
     /// The head that chose the wrapper, as it was probed.
@@ -144,11 +167,12 @@ fn reparse(
     mut tree: Tree,
     old: &str,
     new: &str,
-) -> Option<(Tree, Tree, InputEdit)> {
+    budget: &Budget,
+) -> Result<(Tree, Tree, InputEdit), ParseError> {
     let edit = edit_between(old, new);
     tree.edit(&edit);
-    let reparsed = parse_with(format, new, Some(&tree))?;
-    Some((reparsed, tree, edit))
+    let reparsed = parse(format, new, Some(&tree), budget)?;
+    Ok((reparsed, tree, edit))
 }
 
 /// The leaves of `tree`, a reparse of an edited `old_tree` whose leaves
@@ -280,7 +304,8 @@ fn snippet_parse(
     format: &Format,
     text: &str,
     previous: Option<SnippetParse>,
-) -> Option<SnippetParse> {
+    budget: &Budget,
+) -> Result<SnippetParse, ParseError> {
     let previous = previous.filter(|p| p.format == format.id);
     let head_end = head_end(text);
     // A head that ends inside a block comment would misparse there.
@@ -289,8 +314,8 @@ fn snippet_parse(
         Some(p) if p.head == head => (p.wrapper, None),
         _ if format.snippet_wrappers.is_empty() => (None, None),
         _ => {
-            let bare = parse(format, &head)?;
-            match mending_wrapper(format, &head, &bare) {
+            let bare = parse(format, &head, None, budget)?;
+            match mending_wrapper(format, &head, &bare, budget)? {
                 Some((probe, i)) => (Some(i), Some(probe)),
                 None => (None, Some(bare)),
             }
@@ -301,16 +326,19 @@ fn snippet_parse(
     let tree = match (probed, previous) {
         (Some(tree), _) if head_end == text.len() => tree,
         (_, Some(p)) if p.wrapper == wrapper => {
-            let (tree, old_tree, edit) = reparse(format, p.tree, &p.parsed, &parsed)?;
+            let (tree, old_tree, edit) = reparse(format, p.tree, &p.parsed, &parsed, budget)?;
             leaves = Some(respliced_leaves(format, &tree, &old_tree, &edit, &p.leaves));
             tree
         }
         // The probe parsed the snippet's start: extend it to the whole.
-        (Some(tree), _) => reparse(format, tree, &wrapped(format, wrapper, &head), &parsed)?.0,
-        _ => parse(format, &parsed)?,
+        (Some(tree), _) => {
+            let head = wrapped(format, wrapper, &head);
+            reparse(format, tree, &head, &parsed, budget)?.0
+        }
+        _ => parse(format, &parsed, None, budget)?,
     };
     let leaves = leaves.unwrap_or_else(|| leaves_of(format, &tree));
-    Some(SnippetParse {
+    Ok(SnippetParse {
         format: format.id,
         head,
         wrapper,
@@ -341,10 +369,15 @@ fn head_end(text: &str) -> usize {
 /// The wrapper that parses `head` with the fewest ERROR nodes, fewer than
 /// the bare parse `tree` of it has, with its parse; none when the head's
 /// first error comes after [`WRAPPER_HEAD_LINES`] lines of code.
-fn mending_wrapper(format: &Format, head: &str, tree: &Tree) -> Option<(Tree, usize)> {
+fn mending_wrapper(
+    format: &Format,
+    head: &str,
+    tree: &Tree,
+    budget: &Budget,
+) -> Result<Option<(Tree, usize)>, ParseError> {
     let mut fewest = count_errors(tree, false);
     if fewest == 0 {
-        return None;
+        return Ok(None);
     }
     let first_error = first_error(tree).start;
     let mut first_code = head.len();
@@ -354,13 +387,11 @@ fn mending_wrapper(format: &Format, head: &str, tree: &Tree) -> Option<(Tree, us
     });
     let before_error = &head[first_code.min(first_error)..first_error];
     if before_error.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
-        return None;
+        return Ok(None);
     }
     let mut best = None;
     for i in 0..format.snippet_wrappers.len() {
-        let Some(probe) = parse(format, &wrapped(format, Some(i), head)) else {
-            continue;
-        };
+        let probe = parse(format, &wrapped(format, Some(i), head), None, budget)?;
         let errors = count_errors(&probe, false);
         if errors < fewest {
             fewest = errors;
@@ -370,7 +401,7 @@ fn mending_wrapper(format: &Format, head: &str, tree: &Tree) -> Option<(Tree, us
             break;
         }
     }
-    best
+    Ok(best)
 }
 
 /// A snippet cut inside a block comment starts with the comment's tail (or
@@ -470,7 +501,7 @@ mod tests {
                 .collect();
             let method = format!("{head}{body}}}");
             let file = format!("class Action<T> {{\n{method}\n}}\n");
-            let in_file = tokenize(ts, &file, Mode::Mild);
+            let in_file = tokenize(ts, &file, Mode::Mild).unwrap();
             let at = file.find("public").unwrap() as u32;
             let expected: Vec<u64> = in_file
                 .iter()
@@ -478,6 +509,7 @@ mod tests {
                 .map(|t| t.id)
                 .collect();
             let snippet: Vec<u64> = tokenize_snippet(ts, &method, Mode::Mild)
+                .unwrap()
                 .iter()
                 .map(|t| t.id)
                 .collect();
@@ -485,6 +517,7 @@ mod tests {
             // Out of context, `number` would be taken for an identifier.
             assert_ne!(
                 tokenize(ts, &method, Mode::Mild)
+                    .unwrap()
                     .iter()
                     .map(|t| t.id)
                     .collect::<Vec<_>>(),
@@ -584,13 +617,15 @@ mod tests {
             let mut reused = 0;
             for (step, version) in typing(&text, 60).iter().enumerate() {
                 reused += usize::from(previous.is_some());
-                let (tokens, parse) = tokenize_snippet_after(format, version, Mode::Mild, previous);
+                let budget = Budget::for_snippet(version.len());
+                let (tokens, parse) =
+                    tokenize_snippet_after(format, version, Mode::Mild, previous, &budget).unwrap();
                 assert_eq!(
                     tokens,
-                    tokenize_snippet(format, version, Mode::Mild),
+                    tokenize_snippet(format, version, Mode::Mild).unwrap(),
                     "{file}, step {step}:\n{version}"
                 );
-                previous = parse;
+                previous = Some(parse);
             }
             assert_eq!(reused, 60, "{file}");
         }

@@ -11,12 +11,11 @@
 //! snippet parsed out of context still matches the code it came from. The
 //! token stream is the sole contract between parsing and later stages.
 
-use std::cell::RefCell;
+use tree_sitter::Node;
 
-use tree_sitter::{Node, Parser, Tree};
-
-use crate::grammar::{Class, Format, FormatId};
-use crate::hash::{fnv1a, HashMap};
+use crate::grammar::{Class, Format};
+use crate::hash::fnv1a;
+use crate::parse::{parse, Budget, ParseError};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
@@ -117,70 +116,20 @@ fn readable(identity: &str) -> &str {
     identity.strip_prefix('\0').unwrap_or(identity)
 }
 
-thread_local! {
-    /// One parser per format per thread, reused across files.
-    static PARSERS: RefCell<HashMap<FormatId, Parser>> = RefCell::new(HashMap::new());
-}
-
-/// Parses `text` with the format's grammar on this thread's parser.
-pub fn parse(format: &Format, text: &str) -> Option<Tree> {
-    parse_with(format, text, None)
-}
-
-/// Makes tree-sitter allocate with mimalloc, once, before its first
-/// allocation (its parsers are only made in [`parse_with`]). A parse makes
-/// and frees many small nodes, which mimalloc's thread-local free lists
-/// serve faster than the system allocator.
-fn allocate_trees_with_mimalloc() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        use libmimalloc_sys::{mi_calloc, mi_free, mi_malloc, mi_realloc};
-        // SAFETY: no tree-sitter object exists yet (parsers are made after
-        // this, and everything else tree-sitter allocates comes from them),
-        // so nothing allocated by one allocator is freed by the other.
-        unsafe {
-            tree_sitter::set_allocator(
-                Some(mi_malloc),
-                Some(mi_calloc),
-                Some(mi_realloc),
-                Some(mi_free),
-            );
-        }
+/// Calls `leaf(class, start, end)` for every token leaf of `text`, a file's
+/// text, in source order, comments included (their class says so); fails
+/// when the parse runs out of its [`Budget::for_file`].
+pub fn for_each_leaf(
+    format: &Format,
+    text: &str,
+    mut leaf: impl FnMut(Class, usize, usize),
+) -> Result<(), ParseError> {
+    let tree = parse(format, text, None, &Budget::for_file(text.len()))?;
+    walk(format, tree.root_node(), &mut |class, start, end| {
+        leaf(class, start, end);
+        true
     });
-}
-
-/// Parses `text`, reusing the unchanged parts of `old`, a parse of an
-/// earlier version already edited to match it ([`Tree::edit`]).
-pub(crate) fn parse_with(format: &Format, text: &str, old: Option<&Tree>) -> Option<Tree> {
-    allocate_trees_with_mimalloc();
-    PARSERS.with(|cell| {
-        let mut parsers = cell.borrow_mut();
-        let parser = match parsers.entry(format.id) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let mut parser = Parser::new();
-                parser.set_language(&format.language).ok()?;
-                e.insert(parser)
-            }
-        };
-        let tree = parser.parse(text, old);
-        if tree.is_none() {
-            // A parse that gave up leaves the parser mid-way; start afresh.
-            parser.reset();
-        }
-        tree
-    })
-}
-
-/// Calls `leaf(class, start, end)` for every token leaf of `text`, in source
-/// order, comments included (their class says so).
-pub fn for_each_leaf(format: &Format, text: &str, mut leaf: impl FnMut(Class, usize, usize)) {
-    if let Some(tree) = parse(format, text) {
-        walk(format, tree.root_node(), &mut |class, start, end| {
-            leaf(class, start, end);
-            true
-        });
-    }
+    Ok(())
 }
 
 /// Visits the token leaves of the subtree of `root`, iteratively (trees of
@@ -267,13 +216,14 @@ fn string_with_interpolations(
     piece_start >= node.end_byte() || leaf(Class::String, piece_start, node.end_byte())
 }
 
-/// The normalized token stream of a file's `text`.
-pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Vec<Token> {
+/// The normalized token stream of a file's `text`, unless its parse runs
+/// out of budget.
+pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Result<Vec<Token>, ParseError> {
     let mut tokens = Vec::with_capacity(text.len() / 4);
     for_each_leaf(format, text, |class, start, end| {
         push(&mut tokens, format, text, mode, class, start, end)
-    });
-    tokens
+    })?;
+    Ok(tokens)
 }
 
 /// Appends the token of one leaf, unless its class is dropped.
@@ -363,7 +313,7 @@ impl LineIndex {
 
 /// Renders the normalized tokens of `text` one per line, as
 /// `line:column class identity`, for `--dump-tokens` and golden tests.
-pub fn dump(format: &Format, text: &str, mode: Mode) -> String {
+pub fn dump(format: &Format, text: &str, mode: Mode) -> Result<String, ParseError> {
     let lines = LineIndex::new(text);
     let mut out = String::new();
     for_each_leaf(format, text, |class, start, end| {
@@ -379,20 +329,20 @@ pub fn dump(format: &Format, text: &str, mode: Mode) -> String {
             class.name(),
             shown.escape_debug()
         ));
-    });
-    out
+    })?;
+    Ok(out)
 }
 
 /// The identity texts of `text` joined by spaces: the normalized form a
 /// person reads, used by golden tests.
-pub fn normalized(format: &Format, text: &str, mode: Mode) -> String {
+pub fn normalized(format: &Format, text: &str, mode: Mode) -> Result<String, ParseError> {
     let mut parts = Vec::new();
     for_each_leaf(format, text, |class, start, end| {
         if let Some(identity) = mode.identity_text(format, class, &text[start..end]) {
             parts.push(readable(identity).replace('\n', "\\n"));
         }
-    });
-    parts.join(" ")
+    })?;
+    Ok(parts.join(" "))
 }
 
 #[cfg(test)]
@@ -404,8 +354,8 @@ mod tests {
     fn check(format: &str, mode: Mode, code: &str, expected: &str) {
         let registry = Registry::builtin();
         let format = registry.lookup(format).unwrap();
-        let got = normalized(format, code, mode);
-        assert_eq!(got, expected, "\n{}", dump(format, code, mode));
+        let got = normalized(format, code, mode).unwrap();
+        assert_eq!(got, expected, "\n{}", dump(format, code, mode).unwrap());
     }
 
     #[test]
@@ -541,7 +491,7 @@ mod tests {
                 let (title, rest) = case.split_once('\n').unwrap();
                 let (code, expected) = rest.split_once("\n---\n").unwrap();
                 let mode = Mode::parse(title.split(':').next().unwrap()).unwrap();
-                let got = normalized(format, code, mode);
+                let got = normalized(format, code, mode).unwrap();
                 if got != expected.trim() {
                     failures.push(format!(
                         "{}: {title}\n  expected: {}\n  got:      {got}",
@@ -562,8 +512,8 @@ mod tests {
     fn identity_ignores_node_kind() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let method = tokenize(js, "a.push", Mode::Strict);
-        let plain = tokenize(js, "push", Mode::Strict);
+        let method = tokenize(js, "a.push", Mode::Strict).unwrap();
+        let plain = tokenize(js, "push", Mode::Strict).unwrap();
         assert_eq!(method[2].id, plain[0].id);
     }
 
@@ -571,8 +521,8 @@ mod tests {
     fn placeholders_never_collide_with_source_text() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let abstracted = tokenize(js, "a", Mode::Mild)[0].id;
-        let literal = tokenize(js, "$id", Mode::Strict)[0].id;
+        let abstracted = tokenize(js, "a", Mode::Mild).unwrap()[0].id;
+        let literal = tokenize(js, "$id", Mode::Strict).unwrap()[0].id;
         assert_ne!(abstracted, literal);
     }
 

@@ -48,6 +48,10 @@ pub enum SkipReason {
     NotUtf8,
     /// Could not be read: permissions, vanished, a link cycle.
     Unreadable,
+    /// Its parse ran out of time (tree-sitter's error recovery on odd text).
+    ParseTimeout,
+    /// Its parse needed more memory than its budget.
+    ParseMemory,
 }
 
 impl SkipReason {
@@ -59,6 +63,8 @@ impl SkipReason {
             SkipReason::Binary => "binary",
             SkipReason::NotUtf8 => "notUtf8",
             SkipReason::Unreadable => "unreadable",
+            SkipReason::ParseTimeout => "parseTimeout",
+            SkipReason::ParseMemory => "parseMemory",
         }
     }
 }

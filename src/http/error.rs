@@ -12,6 +12,7 @@ use hyper::{Method, StatusCode};
 use serde::Serialize;
 
 use super::{json, Resp};
+use crate::check::Refusal;
 
 /// A failed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,8 +37,14 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     /// The client took too long to send its body.
     Timeout,
+    /// The snippet exceeds a parse or check budget; the text says which.
+    TooComplex(String),
     /// The first scan has not finished.
     NotReady,
+    /// Too many checks are running or waiting.
+    Busy,
+    /// The server is stopping and its grace period for requests is over.
+    ShuttingDown,
     /// A rescan failed; the previous index keeps serving.
     Scan(String),
     /// A bug; details go to the log, never to the client.
@@ -54,7 +61,8 @@ impl ApiError {
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+            Self::TooComplex(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::NotReady | Self::Busy | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             Self::Scan(_) | Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -69,7 +77,10 @@ impl ApiError {
             Self::Timeout => "RequestTimeout",
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
             Self::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            Self::TooComplex(_) => "SnippetTooComplex",
             Self::NotReady => "NotReady",
+            Self::Busy => "Busy",
+            Self::ShuttingDown => "ShuttingDown",
             Self::Scan(_) => "ScanError",
             Self::Internal => "InternalError",
         }
@@ -96,7 +107,7 @@ impl ApiError {
                 res.headers_mut()
                     .insert(ALLOW, HeaderValue::from_static(allow));
             }
-            Self::NotReady => {
+            Self::NotReady | Self::Busy => {
                 res.headers_mut()
                     .insert(RETRY_AFTER, HeaderValue::from_static("1"));
             }
@@ -109,7 +120,9 @@ impl ApiError {
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Validation(text) | Self::UnsupportedFormat(text) => f.write_str(text),
+            Self::Validation(text) | Self::UnsupportedFormat(text) | Self::TooComplex(text) => {
+                f.write_str(text)
+            }
             Self::Forbidden { origin } => write!(
                 f,
                 "Origin {origin:?} is not allowed; requests from browsers must come from localhost, or start dupcheck with --allowed-origin for that host"
@@ -129,8 +142,21 @@ impl fmt::Display for ApiError {
                 "Content-Type {got:?} is not supported; send application/json or application/x-www-form-urlencoded"
             ),
             Self::NotReady => f.write_str("The initial scan is still running; retry shortly"),
+            Self::Busy => f.write_str("Too many checks are running or waiting; retry shortly"),
+            Self::ShuttingDown => f.write_str("The server is stopping; send the request to its next run"),
             Self::Scan(cause) => write!(f, "Rescan failed: {cause}; the previous index keeps serving"),
             Self::Internal => f.write_str("Internal server error; the server logged the details and keeps serving"),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> ApiError {
+        match refusal {
+            Refusal::Busy => ApiError::Busy,
+            Refusal::TooLarge { .. } | Refusal::Parse(_) | Refusal::MatchTimeout => {
+                ApiError::TooComplex(refusal.to_string())
+            }
         }
     }
 }

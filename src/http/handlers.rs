@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -19,11 +19,10 @@ use serde_json::{Map, Value};
 
 use super::error::ApiError;
 use super::{json, json_response, Resp, State};
-use crate::grammar::{Format, FormatId};
-use crate::index::folder_of;
-use crate::matching::{check_snippet, Exclusions, SnippetMatch};
+use crate::check::{CheckAnswer, CheckRequest};
+use crate::grammar::{Format, Registry};
+use crate::matching::SnippetMatch;
 use crate::scan::Snapshot;
-use crate::snippet::tokenize_snippet_after;
 use crate::stats::SnippetStats;
 use crate::time::iso8601;
 use crate::VERSION;
@@ -31,22 +30,13 @@ use crate::VERSION;
 /// How long a client may take to send its body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A validated `/api/check` request.
-#[derive(Debug)]
-struct CheckRequest {
-    code: String,
-    format: FormatId,
-    recheck: bool,
-    /// The snippet's own file, relative to DIR with `/`.
-    path: Option<String>,
-}
-
 /// POST /api/check.
 pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let scanner = &state.scanner;
     let fields = read_object(req, scanner.config().max_body).await?;
-    let request = validate(&fields, state)?;
-    let snapshot = if request.recheck {
+    let (request, recheck) = validate(fields, state)?;
+    let admitted = state.admission.admit(request.code.len()).await?;
+    let snapshot = if recheck {
         scanner
             .rescan()
             .await
@@ -55,82 +45,50 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
         scanner.snapshot().ok_or(ApiError::NotReady)?
     };
     let state = Arc::clone(state);
-    let body = tokio::task::spawn_blocking(move || answer_check(&state, &snapshot, &request))
-        .await
-        .map_err(|err| {
-            tracing::error!("check failed: {err}");
-            ApiError::Internal
-        })?;
+    let body = tokio::task::spawn_blocking(move || {
+        let _admitted = admitted;
+        let answer = crate::check::check(&state.scanner, &state.buffers, &snapshot, &request)?;
+        check_body(&snapshot, state.scanner.registry(), &answer)
+    })
+    .await
+    .map_err(|err| {
+        tracing::error!("check failed: {err}");
+        ApiError::Internal
+    })?;
     Ok(json_response(StatusCode::OK, body?))
 }
 
-/// Matches a snippet and writes the response body (runs on the blocking pool).
-fn answer_check(
-    state: &State,
+/// The response body of a check.
+fn check_body(
     snapshot: &Snapshot,
-    request: &CheckRequest,
+    registry: &Registry,
+    answer: &CheckAnswer,
 ) -> Result<Vec<u8>, ApiError> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Body<'a> {
         duplications: Vec<Duplication<'a>>,
-        statistics: SnippetStats,
+        statistics: &'a SnippetStats,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
     }
-    let started = Instant::now();
-    let mut tokenized = Duration::ZERO;
-    let config = state.scanner.config();
-    let registry = state.scanner.registry();
-    let format = registry.get(request.format);
-    let matches: Vec<SnippetMatch> = if config.formats.contains(&format.id) {
-        let path = request.path.as_deref();
-        let previous = path.and_then(|p| state.buffers.take(p));
-        let (tokens, parse) = tokenize_snippet_after(format, &request.code, config.mode, previous);
-        if let (Some(path), Some(parse)) = (path, parse) {
-            state.buffers.keep(path, parse);
-        }
-        tokenized = started.elapsed();
-        let exclude = Exclusions {
-            own_file: path,
-            local_folder: path.filter(|_| config.skip_local).map(folder_of),
-        };
-        check_snippet(
-            &snapshot.index,
-            format.family_id,
-            &request.code,
-            &tokens,
-            config.thresholds,
-            exclude,
-        )
-    } else {
-        Vec::new()
-    };
-    let matched = started.elapsed();
-    let statistics = SnippetStats::compute(&request.code, &matches);
-    let duplications = matches
+    let duplications = answer
+        .matches
         .iter()
         .map(|m| {
-            Duplication::new(
-                snapshot,
-                registry.get(snapshot.index.files[m.file as usize].format),
-                m,
-            )
+            let file = &snapshot.index.files[m.file as usize];
+            Duplication::new(snapshot, registry.get(file.format), m)
         })
         .collect();
-    let body = serde_json::to_vec(&Body {
+    serde_json::to_vec(&Body {
         duplications,
-        statistics,
+        statistics: &answer.statistics,
+        truncated: answer.truncated(),
     })
     .map_err(|err| {
         tracing::error!("cannot serialize a check: {err}");
         ApiError::Internal
-    });
-    tracing::debug!(
-        "check of {} bytes: tokenize {tokenized:?}, match {:?}, answer {:?}",
-        request.code.len(),
-        matched - tokenized,
-        started.elapsed() - matched
-    );
-    body
+    })
 }
 
 /// One entry of `duplications`.
@@ -185,18 +143,26 @@ impl<'a> Duplication<'a> {
     }
 }
 
-/// Checks the fields of a check request, in the documented order.
-fn validate(fields: &Map<String, Value>, state: &State) -> Result<CheckRequest, ApiError> {
+/// Checks the fields of a check request, in the documented order; with
+/// whether it asks for a rescan first.
+fn validate(
+    mut fields: Map<String, Value>,
+    state: &State,
+) -> Result<(CheckRequest, bool), ApiError> {
     let registry = state.scanner.registry();
-    let code = required_string(fields, "code")?;
+    required_str(&fields, "code")?;
+    let Some(Value::String(code)) = fields.remove("code") else {
+        unreachable!("required_str found a string")
+    };
+    let fields = &fields;
     let path = || match fields.get("path") {
         None => Ok(None),
         Some(Value::String(p)) => Ok(Some(p.as_str())),
         Some(_) => Err(must_be("path", "a string")),
     };
     let format = if fields.contains_key("format") {
-        let name = required_string(fields, "format")?;
-        registry.lookup(&name).ok_or_else(|| {
+        let name = required_str(fields, "format")?;
+        registry.lookup(name).ok_or_else(|| {
             ApiError::UnsupportedFormat(format!(
                 "Unsupported format {name:?}; supported formats: {} (aliases and extensions such as js, ts, py and rs work too)",
                 registry.names().join(", ")
@@ -225,16 +191,16 @@ fn validate(fields: &Map<String, Value>, state: &State) -> Result<CheckRequest, 
         Some(_) => return Err(must_be("recheck", "a boolean")),
     };
     let path = path()?;
-    Ok(CheckRequest {
+    let request = CheckRequest {
         code,
         format: format.id,
-        recheck,
         path: path.map(|p| relative_to_dir(p, &state.scanner.config().dir)),
-    })
+    };
+    Ok((request, recheck))
 }
 
 /// The value of a required, non-blank string field.
-fn required_string(fields: &Map<String, Value>, name: &str) -> Result<String, ApiError> {
+fn required_str<'a>(fields: &'a Map<String, Value>, name: &str) -> Result<&'a str, ApiError> {
     match fields.get(name) {
         None => Err(ApiError::Validation(format!(
             "Missing required field: {name}"
@@ -242,7 +208,7 @@ fn required_string(fields: &Map<String, Value>, name: &str) -> Result<String, Ap
         Some(Value::String(s)) if s.trim().is_empty() => Err(ApiError::Validation(format!(
             "Field \"{name}\" cannot be empty"
         ))),
-        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::String(s)) => Ok(s),
         Some(_) => Err(must_be(name, "a string")),
     }
 }
@@ -509,6 +475,7 @@ mod tests {
             Arc::new(State {
                 scanner,
                 buffers: Default::default(),
+                admission: crate::check::Admission::new(1),
             }),
         )
     }

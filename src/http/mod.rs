@@ -18,6 +18,7 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
 use crate::buffers::Buffers;
+use crate::check::Admission;
 use crate::scan::Scanner;
 
 /// Every response of the server.
@@ -29,6 +30,8 @@ pub struct State {
     pub scanner: Arc<Scanner>,
     /// The last parse of each checked `path`, to reparse its next version.
     pub buffers: Buffers,
+    /// When a check may run.
+    pub admission: Admission,
 }
 
 /// A JSON response with `status`.

@@ -16,6 +16,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 use super::{router, State};
+use crate::check::Admission;
 use crate::config::Config;
 use crate::grammar::Registry;
 use crate::scan::Scanner;
@@ -40,6 +41,7 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     let state = Arc::new(State {
         scanner: Arc::clone(&scanner),
         buffers: Default::default(),
+        admission: Admission::new(cores()),
     });
     // Watch before the first scan, so no change made during it is lost.
     let _watcher = if scanner.config().watch {
@@ -92,6 +94,11 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     }
     let _ = tokio::task::spawn_blocking(move || scanner.flush_cache()).await;
     Ok(())
+}
+
+/// The cores this process may use.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 /// Resolves on SIGINT or SIGTERM.
