@@ -82,14 +82,22 @@ pub fn file_in(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
 }
 
-/// Loads the cache at `path` if it is intact and made with `key`; an empty
-/// map otherwise (the reason is logged).
-pub fn load(path: &Path, key: u64) -> HashMap<String, CachedFile> {
-    let bytes = match std::fs::read(path) {
+/// The largest cache read: a larger file is taken for damage, not read.
+/// (Some 60 million tokens: far more than a codebase served by one
+/// process, whose index must fit in memory too.)
+pub const MAX_CACHE_BYTES: u64 = 1 << 30;
+
+/// Loads the cache of the cache folder `dir` if it is intact and made with
+/// `key`; an empty map otherwise (the reason is logged). Temporary files
+/// left by runs that were killed while writing are removed first.
+pub fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
+    remove_stale_temp_files(dir);
+    let path = file_in(dir);
+    let bytes = match read_regular_file(&path, MAX_CACHE_BYTES) {
         Ok(bytes) => bytes,
         Err(err) => {
             if err.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!("cache {} unreadable, rebuilding: {err}", path.display());
+                tracing::warn!("cache {} not read, rebuilding: {err}", path.display());
             }
             return HashMap::new();
         }
@@ -108,8 +116,80 @@ pub fn load(path: &Path, key: u64) -> HashMap<String, CachedFile> {
     }
 }
 
+/// Reads `path` only if it is a regular file of at most `max` bytes: not
+/// through a link, never a device or a FIFO (opened without blocking).
+fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".into()));
+    }
+    if meta.len() > max {
+        return Err(refuse(format!(
+            "{} bytes, larger than a cache can be ({max})",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(refuse("grew while read".into()));
+    }
+    Ok(bytes)
+}
+
+/// The prefix of temporary cache files; the writer's process id follows.
+fn temp_prefix() -> String {
+    format!("{FILE_NAME}.tmp.")
+}
+
+/// Removes the temporary files of writers that are no longer running.
+fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(&temp_prefix())) else {
+            continue;
+        };
+        if !process_runs(pid) {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => tracing::info!(
+                    "removed {}, left by an interrupted run",
+                    entry.path().display()
+                ),
+                Err(err) => tracing::warn!("cannot remove {}: {err}", entry.path().display()),
+            }
+        }
+    }
+}
+
+/// Whether process `pid` (as text) runs now; on systems without `/proc`,
+/// whether it is this process.
+fn process_runs(pid: &str) -> bool {
+    if pid == std::process::id().to_string() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    proc.is_dir()
+        && !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && proc.join(pid).exists()
+}
+
 /// Writes the cache of `files` atomically (temporary file, then rename), and
-/// the folder's `.gitignore` if missing.
+/// the folder's `.gitignore` if missing. A failed write leaves no temporary
+/// file behind.
 pub fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let ignore = dir.join(".gitignore");
@@ -120,14 +200,18 @@ pub fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<
         )?;
     }
     let bytes = encode(key, files);
-    let tmp = dir.join(format!("{FILE_NAME}.tmp.{}", std::process::id()));
-    let mut out = std::fs::File::create(&tmp)?;
-    out.write_all(&bytes)?;
-    out.sync_all()?;
-    drop(out);
-    std::fs::rename(&tmp, file_in(dir)).inspect_err(|_| {
+    let tmp = dir.join(format!("{}{}", temp_prefix(), std::process::id()));
+    let written = (|| {
+        let mut out = std::fs::File::create(&tmp)?;
+        out.write_all(&bytes)?;
+        out.sync_all()?;
+        drop(out);
+        std::fs::rename(&tmp, file_in(dir))
+    })();
+    if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
-    })
+    }
+    written
 }
 
 fn encode(key: u64, files: &[Arc<SourceFile>]) -> Vec<u8> {
@@ -343,7 +427,57 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
-        assert_eq!(load(&file_in(&cache), 7).len(), 1);
-        assert!(load(&file_in(&cache), 8).is_empty());
+        assert_eq!(load(&cache, 7).len(), 1);
+        assert!(load(&cache, 8).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_a_regular_file_of_plausible_size_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("c");
+        save(&cache, 7, &files()).unwrap();
+        let real = file_in(&cache);
+        // Through a link, even to the real cache: not read.
+        let moved = cache.join("elsewhere.bin");
+        std::fs::rename(&real, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &real).unwrap();
+        assert!(load(&cache, 7).is_empty());
+        // A link to a device that never ends.
+        std::fs::remove_file(&real).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &real).unwrap();
+        assert!(load(&cache, 7).is_empty());
+        // A FIFO with no writer: opening it must not block.
+        std::fs::remove_file(&real).unwrap();
+        let fifo = std::ffi::CString::new(real.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert!(load(&cache, 7).is_empty());
+        // Larger than a cache can be: refused from its size alone.
+        std::fs::remove_file(&real).unwrap();
+        std::fs::write(&real, b"x").unwrap();
+        let err = read_regular_file(&real, 0).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn temporary_files_of_dead_writers_are_removed_and_a_failed_write_leaves_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("c");
+        save(&cache, 7, &files()).unwrap();
+        let ours = cache.join(format!("{}{}", temp_prefix(), std::process::id()));
+        let dead = cache.join(format!("{}{}", temp_prefix(), u32::MAX));
+        std::fs::write(&dead, b"half a cache").unwrap();
+        std::fs::write(&ours, b"being written").unwrap();
+        assert_eq!(load(&cache, 7).len(), 1);
+        assert!(!dead.exists());
+        assert!(ours.exists(), "this process's own file is left to it");
+        std::fs::remove_file(&ours).unwrap();
+        // The rename fails (the target is a folder): no temporary file stays.
+        std::fs::remove_file(file_in(&cache)).unwrap();
+        std::fs::create_dir(file_in(&cache)).unwrap();
+        std::fs::write(file_in(&cache).join("x"), b"").unwrap();
+        assert!(save(&cache, 7, &files()).is_err());
+        assert!(!ours.exists());
     }
 }

@@ -74,6 +74,10 @@ pub struct Cli {
     /// Extra browser Origin host to allow (hostname, host:port or URL); repeatable
     #[arg(long = "allowed-origin", value_name = "HOST")]
     pub allowed_origin: Vec<String>,
+    /// Extra Host name to serve when bound to a specific address (DNS
+    /// rebinding guard); repeatable
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_host: Vec<String>,
     /// Cache folder for warm restarts [default: DIR/.dupcheck-cache]
     #[arg(long, value_name = "PATH", conflicts_with = "no_cache")]
     pub cache_dir: Option<PathBuf>,
@@ -83,6 +87,9 @@ pub struct Cli {
     /// Do not watch DIR for changes (use POST /api/recheck to refresh)
     #[arg(long)]
     pub no_watch: bool,
+    /// Seconds a client may take to send its request headers (for tests)
+    #[arg(long, hide = true, value_name = "SECS", default_value_t = 30)]
+    pub header_timeout: u64,
     /// Print the normalized tokens of FILE and exit (for grammar work)
     #[arg(long, value_name = "FILE", hide = true)]
     pub dump_tokens: Option<PathBuf>,
@@ -149,6 +156,10 @@ pub struct Config {
     pub max_body: u64,
     /// Extra allowed Origin host names, lower case.
     pub allowed_origins: Vec<String>,
+    /// Extra allowed Host names, lower case.
+    pub allowed_hosts: Vec<String>,
+    /// How long a client may take to send its request headers.
+    pub header_timeout: std::time::Duration,
     /// Where the cache lives; `None` with `--no-cache`.
     pub cache_dir: Option<PathBuf>,
     /// Whether to watch DIR and apply changes as they happen.
@@ -165,7 +176,7 @@ const CONFIG_FILE: &str = ".dupcheck.json";
 const CACHE_DIR: &str = ".dupcheck-cache";
 
 /// Keys the config file accepts.
-const KNOWN_KEYS: [&str; 14] = [
+const KNOWN_KEYS: [&str; 15] = [
     "port",
     "host",
     "format",
@@ -180,6 +191,7 @@ const KNOWN_KEYS: [&str; 14] = [
     "maxLines",
     "maxBody",
     "allowedOrigins",
+    "allowedHosts",
 ];
 
 /// The config file's values, each already type-checked.
@@ -199,6 +211,7 @@ struct FileValues {
     max_lines: Option<u64>,
     max_body: Option<u64>,
     allowed_origins: Option<Vec<String>>,
+    allowed_hosts: Option<Vec<String>>,
 }
 
 impl Config {
@@ -263,17 +276,24 @@ impl Config {
             })?,
             None => file.mode.unwrap_or_default(),
         };
-        let allowed_origins = cli
-            .allowed_origin
-            .iter()
-            .chain(file.allowed_origins.iter().flatten())
-            .map(|o| {
-                origin_host(o).ok_or_else(|| ConfigError::Option {
-                    option: "--allowed-origin",
-                    problem: format!("{o:?} is not a hostname, host:port or URL"),
+        let hosts = |option, given: &[String], from_file: &Option<Vec<String>>| {
+            given
+                .iter()
+                .chain(from_file.iter().flatten())
+                .map(|o| {
+                    origin_host(o).ok_or_else(|| ConfigError::Option {
+                        option,
+                        problem: format!("{o:?} is not a hostname, host:port or URL"),
+                    })
                 })
-            })
-            .collect::<Result<_, _>>()?;
+                .collect::<Result<Vec<String>, _>>()
+        };
+        let allowed_origins = hosts(
+            "--allowed-origin",
+            &cli.allowed_origin,
+            &file.allowed_origins,
+        )?;
+        let allowed_hosts = hosts("--allowed-host", &cli.allowed_host, &file.allowed_hosts)?;
         Ok(Config {
             host,
             port: cli.port.or(file.port).unwrap_or(DEFAULT_PORT),
@@ -297,6 +317,8 @@ impl Config {
             max_lines: cli.max_lines.or(file.max_lines),
             max_body: cli.max_body.or(file.max_body).unwrap_or(DEFAULT_MAX_BODY),
             allowed_origins,
+            allowed_hosts,
+            header_timeout: std::time::Duration::from_secs(cli.header_timeout.max(1)),
             cache_dir: match (&cli.cache_dir, cli.no_cache) {
                 (_, true) => None,
                 (Some(path), false) => Some(cwd.join(path)),
@@ -455,15 +477,17 @@ fn read_config(path: &Path, warn: &mut impl FnMut(String)) -> Result<FileValues,
             "must be a size such as \"100kb\", \"10mb\" or a number of bytes",
             size,
         )?,
-        allowed_origins: keys.get(
-            "allowedOrigins",
-            "must be an array of strings",
-            |v| match v {
-                Value::Array(_) => list(v),
-                _ => None,
-            },
-        )?,
+        allowed_origins: keys.get("allowedOrigins", "must be an array of strings", array)?,
+        allowed_hosts: keys.get("allowedHosts", "must be an array of strings", array)?,
     })
+}
+
+/// An array of strings.
+fn array(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::Array(_) => list(v),
+        _ => None,
+    }
 }
 
 /// Typed access to the keys of one config file.

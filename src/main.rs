@@ -19,6 +19,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| "dupcheck=info".into()),
         )
         .with_writer(|| dupcheck::LossyStderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -49,9 +50,10 @@ fn run(cli: Cli) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let port = config.port;
-    runtime
-        .block_on(dupcheck::http::server::serve(config, registry))
-        .map_err(|e| format!("cannot serve on port {port}: {e}"))
+    let served = runtime.block_on(dupcheck::http::server::serve(config, registry));
+    // Blocking work still running was cancelled; the exit does not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    served.map_err(|e| format!("cannot serve on port {port}: {e}"))
 }
 
 /// `--dump-tokens FILE`: prints the normalized tokens of FILE.

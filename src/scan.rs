@@ -404,7 +404,7 @@ impl Scanner {
                 let mut reuse = Reuse::previous(previous);
                 if first {
                     if let Some(dir) = &this.config.cache_dir {
-                        reuse.cached = cache::load(&cache::file_in(dir), this.cache_key());
+                        reuse.cached = cache::load(dir, this.cache_key());
                     }
                 }
                 let progress = if first {

@@ -11,7 +11,7 @@ use hyper::header::{HeaderValue, ALLOW, RETRY_AFTER};
 use hyper::{Method, StatusCode};
 use serde::Serialize;
 
-use super::{json, Resp};
+use super::{json_response, Resp};
 use crate::check::Refusal;
 
 /// A failed request.
@@ -23,6 +23,16 @@ pub enum ApiError {
     UnsupportedFormat(String),
     /// A browser `Origin` that is not allowed.
     Forbidden { origin: String },
+    /// A `Host` that is not allowed (DNS rebinding).
+    ForbiddenHost { host: String },
+    /// A request hyper could not parse: request line, header bytes, framing.
+    BadRequest,
+    /// A request target longer than hyper reads.
+    UriTooLong,
+    /// Request headers too large or too many.
+    HeadersTooLarge,
+    /// The request headers did not arrive in time.
+    HeaderTimeout { timeout: std::time::Duration },
     /// No such route.
     NotFound { method: Method, path: String },
     /// Known path, wrong method.
@@ -52,10 +62,16 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    fn status(&self) -> StatusCode {
+    /// The status code of the response.
+    pub fn status(&self) -> StatusCode {
         match self {
-            Self::Validation(_) | Self::UnsupportedFormat(_) => StatusCode::BAD_REQUEST,
-            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Validation(_) | Self::UnsupportedFormat(_) | Self::BadRequest => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Forbidden { .. } | Self::ForbiddenHost { .. } => StatusCode::FORBIDDEN,
+            Self::UriTooLong => StatusCode::URI_TOO_LONG,
+            Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::HeaderTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
@@ -71,7 +87,11 @@ impl ApiError {
         match self {
             Self::Validation(_) => "ValidationError",
             Self::UnsupportedFormat(_) => "UnsupportedFormat",
-            Self::Forbidden { .. } => "Forbidden",
+            Self::Forbidden { .. } | Self::ForbiddenHost { .. } => "Forbidden",
+            Self::BadRequest => "BadRequest",
+            Self::UriTooLong => "URITooLong",
+            Self::HeadersTooLarge => "RequestHeaderFieldsTooLarge",
+            Self::HeaderTimeout { .. } => "RequestTimeout",
             Self::NotFound { .. } => "NotFound",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::Timeout => "RequestTimeout",
@@ -86,8 +106,8 @@ impl ApiError {
         }
     }
 
-    /// The JSON error response.
-    pub fn into_response(self) -> Resp {
+    /// The JSON body: `{"error", "message", "statusCode"}`.
+    pub fn body(&self) -> Vec<u8> {
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
         struct Body<'a> {
@@ -95,13 +115,18 @@ impl ApiError {
             message: String,
             status_code: u16,
         }
-        let status = self.status();
         let body = Body {
             error: self.name(),
             message: self.to_string(),
-            status_code: status.as_u16(),
+            status_code: self.status().as_u16(),
         };
-        let mut res = json(status, &body);
+        // Strings and a number always serialize.
+        serde_json::to_vec(&body).unwrap_or_default()
+    }
+
+    /// The JSON error response.
+    pub fn into_response(self) -> Resp {
+        let mut res = json_response(self.status(), self.body());
         match self {
             Self::MethodNotAllowed { allow, .. } => {
                 res.headers_mut()
@@ -126,6 +151,22 @@ impl fmt::Display for ApiError {
             Self::Forbidden { origin } => write!(
                 f,
                 "Origin {origin:?} is not allowed; requests from browsers must come from localhost, or start dupcheck with --allowed-origin for that host"
+            ),
+            Self::ForbiddenHost { host } => write!(
+                f,
+                "Host {host:?} is not served; use localhost or the address dupcheck is bound to, or start it with --allowed-host for that name"
+            ),
+            Self::BadRequest => f.write_str(
+                "Malformed HTTP request: the request line, a header or the Content-Length could not be read",
+            ),
+            Self::UriTooLong => f.write_str("The request target is too long; send at most 65,534 bytes"),
+            Self::HeadersTooLarge => f.write_str(
+                "The request headers are too large or too many; send at most 100 headers and 400 KB",
+            ),
+            Self::HeaderTimeout { timeout } => write!(
+                f,
+                "The request headers were not received in time; send them within {} seconds",
+                timeout.as_secs()
             ),
             Self::NotFound { method, path } => write!(f, "Route {method} {path} not found"),
             Self::MethodNotAllowed { method, path, allow } => {

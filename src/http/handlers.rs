@@ -280,7 +280,7 @@ async fn read_object(
         // `curl -d '{...}'` labels JSON as a form; a body that starts like a
         // JSON object is taken as what it is.
         BodyKind::Form if bytes.trim_ascii_start().starts_with(b"{") => parse_json_object(&bytes),
-        BodyKind::Form => Ok(parse_form(&bytes)),
+        BodyKind::Form => parse_form(&bytes),
     }
 }
 
@@ -326,18 +326,38 @@ fn parse_json_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
 }
 
 /// Form fields are strings; `recheck=true` / `false` become booleans, as
-/// jscpd-server's clients send them.
-fn parse_form(bytes: &[u8]) -> Map<String, Value> {
-    form_urlencoded::parse(bytes)
-        .map(|(k, v)| {
-            let value = match (k.as_ref(), v.as_ref()) {
-                ("recheck", "true") => Value::Bool(true),
-                ("recheck", "false") => Value::Bool(false),
-                _ => Value::String(v.into_owned()),
-            };
-            (k.into_owned(), value)
-        })
-        .collect()
+/// jscpd-server's clients send them. A field that is not UTF-8 once
+/// decoded (`%FF`) is refused, never replaced.
+fn parse_form(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    let decode = |raw: &[u8]| {
+        let plus_as_space: Vec<u8> = raw
+            .iter()
+            .map(|&b| if b == b'+' { b' ' } else { b })
+            .collect();
+        percent_encoding::percent_decode(&plus_as_space)
+            .decode_utf8()
+            .map(std::borrow::Cow::into_owned)
+            .map_err(|_| {
+                ApiError::Validation(
+                    "Form body is not valid UTF-8 once decoded; percent-encode UTF-8 text".into(),
+                )
+            })
+    };
+    let mut map = Map::new();
+    for pair in bytes.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
+        let (key, value) = match pair.iter().position(|&b| b == b'=') {
+            Some(at) => (&pair[..at], &pair[at + 1..]),
+            None => (pair, &b""[..]),
+        };
+        let (key, value) = (decode(key)?, decode(value)?);
+        let value = match (key.as_str(), value.as_str()) {
+            ("recheck", "true") => Value::Bool(true),
+            ("recheck", "false") => Value::Bool(false),
+            _ => Value::String(value),
+        };
+        map.insert(key, value);
+    }
+    Ok(map)
 }
 
 /// GET /api/stats.
@@ -476,6 +496,7 @@ mod tests {
                 scanner,
                 buffers: Default::default(),
                 admission: crate::check::Admission::new(1),
+                grace_over: tokio::sync::watch::channel(false).1,
             }),
         )
     }
@@ -518,10 +539,16 @@ mod tests {
 
     #[test]
     fn form_bodies_give_strings_and_boolean_recheck() {
-        let map = parse_form(b"code=a%20%2B%20b&format=js&recheck=true");
+        let map = parse_form(b"code=a%20%2B+b&format=js&recheck=true").unwrap();
         assert_eq!(
             Value::Object(map),
             serde_json::json!({"code": "a + b", "format": "js", "recheck": true})
+        );
+        assert_eq!(
+            parse_form(b"code=%FF&format=js"),
+            Err(ApiError::Validation(
+                "Form body is not valid UTF-8 once decoded; percent-encode UTF-8 text".into()
+            ))
         );
     }
 

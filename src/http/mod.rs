@@ -5,6 +5,7 @@
 //! shape. Handlers read the current snapshot and run CPU work on the blocking
 //! pool, never on the reactor.
 
+pub mod conn;
 pub mod error;
 pub mod handlers;
 pub mod router;
@@ -32,6 +33,9 @@ pub struct State {
     pub buffers: Buffers,
     /// When a check may run.
     pub admission: Admission,
+    /// Turns true when the grace period of a stop is over: requests still
+    /// in flight are answered 503.
+    pub grace_over: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A JSON response with `status`.

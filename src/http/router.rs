@@ -1,15 +1,17 @@
 //! Routing: one `match` on (method, path), plus the checks every request
-//! passes first (browser `Origin`), and the panic guard around handlers.
+//! passes first (browser `Origin` and `Host`, against DNS rebinding), the
+//! panic guard around handlers, and the end of the grace period on stop.
 //!
-//! Invariant: a panic inside a handler becomes a logged 500 for that request
-//! only; the server keeps serving.
+//! Invariants: a panic inside a handler becomes a logged 500 for that request
+//! only, and the server keeps serving; once the grace period of a stop is
+//! over, every request still in flight is answered 503 at once.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 
 use hyper::body::Incoming;
-use hyper::header::ORIGIN;
+use hyper::header::{HOST, ORIGIN};
 use hyper::{Method, Request};
 
 use super::error::ApiError;
@@ -22,9 +24,15 @@ pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, In
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let started = std::time::Instant::now();
-    let answer = match check_origin(&state, &req, &path) {
+    let answer = match check_browser(&state, &req, &path) {
         Err(err) => Err(err),
-        Ok(()) => guarded(dispatch(state, req, method.clone(), path.clone())).await,
+        Ok(()) => {
+            let mut grace_over = state.grace_over.clone();
+            tokio::select! {
+                answer = guarded(dispatch(Arc::clone(&state), req, method.clone(), path.clone())) => answer,
+                Ok(_) = grace_over.wait_for(|over| *over) => Err(ApiError::ShuttingDown),
+            }
+        }
     };
     let res = answer.unwrap_or_else(ApiError::into_response);
     tracing::debug!(
@@ -83,27 +91,41 @@ where
     }
 }
 
-/// Refuses browser requests from hosts other than loopback, the bound host
-/// and `--allowed-origin` ones (DNS rebinding). `/api/health` is never refused.
-fn check_origin(state: &State, req: &Request<Incoming>, path: &str) -> Result<(), ApiError> {
-    let Some(origin) = req.headers().get(ORIGIN) else {
-        return Ok(());
-    };
+/// Refuses what a page on another site could send through a browser (DNS
+/// rebinding, SPEC 8): an `Origin` whose host is not loopback, the bound
+/// host or an `--allowed-origin`; and, when bound to a specific address or
+/// given allowed hosts, a `Host` that is none of those nor an
+/// `--allowed-host`. `/api/health` is never refused.
+fn check_browser<B>(state: &State, req: &Request<B>, path: &str) -> Result<(), ApiError> {
     if path == "/api/health" {
         return Ok(());
     }
-    let text = String::from_utf8_lossy(origin.as_bytes()).into_owned();
     let config = state.scanner.config();
-    let allowed = origin_host(&text).is_some_and(|host| {
-        matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1")
-            || (!config.host.is_unspecified() && host == config.host.to_string())
-            || config.allowed_origins.contains(&host)
-    });
-    if allowed {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden { origin: text })
+    let bound = (!config.host.is_unspecified()).then(|| config.host.to_string());
+    let known = |host: &str| {
+        matches!(host, "localhost" | "127.0.0.1" | "::1")
+            || bound.as_deref() == Some(host)
+            || config.allowed_origins.iter().any(|h| h == host)
+    };
+    // Every Origin counts: a second one must not slip past the first.
+    for origin in req.headers().get_all(ORIGIN) {
+        let text = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+        if !origin_host(&text).is_some_and(|host| known(&host)) {
+            return Err(ApiError::Forbidden { origin: text });
+        }
     }
+    let guards_host = bound.is_some() || !config.allowed_hosts.is_empty();
+    if guards_host {
+        for value in req.headers().get_all(HOST) {
+            let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            let served = origin_host(&text)
+                .is_some_and(|host| known(&host) || config.allowed_hosts.contains(&host));
+            if !served {
+                return Err(ApiError::ForbiddenHost { host: text });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,30 +1,35 @@
 //! Server: binds, announces the real address, accepts connections, and
-//! stops gracefully on SIGINT or SIGTERM.
+//! stops in bounded time on SIGINT or SIGTERM.
 //!
 //! Invariants: the `listening on` line is printed (and flushed) only once the
 //! port is bound, before the first scan starts in the background; headers
-//! must arrive within 30 s; on a signal the server stops accepting and gives
-//! in-flight requests up to 5 s.
+//! must arrive within the header time-out (30 s), or a 408 answers; on a
+//! signal the server stops accepting, gives in-flight requests up to
+//! [`GRACE`], then answers those still running 503, cancels every parse and
+//! scan, and returns within about a second more.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioTimer;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
+use super::conn::{answer_header_timeout, JsonErrorsIo};
 use super::{router, State};
 use crate::check::Admission;
 use crate::config::Config;
 use crate::grammar::Registry;
 use crate::scan::Scanner;
 
-/// How long a client may take to send its request headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long in-flight requests get after a stop signal.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+pub const GRACE: Duration = Duration::from_secs(5);
+/// How long the 503 answers of a stop get to go out.
+const LAST_ANSWERS: Duration = Duration::from_millis(250);
+/// How long writing the cache may delay the exit.
+const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
 
 /// Serves until SIGINT or SIGTERM.
 pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<()> {
@@ -36,12 +41,21 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     );
     use std::io::Write;
     std::io::stdout().flush()?;
+    if config.host.is_unspecified() && config.allowed_hosts.is_empty() {
+        crate::stderr_line(&format!(
+            "dupcheck: warning: bound to {}, so reachable from the network, and any Host is served; bind to 127.0.0.1 (--host) or name the hosts to serve (--allowed-host) to refuse the rest",
+            config.host
+        ));
+    }
+    let header_timeout = config.header_timeout;
 
     let scanner = Scanner::new(Arc::new(config), registry);
+    let (grace_over, grace_over_rx) = tokio::sync::watch::channel(false);
     let state = Arc::new(State {
         scanner: Arc::clone(&scanner),
         buffers: Default::default(),
         admission: Admission::new(cores()),
+        grace_over: grace_over_rx,
     });
     // Watch before the first scan, so no change made during it is lost.
     let _watcher = if scanner.config().watch {
@@ -59,7 +73,7 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT);
+        .header_read_timeout(header_timeout);
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
@@ -76,10 +90,14 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
                 };
                 let state = Arc::clone(&state);
                 let service = service_fn(move |req| router::route(Arc::clone(&state), req));
-                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+                let (io, kept) = JsonErrorsIo::new(stream);
+                let connection = graceful.watch(builder.serve_connection(io, service));
                 tokio::spawn(async move {
-                    if let Err(err) = connection.await {
-                        tracing::debug!("connection ended: {err}");
+                    let ended = connection.await;
+                    match ended {
+                        Err(err) if err.is_timeout() => answer_header_timeout(&kept, header_timeout).await,
+                        Err(err) => tracing::debug!("connection ended: {err}"),
+                        Ok(()) => {}
                     }
                 });
             }
@@ -88,11 +106,22 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     }
     drop(listener);
     tracing::info!("stopping: finishing in-flight requests");
+    let drained = graceful.shutdown();
+    tokio::pin!(drained);
     tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("in-flight requests did not finish in time"),
+        () = &mut drained => {}
+        () = tokio::time::sleep(GRACE) => {
+            tracing::warn!("requests still running after {GRACE:?} are answered 503");
+            let _ = grace_over.send(true);
+            crate::parse::stop();
+            let _ = tokio::time::timeout(LAST_ANSWERS, &mut drained).await;
+        }
     }
-    let _ = tokio::task::spawn_blocking(move || scanner.flush_cache()).await;
+    crate::parse::stop();
+    let flush = tokio::task::spawn_blocking(move || scanner.flush_cache());
+    if tokio::time::timeout(LAST_CACHE_WRITE, flush).await.is_err() {
+        tracing::warn!("the cache was not written in time; the next start rebuilds what changed");
+    }
     Ok(())
 }
 

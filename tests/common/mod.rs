@@ -126,6 +126,17 @@ impl Server {
         Response::parse(&raw)
     }
 
+    /// Sends `raw` bytes as they are and returns the response, read until
+    /// the server closes the connection.
+    pub fn raw(&self, raw: &[u8]) -> Response {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        // The server may answer and close before reading everything.
+        let _ = stream.write_all(raw);
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        Response::parse(&answer)
+    }
+
     /// POSTs a JSON body; returns status and parsed body.
     pub fn post(&self, path: &str, body: &str) -> (u16, Value) {
         let res = self.request(
@@ -224,7 +235,7 @@ pub struct Response {
 }
 
 impl Response {
-    fn parse(raw: &[u8]) -> Response {
+    pub fn parse(raw: &[u8]) -> Response {
         let split = raw
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
