@@ -1,5 +1,5 @@
 # Targets mirror CI: `make ci` = lint + test.
-.PHONY: build run test lint fmt bench quality corpora peers ci
+.PHONY: build run test lint fmt bench quality corpora peers ci fuzz fuzz-smoke fuzz-tool stress
 
 CARGO ?= cargo
 DIR ?= .
@@ -35,3 +35,27 @@ quality: corpora
 	$(CARGO) run --release --example quality
 
 ci: lint test
+
+# Fuzzing (cargo-fuzz, libFuzzer): `make fuzz-smoke` runs every target for
+# FUZZ_SECONDS (30) each; `make fuzz FUZZ_SECONDS=3600` is the long run.
+# cargo-fuzz needs nightly flags: RUSTC_BOOTSTRAP lets the stable
+# toolchain take them.
+FUZZ_TARGETS = snippet request cache
+FUZZ_SECONDS ?= 30
+FUZZ = RUSTC_BOOTSTRAP=1 cargo fuzz
+
+fuzz-tool:
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+
+fuzz: FUZZ_SECONDS = 3600
+fuzz-smoke fuzz: fuzz-tool
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		$(FUZZ) run -O $$t -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 || exit 1; \
+	done
+
+# The stress run of issue 8 against a release build: load, slow clients,
+# bad inputs, pathological snippets, disk churn; prints a table, fails on
+# any crash, hang, non-JSON error, leak or difference.
+stress:
+	$(CARGO) build --release --bins --examples
+	$(CARGO) run --release --example stress

@@ -25,8 +25,10 @@ use crate::hash::HashMap;
 use crate::index::{FileMeta, SourceFile};
 use crate::tokens::{Mode, Token};
 
-const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
-const FORMAT_VERSION: u32 = 1;
+/// The first bytes of a cache file.
+pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
+/// The version of the layout, after the magic.
+pub const FORMAT_VERSION: u32 = 1;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str = "made for another version, mode, grammar set or min-tokens";
@@ -247,7 +249,9 @@ fn encode(key: u64, files: &[Arc<SourceFile>]) -> Vec<u8> {
     out
 }
 
-fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'static str> {
+/// The files of a cache file's `bytes` made with `key`, or why they cannot
+/// be used.
+pub fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'static str> {
     let body_len = bytes.len().checked_sub(8).ok_or("truncated")?;
     let (body, checksum) = bytes.split_at(body_len);
     if !body.starts_with(MAGIC) {

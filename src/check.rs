@@ -160,8 +160,9 @@ fn answer(code: &str, mut matches: Vec<SnippetMatch>, snapshot: &Snapshot) -> Ch
 
 /// Memory one check may hold at most.
 pub const MAX_CHECK_MEMORY: usize = 256 << 20;
-/// Memory all running checks may hold together.
-const CHECKS_MEMORY: usize = 2 * MAX_CHECK_MEMORY;
+/// Memory all running checks may hold together: one of the largest and
+/// small ones beside it (bodies read while waiting come on top).
+const CHECKS_MEMORY: usize = MAX_CHECK_MEMORY + MAX_CHECK_MEMORY / 2;
 /// Bytes a check holds per byte of snippet besides its tree: the code, its
 /// copy as parsed, leaves and tokens.
 const CHECK_BYTES_PER_BYTE: usize = 10;
@@ -276,21 +277,19 @@ mod tests {
                 len: max_snippet_len() + 1
             })
         );
-        let first = admission.admit(max_snippet_len()).await.unwrap();
-        let second = admission.admit(max_snippet_len()).await.unwrap();
-        // The pool is full: a third big check waits until one ends.
-        let third = admission.admit(max_snippet_len());
-        tokio::pin!(third);
-        assert!(futures_poll_once(&mut third).await.is_none());
-        drop(first);
-        assert!(third.await.is_ok());
-        drop(second);
+        let big = admission.admit(max_snippet_len()).await.unwrap();
+        let small = admission.admit(1 << 10).await.unwrap();
+        // The pool is full: a second big check waits until the first ends.
+        let second = admission.admit(max_snippet_len());
+        tokio::pin!(second);
+        assert!(poll_once(&mut second).await.is_none());
+        drop(big);
+        assert!(second.await.is_ok());
+        drop(small);
     }
 
     /// Polls `future` once: `None` while it is pending.
-    async fn futures_poll_once<F: std::future::Future + Unpin>(
-        future: &mut F,
-    ) -> Option<F::Output> {
+    async fn poll_once<F: std::future::Future + Unpin>(future: &mut F) -> Option<F::Output> {
         tokio::select! {
             biased;
             out = future => Some(out),

@@ -34,7 +34,7 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(60);
 pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let scanner = &state.scanner;
     let fields = read_object(req, scanner.config().max_body).await?;
-    let (request, recheck) = validate(fields, state)?;
+    let (request, recheck) = validate(fields, scanner.registry(), &scanner.config().dir)?;
     let admitted = state.admission.admit(request.code.len()).await?;
     let snapshot = if recheck {
         scanner
@@ -145,11 +145,11 @@ impl<'a> Duplication<'a> {
 
 /// Checks the fields of a check request, in the documented order; with
 /// whether it asks for a rescan first.
-fn validate(
+pub fn validate(
     mut fields: Map<String, Value>,
-    state: &State,
+    registry: &Registry,
+    dir: &Path,
 ) -> Result<(CheckRequest, bool), ApiError> {
-    let registry = state.scanner.registry();
     required_str(&fields, "code")?;
     let Some(Value::String(code)) = fields.remove("code") else {
         unreachable!("required_str found a string")
@@ -194,7 +194,7 @@ fn validate(
     let request = CheckRequest {
         code,
         format: format.id,
-        path: path.map(|p| relative_to_dir(p, &state.scanner.config().dir)),
+        path: path.map(|p| relative_to_dir(p, dir)),
     };
     Ok((request, recheck))
 }
@@ -275,25 +275,32 @@ async fn read_object(
             ));
         }
     };
+    decode_object(kind, &bytes)
+}
+
+/// The fields of a body of `kind`.
+pub fn decode_object(kind: BodyKind, bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match kind {
-        BodyKind::Json => parse_json_object(&bytes),
+        BodyKind::Json => parse_json_object(bytes),
         // `curl -d '{...}'` labels JSON as a form; a body that starts like a
         // JSON object is taken as what it is.
-        BodyKind::Form if bytes.trim_ascii_start().starts_with(b"{") => parse_json_object(&bytes),
-        BodyKind::Form => parse_form(&bytes),
+        BodyKind::Form if bytes.trim_ascii_start().starts_with(b"{") => parse_json_object(bytes),
+        BodyKind::Form => parse_form(bytes),
     }
 }
 
 /// How a body is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BodyKind {
+pub enum BodyKind {
+    /// JSON.
     Json,
+    /// `application/x-www-form-urlencoded`.
     Form,
 }
 
 impl BodyKind {
     /// JSON (`application/json`, `+json`, or no Content-Type) or a form.
-    fn of<B>(req: &Request<B>) -> Result<BodyKind, ApiError> {
+    pub fn of<B>(req: &Request<B>) -> Result<BodyKind, ApiError> {
         let Some(value) = req.headers().get(CONTENT_TYPE) else {
             return Ok(BodyKind::Json);
         };

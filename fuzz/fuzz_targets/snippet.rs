@@ -1,0 +1,67 @@
+//! Snippet and file tokenizing in every format and mode: never a panic or a
+//! hang (parses have budgets), tokens inside the text on character
+//! boundaries in order, and an editor's buffer reparsed from its previous
+//! version tokenizes as parsed afresh.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use dupcheck::grammar::Registry;
+use dupcheck::parse::Budget;
+use dupcheck::snippet::{tokenize_snippet, tokenize_snippet_after};
+use dupcheck::tokens::{tokenize, Mode, Token};
+use libfuzzer_sys::fuzz_target;
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<std::sync::Arc<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::builtin)
+}
+
+fn assert_fits(tokens: &[Token], text: &str) {
+    let mut end = 0;
+    for t in tokens {
+        assert!(end <= t.start && t.start < t.end && t.end as usize <= text.len());
+        assert!(text.is_char_boundary(t.start as usize) && text.is_char_boundary(t.end as usize));
+        end = t.end;
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let [format, mode, split, rest @ ..] = data else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let formats = registry().formats();
+    let format = &formats[usize::from(*format) % formats.len()];
+    let mode = [Mode::Strict, Mode::Mild, Mode::Weak][usize::from(*mode) % 3];
+    if let Ok(tokens) = tokenize(format, text, mode) {
+        assert_fits(&tokens, text);
+    }
+    let Ok(fresh) = tokenize_snippet(format, text, mode) else {
+        return;
+    };
+    assert_fits(&fresh, text);
+    // The buffer's previous version: the text cut at a character boundary.
+    let mut cut = usize::from(*split) * text.len() / 255;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let earlier = &text[..cut];
+    let Ok((_, previous)) = tokenize_snippet_after(
+        format,
+        earlier,
+        mode,
+        None,
+        &Budget::for_snippet(earlier.len()),
+    ) else {
+        return;
+    };
+    let budget = Budget::for_snippet(text.len());
+    if let Ok((incremental, _)) =
+        tokenize_snippet_after(format, text, mode, Some(previous), &budget)
+    {
+        assert_eq!(incremental, fresh, "reparsed from {earlier:?}");
+    }
+});
