@@ -183,3 +183,20 @@ fn issue_8_a_stop_answers_requests_still_running_after_the_grace_period_and_exit
         )
     );
 }
+
+/// Issue 8: a stop while the server starts (its watcher walking DIR, its
+/// first scan running) ends it with status 0 at once, not by the signal.
+#[cfg(unix)]
+#[test]
+fn issue_8_a_stop_as_soon_as_it_listens_exits_with_status_0() {
+    let temp = common::fixture("project");
+    for i in 0..40 {
+        common::write(
+            temp.path(),
+            &format!("more/f{i}.js"),
+            "let a = [1, 2, 3];\n".repeat(500),
+        );
+    }
+    let mut server = Server::spawn(temp.path(), &[]);
+    assert_eq!(server.terminate(), Some(0));
+}

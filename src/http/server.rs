@@ -35,6 +35,8 @@ const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
 pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<()> {
     let listener = TcpListener::bind((config.host, config.port)).await?;
     let addr = listener.local_addr()?;
+    // Before the announcement: a client that saw it may stop the server.
+    let stop = stop_signal();
     println!(
         "dupcheck listening on http://{addr} (scanning {})",
         config.dir.display()
@@ -74,7 +76,6 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout);
-    let stop = stop_signal();
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -130,27 +131,40 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn stop_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// Listens for SIGINT and SIGTERM from now on (not from the first poll: a
+/// signal during start-up, while the watcher walks DIR, must stop it too);
+/// the future resolves on the first.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(err) => {
-                    tracing::warn!("cannot listen for SIGTERM: {err}");
-                    let _ = interrupt.await;
-                    return;
+        use tokio::signal::unix::{signal, SignalKind};
+        let listen = |kind: SignalKind, name: &str| {
+            signal(kind)
+                .inspect_err(|err| tracing::warn!("cannot listen for {name}: {err}"))
+                .ok()
+        };
+        let mut interrupt = listen(SignalKind::interrupt(), "SIGINT");
+        let mut term = listen(SignalKind::terminate(), "SIGTERM");
+        async move {
+            let received = |s: &mut Option<tokio::signal::unix::Signal>| {
+                let s = s.take();
+                async move {
+                    match s {
+                        Some(mut s) => s.recv().await,
+                        None => std::future::pending().await,
+                    }
                 }
             };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = term.recv() => {}
+            tokio::select! {
+                _ = received(&mut interrupt) => {}
+                _ = received(&mut term) => {}
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = interrupt.await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
