@@ -139,23 +139,33 @@ pub fn check(
 fn answer(code: &str, mut matches: Vec<SnippetMatch>, snapshot: &Snapshot) -> CheckAnswer {
     let statistics = SnippetStats::compute(code, &matches);
     let total = matches.len();
-    let mut bytes = 0;
-    let listed = matches
-        .iter()
-        .take(MAX_DUPLICATIONS)
-        .take_while(|m| {
-            let file = &snapshot.index.files[m.file as usize];
-            bytes += file.fragment(m.run.b, m.run.b + m.run.len - 1).len();
-            bytes <= MAX_FRAGMENT_BYTES
-        })
-        .count()
-        .max(total.min(1));
+    let fragment_lens = matches.iter().map(|m| {
+        let file = &snapshot.index.files[m.file as usize];
+        file.fragment(m.run.b, m.run.b + m.run.len - 1).len()
+    });
+    let listed = listed(fragment_lens);
     matches.truncate(listed);
     CheckAnswer {
         matches,
         total,
         statistics,
     }
+}
+
+/// How many duplications, whose fragments have these lengths in order, an
+/// answer lists: at most [`MAX_DUPLICATIONS`], while their fragments fit
+/// [`MAX_FRAGMENT_BYTES`], and always the first.
+fn listed(fragment_lens: impl Iterator<Item = usize>) -> usize {
+    let mut bytes = 0;
+    let mut count = 0;
+    for len in fragment_lens.take(MAX_DUPLICATIONS) {
+        bytes += len;
+        if bytes > MAX_FRAGMENT_BYTES && count > 0 {
+            break;
+        }
+        count += 1;
+    }
+    count
 }
 
 /// Memory one check may hold at most.
@@ -256,6 +266,17 @@ impl Admission {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answers_list_the_first_duplications_within_the_caps() {
+        assert_eq!(listed([10; 3].into_iter()), 3);
+        assert_eq!(listed(std::iter::repeat_n(10, 5000)), MAX_DUPLICATIONS);
+        let half = MAX_FRAGMENT_BYTES / 2;
+        assert_eq!(listed([half, half, 1].into_iter()), 2);
+        // The first is listed whatever its size.
+        assert_eq!(listed([MAX_FRAGMENT_BYTES + 1, 1].into_iter()), 1);
+        assert_eq!(listed(std::iter::empty()), 0);
+    }
 
     #[test]
     fn a_check_never_takes_more_than_its_share_and_its_parse_gets_the_rest() {

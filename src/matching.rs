@@ -408,6 +408,42 @@ mod tests {
     const ADD: &str = "function add(a, b) {\n  const s = a + b;\n  return s;\n}\n";
 
     #[test]
+    fn a_check_past_its_deadline_stops_matching() {
+        let files: Vec<(String, String)> = (0..300)
+            .map(|i| (format!("f{i}.js"), ADD.to_owned()))
+            .collect();
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let idx = index(&files, Mode::Strict, 10);
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let tokens = tokenize(js, ADD, Mode::Strict).unwrap();
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 1,
+        };
+        let ex = Exclusions::default();
+        let check = |deadline| check_snippet(&idx, js.family_id, ADD, &tokens, t, ex, deadline);
+        assert_eq!(check(far_future()).map(|m| m.len()), Ok(300));
+        assert_eq!(check(Instant::now()), Err(Expired));
+    }
+
+    #[test]
+    fn snippets_skip_fingerprints_found_in_more_places_than_the_cap() {
+        let files: Vec<(String, String)> = (0..=POSTING_CAP)
+            .map(|i| (format!("f{i}.js"), ADD.to_owned()))
+            .collect();
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let idx = index(&files, Mode::Strict, 10);
+        assert_eq!(check(&idx, ADD, Mode::Strict, 10, 1), Vec::<String>::new());
+    }
+
+    #[test]
     fn finds_every_location_with_exact_positions() {
         let idx = index(
             &[
