@@ -407,16 +407,16 @@ mod tests {
 
     const ADD: &str = "function add(a, b) {\n  const s = a + b;\n  return s;\n}\n";
 
+    /// An index of `n` files that are all [`ADD`].
+    fn copies_of_add(n: usize) -> Index {
+        let names: Vec<String> = (0..n).map(|i| format!("f{i}.js")).collect();
+        let files: Vec<(&str, &str)> = names.iter().map(|p| (p.as_str(), ADD)).collect();
+        index(&files, Mode::Strict, 10)
+    }
+
     #[test]
     fn a_check_past_its_deadline_stops_matching() {
-        let files: Vec<(String, String)> = (0..300)
-            .map(|i| (format!("f{i}.js"), ADD.to_owned()))
-            .collect();
-        let files: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.as_str()))
-            .collect();
-        let idx = index(&files, Mode::Strict, 10);
+        let idx = copies_of_add(300);
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
         let tokens = tokenize(js, ADD, Mode::Strict).unwrap();
@@ -432,14 +432,7 @@ mod tests {
 
     #[test]
     fn snippets_skip_fingerprints_found_in_more_places_than_the_cap() {
-        let files: Vec<(String, String)> = (0..=POSTING_CAP)
-            .map(|i| (format!("f{i}.js"), ADD.to_owned()))
-            .collect();
-        let files: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.as_str()))
-            .collect();
-        let idx = index(&files, Mode::Strict, 10);
+        let idx = copies_of_add(POSTING_CAP + 1);
         assert_eq!(check(&idx, ADD, Mode::Strict, 10, 1), Vec::<String>::new());
     }
 
