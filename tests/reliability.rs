@@ -94,6 +94,17 @@ fn issue_8_errors_hyper_answers_itself_are_json() {
         );
         assert_json!(res.json(), want);
     }
+    // hyper closes an HTTP/2 connection preface without a word.
+    let res = server.raw(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    assert_eq!(res.status, 505);
+    assert_json!(
+        res.json(),
+        error(
+            "HTTPVersionNotSupported",
+            "HTTP/2 is not served; send HTTP/1.1 requests",
+            505
+        )
+    );
     assert_eq!(server.get("/api/health").0, 200);
 }
 

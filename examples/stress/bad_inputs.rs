@@ -315,7 +315,7 @@ fn cases() -> Vec<Case> {
         ("NUL in the method", head("G\0T / HTTP/1.1"), BAD_REQUEST),
         ("DEL in the target", head("GET /\x7F HTTP/1.1"), BAD_REQUEST),
         ("space in the target", head("GET /a b HTTP/1.1"), BAD_REQUEST),
-        ("HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(), BAD_REQUEST),
+        ("HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(), Want::Error(505, "HTTPVersionNotSupported")),
         ("control byte in a name", head("GET / HTTP/1.1\r\nBad\x01Name: 1"), BAD_REQUEST),
         ("header without a colon", head("GET / HTTP/1.1\r\nNoColon"), BAD_REQUEST),
         ("NUL in a header value", head("GET / HTTP/1.1\r\nX-A: a\0b"), BAD_REQUEST),

@@ -8,8 +8,9 @@
 //! socket: it recognises the error head hyper writes (always the whole end
 //! of one write, since the wrapper is not vectored and hyper writes nothing
 //! after it) and writes the [`ApiError`]'s JSON response in its place; and
-//! when hyper drops the connection on its header time-out, it keeps the
-//! socket so that [`answer_header_timeout`] can answer 408.
+//! when hyper drops the connection without a word (its header time-out, or
+//! an HTTP/2 preface), it keeps the socket so that [`answer_dropped`] can
+//! answer 408 or 505.
 //!
 //! Invariants: bytes of our own responses pass through unchanged (they
 //! always carry a Content-Type, which hyper's error heads never do); an idle
@@ -21,7 +22,6 @@ use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -217,14 +217,15 @@ fn error_response(version: &[u8], error: &ApiError) -> Vec<u8> {
     out
 }
 
-/// Answers 408 on the socket hyper dropped at its header time-out, if it
-/// was kept (see [`JsonErrorsIo`]), and closes it.
-pub async fn answer_header_timeout(kept: &Kept, timeout: Duration) {
+/// Answers `error` on the socket hyper dropped without a word (its header
+/// time-out, an HTTP/2 preface), if it was kept (see [`JsonErrorsIo`]), and
+/// closes it.
+pub async fn answer_dropped(kept: &Kept, error: ApiError) {
     let stream = kept.lock().unwrap_or_else(PoisonError::into_inner).take();
     let Some(mut stream) = stream else {
         return;
     };
-    let response = error_response(b"HTTP/1.1", &ApiError::HeaderTimeout { timeout });
+    let response = error_response(b"HTTP/1.1", &error);
     let mut bytes = &response[..];
     while !bytes.is_empty() {
         match std::future::poll_fn(|cx| Pin::new(&mut stream).poll_write(cx, bytes)).await {

@@ -31,6 +31,8 @@ pub enum ApiError {
     UriTooLong,
     /// Request headers too large or too many.
     HeadersTooLarge,
+    /// An HTTP/2 connection preface: only HTTP/1.1 is served.
+    Http2,
     /// The request headers did not arrive in time.
     HeaderTimeout { timeout: std::time::Duration },
     /// No such route.
@@ -72,6 +74,7 @@ impl ApiError {
             Self::UriTooLong => StatusCode::URI_TOO_LONG,
             Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::HeaderTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
+            Self::Http2 => StatusCode::HTTP_VERSION_NOT_SUPPORTED,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
@@ -92,6 +95,7 @@ impl ApiError {
             Self::UriTooLong => "URITooLong",
             Self::HeadersTooLarge => "RequestHeaderFieldsTooLarge",
             Self::HeaderTimeout { .. } => "RequestTimeout",
+            Self::Http2 => "HTTPVersionNotSupported",
             Self::NotFound { .. } => "NotFound",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::Timeout => "RequestTimeout",
@@ -163,6 +167,7 @@ impl fmt::Display for ApiError {
             Self::HeadersTooLarge => f.write_str(
                 "The request headers are too large or too many; send at most 100 headers and 400 KB",
             ),
+            Self::Http2 => f.write_str("HTTP/2 is not served; send HTTP/1.1 requests"),
             Self::HeaderTimeout { timeout } => write!(
                 f,
                 "The request headers were not received in time; send them within {} seconds",

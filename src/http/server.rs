@@ -17,7 +17,8 @@ use hyper_util::rt::TokioTimer;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
-use super::conn::{answer_header_timeout, JsonErrorsIo};
+use super::conn::{answer_dropped, JsonErrorsIo};
+use super::error::ApiError;
 use super::{router, State};
 use crate::check::Admission;
 use crate::config::Config;
@@ -96,7 +97,12 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
                 tokio::spawn(async move {
                     let ended = connection.await;
                     match ended {
-                        Err(err) if err.is_timeout() => answer_header_timeout(&kept, header_timeout).await,
+                        Err(err) if err.is_timeout() => {
+                            answer_dropped(&kept, ApiError::HeaderTimeout { timeout: header_timeout }).await;
+                        }
+                        Err(err) if err.is_parse_version_h2() => {
+                            answer_dropped(&kept, ApiError::Http2).await;
+                        }
                         Err(err) => tracing::debug!("connection ended: {err}"),
                         Ok(()) => {}
                     }
