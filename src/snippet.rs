@@ -308,8 +308,14 @@ fn snippet_parse(
 ) -> Result<SnippetParse, ParseError> {
     let previous = previous.filter(|p| p.format == format.id);
     let head_end = head_end(text);
-    // A head that ends inside a block comment would misparse there.
-    let head = blank_cut_comments(format, &text[..head_end]).into_owned();
+    // A head that ends inside a block comment would misparse there. The
+    // whole snippet was blanked already: blanking it again could blank
+    // more (a second `*/`), and its probe is taken as its parse.
+    let head = if head_end < text.len() {
+        blank_cut_comments(format, &text[..head_end]).into_owned()
+    } else {
+        text.to_owned()
+    };
     let (wrapper, probed) = match &previous {
         Some(p) if p.head == head => (p.wrapper, None),
         _ if format.snippet_wrappers.is_empty() => (None, None),
@@ -629,6 +635,28 @@ mod tests {
             }
             assert_eq!(reused, 60, "{file}");
         }
+    }
+
+    /// Found by the `snippet` fuzz target: a snippet that is its own head
+    /// was blanked twice, its second `*/` taken for the end of a cut
+    /// comment, so that its code gave no tokens afresh, and others when
+    /// reparsed from the same text.
+    #[test]
+    fn a_snippet_blanked_once_keeps_the_code_after_its_cut_comment() {
+        let registry = Registry::builtin();
+        let ts = registry.lookup("ts").unwrap();
+        let text = " \n\n&_[z  o  oo\n*/\n\n]      nnnn      */";
+        let fresh = tokenize_snippet(ts, text, Mode::Strict).unwrap();
+        let texts: Vec<&str> = fresh
+            .iter()
+            .map(|t| &text[t.start as usize..t.end as usize])
+            .collect();
+        assert_eq!(texts, ["]", "nnnn", "*", "/"]);
+        let budget = Budget::for_snippet(text.len());
+        let (_, previous) = tokenize_snippet_after(ts, text, Mode::Strict, None, &budget).unwrap();
+        let (again, _) =
+            tokenize_snippet_after(ts, text, Mode::Strict, Some(previous), &budget).unwrap();
+        assert_eq!(again, fresh);
     }
 
     #[test]
