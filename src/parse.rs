@@ -150,7 +150,9 @@ pub fn parse(
                 Some(ParseError::Stopped)
             } else if budget.expired() {
                 Some(ParseError::Timeout)
-            } else if HELD.get().saturating_sub(held_at_start) > budget.memory as isize {
+            } else if usize::try_from(HELD.get().saturating_sub(held_at_start))
+                .is_ok_and(|held| held > budget.memory)
+            {
                 Some(ParseError::Memory)
             } else {
                 None
@@ -317,5 +319,7 @@ mod tests {
         );
         let enough = Budget::new(Duration::from_secs(60), memory_for(text.len()));
         assert!(parse(js, &text, None, &enough).is_ok());
+        let unbounded = Budget::new(Duration::from_secs(60), usize::MAX);
+        assert!(parse(js, &text, None, &unbounded).is_ok());
     }
 }
