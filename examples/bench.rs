@@ -9,7 +9,7 @@
 //!    from /proc at that moment), of each peer of `bench/fetch-peers.sh`
 //!    (jscpd 5, jscpd 4, jscpd-rs) run to completion (wait4 rusage), and the
 //!    parse-only floor: the texts of the files dupcheck scans, preloaded, and
-//!    parsed in-process with `dupcheck::tokens::parse` on all cores.
+//!    parsed in-process with `dupcheck::parse::parse` on all cores.
 //! 2. `warm`: spawn to `/api/health` ready (polled every 2 ms) on `all` with
 //!    a cache filled by a previous run.
 //! 3. `checks`: `/api/check` latency p50/p99 over one keep-alive connection
