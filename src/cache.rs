@@ -141,8 +141,16 @@ fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
             meta.len()
         )));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1).read_to_end(&mut bytes)?;
+    // The magic first: a file of another kind (a sparse file of zeros) is
+    // refused before it is read whole.
+    let mut file = file.take(max + 1);
+    let mut bytes = vec![0; MAGIC.len()];
+    let magic = file.read_exact(&mut bytes);
+    if magic.is_err() || bytes != MAGIC {
+        return Err(refuse("not a dupcheck cache".into()));
+    }
+    bytes.reserve(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(refuse("grew while read".into()));
     }
@@ -461,7 +469,12 @@ mod tests {
         std::fs::remove_file(&real).unwrap();
         std::fs::write(&real, b"x").unwrap();
         let err = read_regular_file(&real, 0).unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        assert_eq!(err.to_string(), "1 bytes, larger than a cache can be (0)");
+        // Not a cache: refused after its first bytes.
+        let zeros = std::fs::File::create(&real).unwrap();
+        zeros.set_len(1 << 20).unwrap();
+        let err = read_regular_file(&real, 1 << 30).unwrap_err();
+        assert_eq!(err.to_string(), "not a dupcheck cache");
     }
 
     #[test]

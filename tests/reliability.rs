@@ -31,6 +31,22 @@ fn issue_8_the_snippets_that_hung_tree_sitter_are_answered() {
 }
 
 #[test]
+fn issue_8_files_that_hung_tree_sitter_are_scanned_and_rescanned() {
+    let temp = common::fixture("project");
+    let odd = "\"\"``[``-}!#[\"\"[\"\"]-{[\"\"'$/*\\x]<;;>-[}\\[`[+.x:*/";
+    common::write(temp.path(), "gen/odd.js", odd);
+    let server = Server::start_in(temp, &[]);
+    let (_, health) = server.get("/api/health");
+    assert_eq!(
+        (&health["status"], &health["files"]),
+        (&json!("ready"), &json!(10))
+    );
+    common::write(&server.dir, "gen/odd.ts", "\"\n'</*'[[``}s>]@*/");
+    let (status, body) = server.post("/api/recheck", "");
+    assert_eq!((status, &body["files"]), (200, &json!(11)), "{body}");
+}
+
+#[test]
 fn issue_8_a_snippet_larger_than_a_check_may_hold_is_refused_unparsed() {
     let server = Server::start("project", &["--max-body", "20mb"]);
     let len = dupcheck::check::max_snippet_len() + 1;
