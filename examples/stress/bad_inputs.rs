@@ -11,9 +11,9 @@
 use std::time::{Duration, Instant};
 
 use crate::fixture;
-use crate::http::{self, Conn, Response};
+use crate::http::{self, Response};
 use crate::report::{millis, Row};
-use crate::server::Server;
+use crate::server::{Server, READY_LIMIT};
 
 /// The body limit the server runs with.
 const MAX_BODY: usize = 64 << 10;
@@ -299,9 +299,7 @@ fn cases() -> Vec<Case> {
     raw.splice(at..at + 2, [0xFF, 0xFE]);
     add("Content-Type with bytes over 0x7F", raw, MEDIA_TYPE);
 
-    // Request heads hyper refuses, or accepts in odd forms.
-    let many: String = (0..101).map(|i| format!("X-H{i}: 1\r\n")).collect();
-    let big_header = format!("GET / HTTP/1.1\r\nX-Big: {}", "v".repeat(1 << 20));
+    // Request heads hyper accepts in odd forms, or refuses.
     let heads: Vec<(&str, Vec<u8>, Want)> = vec![
         ("LF-only head", b"GET /api/health HTTP/1.1\nHost: 127.0.0.1\n\n".to_vec(), Want::Ok),
         ("HTTP/1.0 without Host", b"GET /api/stats HTTP/1.0\r\n\r\n".to_vec(), Want::Ok),
@@ -316,28 +314,43 @@ fn cases() -> Vec<Case> {
         ("DEL in the target", head("GET /\x7F HTTP/1.1"), BAD_REQUEST),
         ("space in the target", head("GET /a b HTTP/1.1"), BAD_REQUEST),
         ("HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(), Want::Error(505, "HTTPVersionNotSupported")),
-        ("control byte in a name", head("GET / HTTP/1.1\r\nBad\x01Name: 1"), BAD_REQUEST),
-        ("header without a colon", head("GET / HTTP/1.1\r\nNoColon"), BAD_REQUEST),
-        ("NUL in a header value", head("GET / HTTP/1.1\r\nX-A: a\0b"), BAD_REQUEST),
-        ("bare CR in a header value", head("GET / HTTP/1.1\r\nX-A: a\rb"), BAD_REQUEST),
-        ("space before a colon", head("GET / HTTP/1.1\r\nX-A : 1"), BAD_REQUEST),
-        ("folded header line", head("GET / HTTP/1.1\r\nX-A: a\r\n b"), BAD_REQUEST),
-        ("UTF-8 header name", head("GET / HTTP/1.1\r\nÜ: 1"), BAD_REQUEST),
-        ("two Content-Lengths", framed("Content-Length: 2\r\nContent-Length: 3\r\n"), BAD_REQUEST),
-        ("Content-Length list", framed("Content-Length: 2, 3\r\n"), BAD_REQUEST),
-        ("negative Content-Length", framed("Content-Length: -1\r\n"), BAD_REQUEST),
-        ("Content-Length not a number", framed("Content-Length: abc\r\n"), BAD_REQUEST),
-        ("Content-Length too big", framed("Content-Length: 99999999999999999999\r\n"), BAD_REQUEST),
-        ("Transfer-Encoding gzip", framed("Transfer-Encoding: gzip\r\n"), BAD_REQUEST),
-        ("70 KB target", head(&format!("GET /{} HTTP/1.1", "a".repeat(70_000))), URI_TOO_LONG),
-        ("101 headers", head(&format!("GET / HTTP/1.1\r\n{}", many.trim_end())), HEADERS_TOO_LARGE),
-        // hyper checks its 400 KB limit before each read, not after, so a
-        // head is refused every time only when it is over by a read more.
-        ("one 1 MB header", head(&big_header), HEADERS_TOO_LARGE),
     ];
     for (name, raw, want) in heads {
         add(name, raw, want);
     }
+    // Header lines hyper refuses, after `GET / HTTP/1.1`.
+    let headers = [
+        ("control byte in a name", "Bad\x01Name: 1"),
+        ("header without a colon", "NoColon"),
+        ("NUL in a header value", "X-A: a\0b"),
+        ("bare CR in a header value", "X-A: a\rb"),
+        ("space before a colon", "X-A : 1"),
+        ("folded header line", "X-A: a\r\n b"),
+        ("UTF-8 header name", "Ü: 1"),
+    ];
+    for (name, header) in headers {
+        add(name, head(&format!("GET / HTTP/1.1\r\n{header}")), BAD_REQUEST);
+    }
+    // Framing headers it refuses, on a POST of `{}`.
+    let framing = [
+        ("two Content-Lengths", "Content-Length: 2\r\nContent-Length: 3\r\n"),
+        ("Content-Length list", "Content-Length: 2, 3\r\n"),
+        ("negative Content-Length", "Content-Length: -1\r\n"),
+        ("Content-Length not a number", "Content-Length: abc\r\n"),
+        ("Content-Length too big", "Content-Length: 99999999999999999999\r\n"),
+        ("Transfer-Encoding gzip", "Transfer-Encoding: gzip\r\n"),
+    ];
+    for (name, headers) in framing {
+        add(name, framed(headers), BAD_REQUEST);
+    }
+    // Heads over its limits.
+    add("70 KB target", head(&format!("GET /{} HTTP/1.1", "a".repeat(70_000))), URI_TOO_LONG);
+    let many: String = (0..101).map(|i| format!("X-H{i}: 1\r\n")).collect();
+    add("101 headers", head(&format!("GET / HTTP/1.1\r\n{}", many.trim_end())), HEADERS_TOO_LARGE);
+    // hyper checks its 400 KB limit before each read, not after, so a head
+    // is refused every time only when it is over by a read more.
+    let big_header = format!("GET / HTTP/1.1\r\nX-Big: {}", "v".repeat(1 << 20));
+    add("one 1 MB header", head(&big_header), HEADERS_TOO_LARGE);
 
     // Routes: unknown paths, and known paths with the wrong method.
     let paths = [
@@ -429,27 +442,17 @@ pub fn run() -> Row {
     let mut row = Row::new("bad_inputs");
     let dir = fixture::project_copy();
     let max_body = format!("{}kb", MAX_BODY >> 10);
-    let mut server = match Server::start("bad_inputs", dir.path(), &["--max-body", &max_body]) {
-        Ok(server) => server,
-        Err(err) => {
-            row.fail(err);
-            return row;
-        }
-    };
-    if let Err(err) = server.wait_ready(Duration::from_secs(60)) {
-        row.fail(err);
-        row.stopped(server.stop());
+    let args = ["--max-body", &max_body];
+    let Some(mut server) =
+        Server::start_ready("bad_inputs", dir.path(), &args, READY_LIMIT, &mut row)
+    else {
         return row;
-    }
+    };
     let cases = cases();
     let mut slowest = (Duration::ZERO, String::new());
     let table_started = Instant::now();
     for (i, case) in cases.iter().enumerate() {
-        if table_started.elapsed() > TABLE_BUDGET {
-            row.fail(format!(
-                "gave up after {i} cases: over the budget of {} s",
-                TABLE_BUDGET.as_secs()
-            ));
+        if row.over_budget(table_started, TABLE_BUDGET, format_args!("{i} cases")) {
             break;
         }
         row.requests += 1;
@@ -485,12 +488,7 @@ pub fn run() -> Row {
     }
     row.figure(format!("{} cases", cases.len()));
     row.figure(format!("slowest {} ({})", millis(slowest.0), slowest.1));
-    row.requests += 1;
-    match Conn::open(server.port).and_then(|mut conn| conn.get("/api/health")) {
-        Ok(res) if res.status == 200 && res.json_object().is_ok() => {}
-        Ok(res) => row.fail(format!("health after the table: {}", res.summary())),
-        Err(err) => row.fail(format!("health after the table: {err}")),
-    }
+    server.check_health(&mut row, "the table");
     row.stopped(server.stop());
     row
 }

@@ -26,9 +26,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fixture::{self, Lcg, SOURCES};
-use crate::http::Conn;
+use crate::http::{self, Conn};
 use crate::report::Row;
-use crate::server::Server;
+use crate::server::{Server, READY_LIMIT};
 
 /// File operations made.
 const OPERATIONS: usize = 300;
@@ -74,18 +74,10 @@ struct Churn<'a> {
 pub fn run() -> Row {
     let mut row = Row::new("churn");
     let dir = fixture::project_copy();
-    let mut watched = match Server::start("churn", dir.path(), &[]) {
-        Ok(server) => server,
-        Err(err) => {
-            row.fail(err);
-            return row;
-        }
-    };
-    if let Err(err) = watched.wait_ready(Duration::from_secs(60)) {
-        row.fail(err);
-        row.stopped(watched.stop());
+    let Some(mut watched) = Server::start_ready("churn", dir.path(), &[], READY_LIMIT, &mut row)
+    else {
         return row;
-    }
+    };
     if let Err(err) = std::fs::create_dir_all(dir.path().join("churn")) {
         row.fail(format!("create the churn folder: {err}"));
     }
@@ -99,11 +91,7 @@ pub fn run() -> Row {
     let started = Instant::now();
     let mut conn = None;
     for i in 0..OPERATIONS {
-        if started.elapsed() > CHURN_BUDGET {
-            row.fail(format!(
-                "gave up after {i} operations: over the budget of {} s",
-                CHURN_BUDGET.as_secs()
-            ));
+        if row.over_budget(started, CHURN_BUDGET, format_args!("{i} operations")) {
             break;
         }
         if let Err(err) = churn.step(i) {
@@ -128,21 +116,10 @@ pub fn run() -> Row {
         churned.as_secs_f64(),
         quiet.as_secs_f64()
     ));
-    let fresh = match Server::start("churn-fresh", dir.path(), &["--no-cache", "--no-watch"]) {
-        Ok(mut fresh) => match fresh.wait_ready(Duration::from_secs(60)) {
-            Ok(health) => Some((fresh, health)),
-            Err(err) => {
-                row.fail(err);
-                row.stopped(fresh.stop());
-                None
-            }
-        },
-        Err(err) => {
-            row.fail(err);
-            None
-        }
-    };
-    if let Some((mut fresh, fresh_health)) = fresh {
+    let args = ["--no-cache", "--no-watch"];
+    if let Some(fresh) =
+        Server::start_ready("churn-fresh", dir.path(), &args, READY_LIMIT, &mut row)
+    {
         row.requests += 1;
         let scanned = Conn::open(fresh.port)
             .and_then(|mut conn| conn.get("/api/stats"))
@@ -165,16 +142,10 @@ pub fn run() -> Row {
             (None, _) => {}
             (_, Err(err)) => row.fail(format!("stats of the fresh server: {err}")),
         }
-        compare_skipped(watched.port, &fresh_health);
-        if let Some(crash) = fresh.crash() {
-            row.fail(crash);
-        }
-        row.stopped(fresh.stop());
+        compare_skipped(watched.port, &fresh.ready);
+        fresh.finish(&mut row);
     }
-    if let Some(crash) = watched.crash() {
-        row.fail(crash);
-    }
-    row.stopped(watched.stop());
+    watched.finish(&mut row);
     restore_permissions(dir.path());
     row
 }
@@ -394,16 +365,13 @@ fn format_of(rel: &str) -> &'static str {
 
 /// A check and a health request, which must both be 200 JSON.
 fn ask(row: &mut Row, port: u16, conn: &mut Option<Conn>) {
-    if conn.as_ref().is_none_or(Conn::is_closed) {
-        match Conn::open(port) {
-            Ok(opened) => *conn = Some(opened),
-            Err(err) => {
-                row.fail(format!("cannot connect during the churn: {err}"));
-                return;
-            }
+    let open = match http::reuse(conn, port, http::TIMEOUT) {
+        Ok(open) => open,
+        Err(err) => {
+            row.fail(format!("cannot connect during the churn: {err}"));
+            return;
         }
-    }
-    let open = conn.as_mut().expect("connected above");
+    };
     let check = json!({"code": fixture::source("src/util/merge.js"), "format": "javascript"});
     for what in ["check", "health"] {
         let answer = if what == "check" {

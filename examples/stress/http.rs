@@ -128,6 +128,16 @@ pub fn connect(port: u16, timeout: Duration) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
+/// The keep-alive connection in `conn`, opened anew (its reads and writes
+/// giving up after `timeout`) when there is none or the server closed it.
+/// A failure to open leaves `conn` as it was.
+pub fn reuse(conn: &mut Option<Conn>, port: u16, timeout: Duration) -> io::Result<&mut Conn> {
+    if conn.as_ref().is_none_or(Conn::is_closed) {
+        *conn = Some(Conn::open_with(port, timeout)?);
+    }
+    Ok(conn.as_mut().expect("opened above"))
+}
+
 /// A keep-alive connection.
 pub struct Conn {
     stream: TcpStream,

@@ -11,6 +11,8 @@
 //! (the row fails when the end is over 1.5 times the start plus 30 MB: a
 //! leak).
 
+use std::fmt::Display;
+use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -18,9 +20,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fixture::{self, Lcg};
-use crate::http::{Conn, Response};
+use crate::http::{self, Conn, Response};
 use crate::report::{bytes, Latencies, Row, Tally};
-use crate::server::Server;
+use crate::server::{Server, READY_LIMIT};
 
 /// Client threads, one keep-alive connection each.
 const CLIENTS: usize = 64;
@@ -40,18 +42,9 @@ pub fn run(seconds: u64) -> Row {
     let mut row = Row::new("load");
     let dir = fixture::project_copy();
     add_extra_files(dir.path());
-    let mut server = match Server::start("load", dir.path(), &[]) {
-        Ok(server) => server,
-        Err(err) => {
-            row.fail(err);
-            return row;
-        }
-    };
-    if let Err(err) = server.wait_ready(Duration::from_secs(60)) {
-        row.fail(err);
-        row.stopped(server.stop());
+    let Some(server) = Server::start_ready("load", dir.path(), &[], READY_LIMIT, &mut row) else {
         return row;
-    }
+    };
     let bodies: Vec<String> = snippets()
         .into_iter()
         .map(|(format, code)| json!({"code": code, "format": format}).to_string())
@@ -95,20 +88,13 @@ pub fn run(seconds: u64) -> Row {
         "{:.0} req/s",
         sent as f64 / elapsed.as_secs_f64().max(0.001)
     ));
-    let p99 = health.percentile(99.0);
     row.figure(format!(
         "health {} (target {} ms, {} probes)",
         health.summary(),
         HEALTH_TARGET.as_millis(),
         health.len()
     ));
-    if p99 > HEALTH_LIMIT {
-        row.fail(format!(
-            "health p99 {} ms is over {} ms",
-            p99.as_millis(),
-            HEALTH_LIMIT.as_millis()
-        ));
-    }
+    check_health_p99(&mut row, &health);
     match (start_memory, end_memory) {
         (Some(start), Some(end)) => {
             let max = rss_samples.iter().copied().max().unwrap_or(end.rss_kb);
@@ -131,10 +117,7 @@ pub fn run(seconds: u64) -> Row {
         }
         _ => row.fail("cannot read the server's memory from /proc"),
     }
-    if let Some(crash) = server.crash() {
-        row.fail(crash);
-    }
-    row.stopped(server.stop());
+    server.finish(&mut row);
     row
 }
 
@@ -186,17 +169,14 @@ fn client(port: u16, id: usize, bodies: &[String], stop: &AtomicBool) -> Tally {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        if conn.as_ref().is_none_or(Conn::is_closed) {
-            match Conn::open(port) {
-                Ok(opened) => conn = Some(opened),
-                Err(err) => {
-                    tally.fail(format!("client {id}: cannot connect: {err}"));
-                    thread::sleep(Duration::from_millis(100));
-                    continue;
-                }
+        let open = match http::reuse(&mut conn, port, http::TIMEOUT) {
+            Ok(open) => open,
+            Err(err) => {
+                tally.fail(format!("client {id}: cannot connect: {err}"));
+                thread::sleep(Duration::from_millis(100));
+                continue;
             }
-        }
-        let open = conn.as_mut().expect("connected above");
+        };
         let check = rng.chance(CHECK_PERCENT);
         let (what, answer) = if check {
             (
@@ -206,20 +186,38 @@ fn client(port: u16, id: usize, bodies: &[String], stop: &AtomicBool) -> Tally {
         } else {
             ("GET /api/health", open.get("/api/health"))
         };
-        tally.requests += 1;
-        match answer {
-            Ok(res) => {
-                if let Err(why) = expect_ok(&res, check) {
-                    tally.fail(format!("client {id}: {what}: {why}"));
-                }
-            }
-            Err(err) => {
-                tally.fail(format!("client {id}: {what}: {err}"));
-                conn = None;
-            }
-        }
+        record(
+            &mut tally,
+            &mut conn,
+            answer,
+            check,
+            format_args!("client {id}: {what}"),
+        );
     }
     tally
+}
+
+/// Counts a request and judges its answer with [`expect_ok`]; a failure is
+/// described after `who`, and an I/O error drops the connection.
+fn record(
+    tally: &mut Tally,
+    conn: &mut Option<Conn>,
+    answer: io::Result<Response>,
+    check: bool,
+    who: impl Display,
+) {
+    tally.requests += 1;
+    match answer {
+        Ok(res) => {
+            if let Err(why) = expect_ok(&res, check) {
+                tally.fail(format!("{who}: {why}"));
+            }
+        }
+        Err(err) => {
+            tally.fail(format!("{who}: {err}"));
+            *conn = None;
+        }
+    }
 }
 
 /// Checks a 200 JSON answer of a check (`duplications`, `statistics`) or
@@ -251,29 +249,28 @@ pub fn probe_health(port: u16, stop: &AtomicBool, limit: Duration) -> (Tally, La
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) && started.elapsed() < limit {
         let tick = Instant::now();
-        if conn.as_ref().is_none_or(Conn::is_closed) {
-            match Conn::open(port) {
-                Ok(opened) => conn = Some(opened),
-                Err(err) => tally.fail(format!("health probe: cannot connect: {err}")),
+        match http::reuse(&mut conn, port, http::TIMEOUT) {
+            Ok(open) => {
+                let answer = open.get("/api/health");
+                latencies.push(tick.elapsed());
+                record(&mut tally, &mut conn, answer, false, "health probe");
             }
-        }
-        if let Some(open) = conn.as_mut() {
-            let answer = open.get("/api/health");
-            latencies.push(tick.elapsed());
-            tally.requests += 1;
-            match answer {
-                Ok(res) => {
-                    if let Err(why) = expect_ok(&res, false) {
-                        tally.fail(format!("health probe: {why}"));
-                    }
-                }
-                Err(err) => {
-                    tally.fail(format!("health probe: {err}"));
-                    conn = None;
-                }
-            }
+            Err(err) => tally.fail(format!("health probe: cannot connect: {err}")),
         }
         thread::sleep(PROBE_EVERY.saturating_sub(tick.elapsed()));
     }
     (tally, latencies)
+}
+
+/// Fails `row` when the p99 of the health latencies is over
+/// [`HEALTH_LIMIT`].
+pub fn check_health_p99(row: &mut Row, health: &Latencies) {
+    let p99 = health.percentile(99.0);
+    if p99 > HEALTH_LIMIT {
+        row.fail(format!(
+            "health p99 {} ms is over {} ms",
+            p99.as_millis(),
+            HEALTH_LIMIT.as_millis()
+        ));
+    }
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fixture::{self, Lcg};
-use crate::http::Conn;
+use crate::http::{self, Conn};
 use crate::report::{bytes, millis, Row};
 use crate::server::Server;
 
@@ -41,6 +41,8 @@ const ANSWER_TARGET: Duration = Duration::from_secs(1);
 const ANSWER_LIMIT: Duration = Duration::from_secs(5);
 /// How long an answer is waited for.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a server may take to finish its first scan.
+const READY_LIMIT: Duration = Duration::from_secs(120);
 /// The longest the random snippets may take in all.
 const RANDOM_BUDGET: Duration = Duration::from_secs(120);
 /// One line of the repetitive file, repeated 100,000 times.
@@ -80,29 +82,20 @@ pub fn run() -> Row {
 /// The snippets that hung, and the random ones, on the fixture.
 fn random_snippets(row: &mut Row, worst: &mut Worst) {
     let dir = fixture::project_copy();
-    let Some(mut server) = start(row, "pathological", dir.path(), &[]) else {
+    let Some(mut server) = Server::start_ready("pathological", dir.path(), &[], READY_LIMIT, row)
+    else {
         return;
     };
-    let mut conn = None;
+    let mut client = Client::new(&server);
     for (i, (code, format)) in HUNG.iter().enumerate() {
         let body = json!({"code": code, "format": format}).to_string();
-        ask(
-            row,
-            worst,
-            &server,
-            &mut conn,
-            &format!("hung snippet {}", i + 1),
-            Request::Check(&body),
-        );
+        let label = format!("hung snippet {}", i + 1);
+        client.ask(row, worst, &label, Request::Check(&body));
     }
     let mut rng = Lcg::new(42);
     let started = Instant::now();
     for i in 0..RANDOM_SNIPPETS {
-        if started.elapsed() > RANDOM_BUDGET {
-            row.fail(format!(
-                "gave up after {i} random snippets: over the budget of {} s",
-                RANDOM_BUDGET.as_secs()
-            ));
+        if row.over_budget(started, RANDOM_BUDGET, format_args!("{i} random snippets")) {
             break;
         }
         let len = rng.between(10, 200);
@@ -110,14 +103,7 @@ fn random_snippets(row: &mut Row, worst: &mut Worst) {
         let format = FORMATS[i % FORMATS.len()];
         let body = json!({"code": code, "format": format}).to_string();
         let label = format!("random {i} ({format}, {len} chars)");
-        if !ask(
-            row,
-            worst,
-            &server,
-            &mut conn,
-            &label,
-            Request::Check(&body),
-        ) {
+        if !client.ask(row, worst, &label, Request::Check(&body)) {
             eprintln!("stress: pathological: the snippet was {code:?}");
         }
         if let Some(crash) = server.crash() {
@@ -143,57 +129,26 @@ fn repetitive_code(row: &mut Row, worst: &mut Worst) {
         "format": "python",
     })
     .to_string();
+    let checks = [
+        ("80 KB of one line", lines),
+        ("70 KB of a two-line unit", units),
+    ];
     for mode in ["strict", "mild", "weak"] {
         let name = format!("pathological-{mode}");
-        let Some(mut server) = start(row, &name, dir.path(), &["--mode", mode]) else {
+        let args = ["--mode", mode];
+        let Some(server) = Server::start_ready(&name, dir.path(), &args, READY_LIMIT, row) else {
             continue;
         };
-        let mut conn = None;
+        let mut client = Client::new(&server);
         for round in 1..=2 {
-            let label = format!("80 KB of one line, {mode}, round {round}");
-            ask(
-                row,
-                worst,
-                &server,
-                &mut conn,
-                &label,
-                Request::Check(&lines),
-            );
-            let label = format!("70 KB of a two-line unit, {mode}, round {round}");
-            ask(
-                row,
-                worst,
-                &server,
-                &mut conn,
-                &label,
-                Request::Check(&units),
-            );
+            for (what, body) in &checks {
+                let label = format!("{what}, {mode}, round {round}");
+                client.ask(row, worst, &label, Request::Check(body));
+            }
         }
         let label = format!("stats of repeated code, {mode}");
-        ask(row, worst, &server, &mut conn, &label, Request::Stats);
-        if let Some(crash) = server.crash() {
-            row.fail(crash);
-        }
-        row.stopped(server.stop());
-    }
-}
-
-/// Starts a server and waits for its first scan; failures go to `row`.
-fn start(row: &mut Row, name: &str, dir: &std::path::Path, args: &[&str]) -> Option<Server> {
-    let mut server = match Server::start(name, dir, args) {
-        Ok(server) => server,
-        Err(err) => {
-            row.fail(err);
-            return None;
-        }
-    };
-    match server.wait_ready(Duration::from_secs(120)) {
-        Ok(_) => Some(server),
-        Err(err) => {
-            row.fail(err);
-            row.stopped(server.stop());
-            None
-        }
+        client.ask(row, worst, &label, Request::Stats);
+        server.finish(row);
     }
 }
 
@@ -206,82 +161,88 @@ enum Request<'a> {
     Stats,
 }
 
-/// Sends one request on `conn` (opened as needed) and judges the answer;
-/// returns whether it was good.
-fn ask(
-    row: &mut Row,
-    worst: &mut Worst,
-    server: &Server,
-    conn: &mut Option<Conn>,
-    label: &str,
-    request: Request,
-) -> bool {
-    if conn.as_ref().is_none_or(Conn::is_closed) {
-        match Conn::open_with(server.port, ANSWER_TIMEOUT) {
-            Ok(opened) => *conn = Some(opened),
+/// A keep-alive client of one server, reconnecting as needed.
+struct Client {
+    port: u16,
+    conn: Option<Conn>,
+}
+
+impl Client {
+    /// A client of `server`, not yet connected.
+    fn new(server: &Server) -> Client {
+        Client {
+            port: server.port,
+            conn: None,
+        }
+    }
+
+    /// Sends one request and judges the answer into `row` and `worst`;
+    /// returns whether it was good.
+    fn ask(&mut self, row: &mut Row, worst: &mut Worst, label: &str, request: Request) -> bool {
+        let open = match http::reuse(&mut self.conn, self.port, ANSWER_TIMEOUT) {
+            Ok(open) => open,
             Err(err) => {
                 row.fail(format!("{label}: cannot connect: {err}"));
                 return false;
             }
+        };
+        row.requests += 1;
+        let started = Instant::now();
+        let answer = match request {
+            Request::Check(body) => open.post_json("/api/check", body),
+            Request::Stats => open.get("/api/stats"),
+        };
+        let took = started.elapsed();
+        if took > worst.slowest.0 {
+            worst.slowest = (took, label.to_owned());
         }
-    }
-    let open = conn.as_mut().expect("connected above");
-    row.requests += 1;
-    let started = Instant::now();
-    let answer = match request {
-        Request::Check(body) => open.post_json("/api/check", body),
-        Request::Stats => open.get("/api/stats"),
-    };
-    let took = started.elapsed();
-    if took > worst.slowest.0 {
-        worst.slowest = (took, label.to_owned());
-    }
-    let res = match answer {
-        Ok(res) => res,
-        Err(err) => {
-            *conn = None;
-            row.fail(format!("{label}: no answer after {}: {err}", millis(took)));
-            return false;
-        }
-    };
-    if res.body.len() > worst.largest.0 {
-        worst.largest = (res.body.len(), label.to_owned());
-    }
-    let verdict = match (res.status, request) {
-        (200, Request::Check(_)) => res.json_object().and_then(|body| {
-            if body.get("duplications").is_some_and(Value::is_array) {
-                Ok(())
-            } else {
-                Err(format!("no duplications: {}", res.summary()))
+        let res = match answer {
+            Ok(res) => res,
+            Err(err) => {
+                self.conn = None;
+                row.fail(format!("{label}: no answer after {}: {err}", millis(took)));
+                return false;
             }
-        }),
-        (200, Request::Stats) => res.json_object().map(drop),
-        (422, Request::Check(_)) => res.error_name().and_then(|name| {
-            worst.refused += 1;
-            if name == "SnippetTooComplex" {
-                Ok(())
-            } else {
-                Err(format!("error {name}: {}", res.summary()))
-            }
-        }),
-        _ => Err(format!("expected 200 or 422: {}", res.summary())),
-    };
-    let verdict = verdict.and_then(|()| {
-        if took > ANSWER_LIMIT {
-            Err(format!(
-                "answered after {} (limit {})",
-                millis(took),
-                millis(ANSWER_LIMIT)
-            ))
-        } else {
-            Ok(())
+        };
+        if res.body.len() > worst.largest.0 {
+            worst.largest = (res.body.len(), label.to_owned());
         }
-    });
-    match verdict {
-        Ok(()) => true,
-        Err(why) => {
-            row.fail(format!("{label}: {why}"));
-            false
+        let verdict = match (res.status, request) {
+            (200, Request::Check(_)) => res.json_object().and_then(|body| {
+                if body.get("duplications").is_some_and(Value::is_array) {
+                    Ok(())
+                } else {
+                    Err(format!("no duplications: {}", res.summary()))
+                }
+            }),
+            (200, Request::Stats) => res.json_object().map(drop),
+            (422, Request::Check(_)) => res.error_name().and_then(|name| {
+                worst.refused += 1;
+                if name == "SnippetTooComplex" {
+                    Ok(())
+                } else {
+                    Err(format!("error {name}: {}", res.summary()))
+                }
+            }),
+            _ => Err(format!("expected 200 or 422: {}", res.summary())),
+        };
+        let verdict = verdict.and_then(|()| {
+            if took > ANSWER_LIMIT {
+                Err(format!(
+                    "answered after {} (limit {})",
+                    millis(took),
+                    millis(ANSWER_LIMIT)
+                ))
+            } else {
+                Ok(())
+            }
+        });
+        match verdict {
+            Ok(()) => true,
+            Err(why) => {
+                row.fail(format!("{label}: {why}"));
+                false
+            }
         }
     }
 }

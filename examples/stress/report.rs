@@ -7,7 +7,7 @@
 //! table on stdout stays one line per scenario.
 
 use std::fmt::Display;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::server::Stopped;
 
@@ -83,6 +83,19 @@ impl Row {
             self.fail(detail);
         }
         self.failures += undescribed;
+    }
+
+    /// Whether `budget` has passed since `started`; if it has, fails the
+    /// row, saying it gave up after `done`.
+    pub fn over_budget(&mut self, started: Instant, budget: Duration, done: impl Display) -> bool {
+        let over = started.elapsed() > budget;
+        if over {
+            self.fail(format!(
+                "gave up after {done}: over the budget of {} s",
+                budget.as_secs()
+            ));
+        }
+        over
     }
 
     /// Adds a figure.

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::http::Conn;
+use crate::report::Row;
 
 /// The longest a stop may take before its row fails.
 pub const STOP_LIMIT: Duration = Duration::from_secs(6);
@@ -25,6 +26,10 @@ const KILL_AFTER: Duration = Duration::from_secs(15);
 
 /// How long a server may take to print its `listening on` line.
 const LISTEN_LIMIT: Duration = Duration::from_secs(20);
+
+/// How long a server may take to finish its first scan, unless its
+/// scenario says otherwise.
+pub const READY_LIMIT: Duration = Duration::from_secs(60);
 
 /// The repository root (where `target/` and `testdata/` are).
 pub fn root() -> &'static Path {
@@ -43,6 +48,8 @@ pub struct Server {
     pub name: String,
     /// The port it listens on, on 127.0.0.1.
     pub port: u16,
+    /// The health answer that said it was ready (null until then).
+    pub ready: Value,
     log: PathBuf,
 }
 
@@ -100,6 +107,7 @@ impl Server {
             child,
             name: name.to_owned(),
             port: 0,
+            ready: Value::Null,
             log,
         };
         let line = receive.recv_timeout(LISTEN_LIMIT).unwrap_or_default();
@@ -117,9 +125,36 @@ impl Server {
         Ok(server)
     }
 
-    /// Polls `/api/health` until it says `ready`, for at most `limit`;
-    /// returns the last health answer.
-    pub fn wait_ready(&mut self, limit: Duration) -> Result<Value, String> {
+    /// Starts a server as [`Server::start`] does and waits, for at most
+    /// `limit`, until it is ready. A failure goes to `row`, with the stop of
+    /// a server that did start, and gives `None`.
+    pub fn start_ready(
+        name: &str,
+        dir: &Path,
+        args: &[&str],
+        limit: Duration,
+        row: &mut Row,
+    ) -> Option<Server> {
+        let mut server = match Server::start(name, dir, args) {
+            Ok(server) => server,
+            Err(err) => {
+                row.fail(err);
+                return None;
+            }
+        };
+        match server.wait_ready(limit) {
+            Ok(()) => Some(server),
+            Err(err) => {
+                row.fail(err);
+                row.stopped(server.stop());
+                None
+            }
+        }
+    }
+
+    /// Polls `/api/health` until it says `ready`, for at most `limit`, and
+    /// keeps that answer in [`Server::ready`].
+    fn wait_ready(&mut self, limit: Duration) -> Result<(), String> {
         let started = Instant::now();
         let mut last = String::from("no answer");
         while started.elapsed() < limit {
@@ -133,7 +168,8 @@ impl Server {
             match Conn::open(self.port).and_then(|mut conn| conn.get("/api/health")) {
                 Ok(res) => match res.json() {
                     Some(health) if res.status == 200 && health["status"] == "ready" => {
-                        return Ok(health)
+                        self.ready = health;
+                        return Ok(());
                     }
                     _ => last = res.summary(),
                 },
@@ -183,6 +219,26 @@ impl Server {
                 self.log_tail()
             )
         })
+    }
+
+    /// Asks `/api/health` once more, counting the request in `row`: it must
+    /// be a 200 JSON object. A failure is described as `health after WHEN`.
+    pub fn check_health(&self, row: &mut Row, when: &str) {
+        row.requests += 1;
+        match Conn::open(self.port).and_then(|mut conn| conn.get("/api/health")) {
+            Ok(res) if res.status == 200 && res.json_object().is_ok() => {}
+            Ok(res) => row.fail(format!("health after {when}: {}", res.summary())),
+            Err(err) => row.fail(format!("health after {when}: {err}")),
+        }
+    }
+
+    /// Ends a scenario's use of the server: a crash fails `row`, then the
+    /// server is stopped and its stop recorded.
+    pub fn finish(mut self, row: &mut Row) {
+        if let Some(crash) = self.crash() {
+            row.fail(crash);
+        }
+        row.stopped(self.stop());
     }
 
     /// Sends SIGTERM and waits for the exit: it must be status 0 within

@@ -17,10 +17,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::fixture;
-use crate::http::{self, Conn};
-use crate::load::probe_health;
+use crate::http;
+use crate::load::{check_health_p99, probe_health};
 use crate::report::{Latencies, Row};
-use crate::server::Server;
+use crate::server::{Server, READY_LIMIT};
 
 /// The header time-out the server runs with, in seconds.
 const HEADER_TIMEOUT: u64 = 5;
@@ -43,8 +43,6 @@ const HEAD: &[u8] = b"POST /api/check HTTP/1.1\r\nHost: 127.0.0.1\r\n\
     Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
 /// How much of [`HEAD`] is sent at once.
 const FIRST_PART: usize = 28;
-/// The health latency (p99) over which the row fails.
-const HEALTH_LIMIT: Duration = Duration::from_millis(200);
 
 /// How a slow connection behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,18 +73,10 @@ pub fn run() -> Row {
     let mut row = Row::new("slow");
     let dir = fixture::project_copy();
     let timeout = HEADER_TIMEOUT.to_string();
-    let mut server = match Server::start("slow", dir.path(), &["--header-timeout", &timeout]) {
-        Ok(server) => server,
-        Err(err) => {
-            row.fail(err);
-            return row;
-        }
-    };
-    if let Err(err) = server.wait_ready(Duration::from_secs(60)) {
-        row.fail(err);
-        row.stopped(server.stop());
+    let args = ["--header-timeout", &timeout];
+    let Some(server) = Server::start_ready("slow", dir.path(), &args, READY_LIMIT, &mut row) else {
         return row;
-    }
+    };
     let port = server.port;
     let stop = AtomicBool::new(false);
     let (slow, (probe, health)) = thread::scope(|scope| {
@@ -114,24 +104,10 @@ pub fn run() -> Row {
         span(&times)
     ));
     row.figure(format!("health {} during", health.summary()));
-    if health.percentile(99.0) > HEALTH_LIMIT {
-        row.fail(format!(
-            "health p99 {} ms is over {} ms",
-            health.percentile(99.0).as_millis(),
-            HEALTH_LIMIT.as_millis()
-        ));
-    }
+    check_health_p99(&mut row, &health);
     // The server still serves once they are gone.
-    row.requests += 1;
-    match Conn::open(port).and_then(|mut conn| conn.get("/api/health")) {
-        Ok(res) if res.status == 200 && res.json().is_some() => {}
-        Ok(res) => row.fail(format!("health after the slow phase: {}", res.summary())),
-        Err(err) => row.fail(format!("health after the slow phase: {err}")),
-    }
-    if let Some(crash) = server.crash() {
-        row.fail(crash);
-    }
-    row.stopped(server.stop());
+    server.check_health(&mut row, "the slow phase");
+    server.finish(&mut row);
     row
 }
 
