@@ -407,6 +407,22 @@ mod tests {
 
     const ADD: &str = "function add(a, b) {\n  const s = a + b;\n  return s;\n}\n";
 
+    /// The duplications of [`ADD`] as a snippet (strict, 10 tokens, 1 line).
+    fn check_add(
+        idx: &Index,
+        ex: Exclusions,
+        deadline: Instant,
+    ) -> Result<Vec<SnippetMatch>, Expired> {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let tokens = tokenize(js, ADD, Mode::Strict).unwrap();
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 1,
+        };
+        check_snippet(idx, js.family_id, ADD, &tokens, t, ex, deadline)
+    }
+
     /// An index of `n` files that are all [`ADD`].
     fn copies_of_add(n: usize) -> Index {
         let names: Vec<String> = (0..n).map(|i| format!("f{i}.js")).collect();
@@ -417,15 +433,7 @@ mod tests {
     #[test]
     fn a_check_past_its_deadline_stops_matching() {
         let idx = copies_of_add(300);
-        let registry = Registry::builtin();
-        let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, ADD, Mode::Strict).unwrap();
-        let t = Thresholds {
-            min_tokens: 10,
-            min_lines: 1,
-        };
-        let ex = Exclusions::default();
-        let check = |deadline| check_snippet(&idx, js.family_id, ADD, &tokens, t, ex, deadline);
+        let check = |deadline| check_add(&idx, Exclusions::default(), deadline);
         assert_eq!(check(far_future()).map(|m| m.len()), Ok(300));
         assert_eq!(check(Instant::now()), Err(Expired));
     }
@@ -499,15 +507,8 @@ mod tests {
             Mode::Strict,
             10,
         );
-        let registry = Registry::builtin();
-        let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, ADD, Mode::Strict).unwrap();
-        let t = Thresholds {
-            min_tokens: 10,
-            min_lines: 1,
-        };
         let files = |ex: Exclusions| {
-            check_snippet(&idx, js.family_id, ADD, &tokens, t, ex, far_future())
+            check_add(&idx, ex, far_future())
                 .unwrap()
                 .iter()
                 .map(|m| idx.files[m.file as usize].path.clone())
