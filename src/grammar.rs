@@ -30,6 +30,32 @@ fn language_for(name: &str) -> Option<Language> {
         "tsx" => tree_sitter_typescript::LANGUAGE_TSX.into(),
         "python" => tree_sitter_python::LANGUAGE.into(),
         "rust" => tree_sitter_rust::LANGUAGE.into(),
+        "go" => tree_sitter_go::LANGUAGE.into(),
+        "java" => tree_sitter_java::LANGUAGE.into(),
+        "c" => tree_sitter_c::LANGUAGE.into(),
+        "cpp" => tree_sitter_cpp::LANGUAGE.into(),
+        "objc" => tree_sitter_objc::LANGUAGE.into(),
+        "c_sharp" => tree_sitter_c_sharp::LANGUAGE.into(),
+        "ruby" => tree_sitter_ruby::LANGUAGE.into(),
+        "php" => tree_sitter_php::LANGUAGE_PHP.into(),
+        "kotlin" => tree_sitter_kotlin_ng::LANGUAGE.into(),
+        "swift" => tree_sitter_swift::LANGUAGE.into(),
+        "scala" => tree_sitter_scala::LANGUAGE.into(),
+        "bash" => tree_sitter_bash::LANGUAGE.into(),
+        "lua" => tree_sitter_lua::LANGUAGE.into(),
+        "elixir" => tree_sitter_elixir::LANGUAGE.into(),
+        "haskell" => tree_sitter_haskell::LANGUAGE.into(),
+        "zig" => tree_sitter_zig::LANGUAGE.into(),
+        "dart" => tree_sitter_dart::LANGUAGE.into(),
+        "ocaml" => tree_sitter_ocaml::LANGUAGE_OCAML.into(),
+        "ocaml_interface" => tree_sitter_ocaml::LANGUAGE_OCAML_INTERFACE.into(),
+        "julia" => tree_sitter_julia::LANGUAGE.into(),
+        "r" => tree_sitter_r::LANGUAGE.into(),
+        "sql" => tree_sitter_sequel::LANGUAGE.into(),
+        "solidity" => tree_sitter_solidity::LANGUAGE.into(),
+        "html" => tree_sitter_html::LANGUAGE.into(),
+        "vue" => tree_sitter_vue_next::LANGUAGE.into(),
+        "svelte" => tree_sitter_svelte_ng::LANGUAGE.into(),
         _ => return None,
     })
 }
@@ -69,6 +95,7 @@ impl Class {
 pub type FormatId = usize;
 
 /// One format of `grammars.toml`, ready to parse.
+#[derive(Clone)]
 pub struct Format {
     /// Position in the registry.
     pub id: FormatId,
@@ -99,6 +126,36 @@ pub struct Format {
     pub snippet_wrappers: Vec<(String, String)>,
     /// Delimiters of block comments, to recognize snippets cut inside one.
     pub block_comment: Option<(String, String)>,
+    /// For a markup format (HTML, Vue, Svelte): where its code is, and in
+    /// which formats. Its own nodes give no tokens.
+    pub embedded: Option<Box<Embedded>>,
+    /// Interpreters whose shebang line names this format (`python3`).
+    pub interpreters: Vec<String>,
+    /// Whole file names of this format, without extension (`Rakefile`).
+    pub filenames: Vec<String>,
+}
+
+/// The code elements of a markup format: `<script>` blocks whose text is
+/// parsed with another format's grammar at its place in the file.
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    /// Node kinds of the elements that hold code (`script_element`).
+    pub element: Vec<u16>,
+    /// Node kinds of an element's code (`raw_text`).
+    pub code: Vec<u16>,
+    /// Node kinds of an element's attributes, and of their names and values.
+    pub attribute: Vec<u16>,
+    pub attribute_name: Vec<u16>,
+    pub attribute_value: Vec<u16>,
+    /// The formats code can be in: `formats[default]` unless an attribute
+    /// of `select` says otherwise.
+    pub formats: Vec<Format>,
+    /// Index in `formats` of an element that no attribute selects.
+    pub default: usize,
+    /// Attribute name → (lower-case value → index in `formats`). An element
+    /// with such an attribute whose value is not listed holds no code of
+    /// ours (`type="application/json"`, `lang="coffee"`).
+    pub select: Vec<(String, Vec<(String, usize)>)>,
 }
 
 impl Format {
@@ -148,6 +205,9 @@ pub enum GrammarError {
         grammar: String,
         kind: String,
     },
+    /// A markup format's code is in a format not defined before it.
+    #[error("format {format:?} embeds {name:?}, which is not a format defined before it")]
+    UnknownEmbedded { format: String, name: String },
     /// Two formats claim the same name, alias or extension.
     #[error("{what} {name:?} is claimed by both {first:?} and {second:?}")]
     Duplicate {
@@ -182,6 +242,25 @@ struct FormatSpec {
     snippet_wrappers: Vec<(String, String)>,
     #[serde(default)]
     block_comment: Option<(String, String)>,
+    #[serde(default)]
+    interpreters: Vec<String>,
+    #[serde(default)]
+    filenames: Vec<String>,
+    #[serde(default)]
+    embedded: Option<EmbeddedSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmbeddedSpec {
+    element: String,
+    code: String,
+    attribute: String,
+    attribute_name: String,
+    attribute_value: String,
+    default: String,
+    #[serde(default)]
+    select: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
 
 /// All known formats, with lookup by name, alias and extension.
@@ -193,6 +272,10 @@ pub struct Registry {
     by_name: HashMap<String, FormatId>,
     /// Lower-case extension → format.
     by_extension: HashMap<String, FormatId>,
+    /// Interpreter of a shebang line → format.
+    by_interpreter: HashMap<String, FormatId>,
+    /// Whole file name → format.
+    by_filename: HashMap<String, FormatId>,
 }
 
 impl Registry {
@@ -217,6 +300,8 @@ impl Registry {
             families: Vec::new(),
             by_name: HashMap::new(),
             by_extension: HashMap::new(),
+            by_interpreter: HashMap::new(),
+            by_filename: HashMap::new(),
         };
         for (id, f) in spec.format.into_iter().enumerate() {
             let language =
@@ -262,6 +347,14 @@ impl Registry {
                 }
             };
             let lower = |v: &[String]| v.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
+            let embedded = match &f.embedded {
+                Some(spec) => Some(Box::new(registry.embedded(&language, &f, spec)?)),
+                None => None,
+            };
+            let mut keep_identifiers = f.keep_identifiers;
+            for inner in embedded.iter().flat_map(|e| &e.formats) {
+                keep_identifiers.extend(inner.keep_identifiers.iter().cloned());
+            }
             let format = Format {
                 id,
                 name: f.name.clone(),
@@ -273,9 +366,12 @@ impl Registry {
                 classes,
                 has_interpolations: interpolations.contains(&true),
                 interpolations,
-                keep_identifiers: f.keep_identifiers,
+                keep_identifiers,
                 snippet_wrappers: f.snippet_wrappers,
                 block_comment: f.block_comment,
+                embedded,
+                interpreters: lower(&f.interpreters),
+                filenames: f.filenames,
             };
             registry.claim(&format)?;
             registry.formats.push(format);
@@ -288,12 +384,20 @@ impl Registry {
         let names = std::iter::once(format.name.to_lowercase())
             .chain(format.aliases.iter().cloned())
             .map(|n| ("name or alias", n))
-            .chain(format.extensions.iter().map(|e| ("extension", e.clone())));
+            .chain(format.extensions.iter().map(|e| ("extension", e.clone())))
+            .chain(
+                format
+                    .interpreters
+                    .iter()
+                    .map(|i| ("interpreter", i.clone())),
+            )
+            .chain(format.filenames.iter().map(|n| ("file name", n.clone())));
         for (what, name) in names {
-            let map = if what == "extension" {
-                &mut self.by_extension
-            } else {
-                &mut self.by_name
+            let map = match what {
+                "extension" => &mut self.by_extension,
+                "interpreter" => &mut self.by_interpreter,
+                "file name" => &mut self.by_filename,
+                _ => &mut self.by_name,
             };
             if let Some(&other) = map.get(&name) {
                 return Err(GrammarError::Duplicate {
@@ -306,6 +410,52 @@ impl Registry {
             map.insert(name, format.id);
         }
         Ok(())
+    }
+
+    /// The code elements of a markup format, whose formats must come
+    /// earlier in the file.
+    fn embedded(
+        &self,
+        language: &Language,
+        f: &FormatSpec,
+        spec: &EmbeddedSpec,
+    ) -> Result<Embedded, GrammarError> {
+        let mut formats: Vec<Format> = Vec::new();
+        let mut index_of = |name: &str| -> Result<usize, GrammarError> {
+            let format = self
+                .lookup(name)
+                .filter(|inner| inner.embedded.is_none())
+                .ok_or_else(|| GrammarError::UnknownEmbedded {
+                    format: f.name.clone(),
+                    name: name.to_owned(),
+                })?;
+            Ok(match formats.iter().position(|x| x.id == format.id) {
+                Some(i) => i,
+                None => {
+                    formats.push(format.clone());
+                    formats.len() - 1
+                }
+            })
+        };
+        let default = index_of(&spec.default)?;
+        let mut select = Vec::new();
+        for (attribute, values) in &spec.select {
+            let mut by_value = Vec::new();
+            for (value, name) in values {
+                by_value.push((value.to_lowercase(), index_of(name)?));
+            }
+            select.push((attribute.to_lowercase(), by_value));
+        }
+        Ok(Embedded {
+            element: kind_ids(language, f, &spec.element)?,
+            code: kind_ids(language, f, &spec.code)?,
+            attribute: kind_ids(language, f, &spec.attribute)?,
+            attribute_name: kind_ids(language, f, &spec.attribute_name)?,
+            attribute_value: kind_ids(language, f, &spec.attribute_value)?,
+            formats,
+            default,
+            select,
+        })
     }
 
     /// All formats, in file order.
@@ -338,11 +488,39 @@ impl Registry {
             .map(|&id| &self.formats[id])
     }
 
-    /// The format of a file, by its extension.
+    /// The format of a file by its name: its extension, or for a file
+    /// without one, its whole name (`Rakefile`).
     pub fn for_path(&self, path: &std::path::Path) -> Option<&Format> {
-        let ext = path.extension()?.to_str()?.to_lowercase();
-        self.by_extension.get(&ext).map(|&id| &self.formats[id])
+        let id = match path.extension() {
+            Some(ext) => self.by_extension.get(&ext.to_str()?.to_lowercase()),
+            None => self.by_filename.get(path.file_name()?.to_str()?),
+        };
+        id.map(|&id| &self.formats[id])
     }
+
+    /// The format a script's shebang line names, from the script's first
+    /// bytes: `#!/usr/bin/python3`, `#!/usr/bin/env -S node --flag`. The
+    /// interpreter's version is ignored (`python3.12` is `python`).
+    pub fn for_shebang(&self, head: &[u8]) -> Option<&Format> {
+        let line = head.strip_prefix(b"#!")?;
+        let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+        let line = std::str::from_utf8(line).ok()?;
+        let mut words = line.split_whitespace();
+        let mut program = basename(words.next()?);
+        if program == "env" {
+            // Options of env (`-S`, `-i`) and variables it sets come first.
+            program = basename(words.find(|w| !w.starts_with('-') && !w.contains('='))?);
+        }
+        let name = program
+            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
+            .to_lowercase();
+        self.by_interpreter.get(&name).map(|&id| &self.formats[id])
+    }
+}
+
+/// The last part of a `/`-separated path.
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// Every named node-kind id of `language` whose name is `kind` (one name
@@ -378,9 +556,29 @@ mod tests {
         // `load` refuses unknown kinds; this keeps the shipped file honest.
         let registry = Registry::load(GRAMMARS_TOML).unwrap();
         assert_eq!(
-            registry.names(),
+            registry.names()[..5],
             ["javascript", "typescript", "tsx", "python", "rust"]
         );
+    }
+
+    #[test]
+    fn every_format_has_golden_tokens_and_planted_copies() {
+        // testdata/tokens/<name>.txt (tokens::tests::golden_token_streams)
+        // and testdata/languages/<name>/ (tests/languages.rs) per format.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let missing: Vec<String> = Registry::builtin()
+            .formats()
+            .iter()
+            .flat_map(|f| {
+                [
+                    root.join("tokens").join(format!("{}.txt", f.name)),
+                    root.join("languages").join(&f.name).join("copies.txt"),
+                ]
+            })
+            .filter(|p| !p.exists())
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert!(missing.is_empty(), "missing: {missing:?}");
     }
 
     #[test]
@@ -435,6 +633,77 @@ mod tests {
             );
         }
         assert!(r.lookup("cobol").is_none());
+    }
+
+    #[test]
+    fn shebang_lines_name_formats() {
+        let r = Registry::builtin();
+        for (head, want) in [
+            ("#!/usr/bin/env python3\nimport os\n", Some("python")),
+            ("#!/usr/bin/python3.12", Some("python")),
+            ("#! /bin/bash -e\n", Some("bash")),
+            ("#!/bin/sh\n", Some("bash")),
+            (
+                "#!/usr/bin/env -S node --experimental-vm-modules\n",
+                Some("javascript"),
+            ),
+            (
+                "#!/usr/bin/env -S deno run --allow-read\n",
+                Some("typescript"),
+            ),
+            ("#!/usr/bin/env RUBYOPT=-w ruby\n", Some("ruby")),
+            ("#!/usr/local/bin/php8.2\n<?php\n", Some("php")),
+            ("#!/usr/bin/env Rscript\n", Some("r")),
+            ("#!/usr/bin/env perl\n", None),
+            ("#!/usr/bin/env\n", None),
+            ("# not a shebang\n", None),
+            ("\u{feff}#!/bin/sh\n", None),
+            ("", None),
+        ] {
+            assert_eq!(
+                r.for_shebang(head.as_bytes()).map(|f| f.name.as_str()),
+                want,
+                "{head:?}"
+            );
+        }
+        assert!(r.for_shebang(b"#!/bin/\xff\xfe\n").is_none());
+    }
+
+    #[test]
+    fn files_without_extension_are_known_by_name_only() {
+        let r = Registry::builtin();
+        let name = |p: &str| r.for_path(std::path::Path::new(p)).map(|f| f.name.as_str());
+        assert_eq!(name("lib/tasks/Rakefile"), Some("ruby"));
+        assert_eq!(name("Gemfile"), Some("ruby"));
+        assert_eq!(name("Gemfile.lock"), None);
+        assert_eq!(name("rakefile"), None);
+        assert_eq!(name("include/list.h"), Some("c"));
+        assert_eq!(name("src/List.HPP"), Some("cpp"));
+    }
+
+    #[test]
+    fn markup_formats_embed_earlier_formats_only() {
+        let text = GRAMMARS_TOML.replacen("default = \"javascript\"", "default = \"svelte\"", 1);
+        assert_eq!(
+            Registry::load(&text).unwrap_err().to_string(),
+            "format \"html\" embeds \"svelte\", which is not a format defined before it"
+        );
+        let r = Registry::builtin();
+        let vue = r.lookup("vue").unwrap();
+        assert_eq!(vue.family, "ecmascript");
+        let embedded = vue.embedded.as_ref().unwrap();
+        let names: Vec<&str> = embedded.formats.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["javascript", "typescript", "tsx"]);
+    }
+
+    #[test]
+    fn c_cpp_and_objective_c_share_a_family() {
+        let r = Registry::builtin();
+        let family = |n: &str| r.lookup(n).unwrap().family_id;
+        assert_eq!(family("c"), family("cpp"));
+        assert_eq!(family("c++"), family("objc"));
+        assert_eq!(family("h"), family("c"));
+        assert_ne!(family("c"), family("csharp"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! The crate is laid out in data-flow order. A scan goes
 //! [`config`] → [`walk`] → [`grammar`] + [`parse`] (within a budget) +
-//! [`tokens`] (normalize) → [`fingerprint`] (winnowing) → [`index`] →
+//! [`tokens`] (normalize; [`embed`] finds the code of markup files) → [`fingerprint`] (winnowing) → [`index`] →
 //! [`matching`] → [`stats`], driven
 //! by [`scan`], which builds an immutable snapshot and swaps it in whole,
 //! reusing what [`cache`] kept from the last run and applying what [`watch`]
@@ -30,6 +30,8 @@ pub mod cache;
 pub mod check;
 /// Flags and the config file, merged into one validated `Config`.
 pub mod config;
+/// The `<script>` code of markup formats (HTML, Vue, Svelte).
+pub mod embed;
 /// Winnowing of k-gram hashes into fingerprints.
 pub mod fingerprint;
 /// `grammars.toml`: formats, grammars, node-kind classes.

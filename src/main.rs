@@ -37,6 +37,13 @@ fn run(cli: Cli) -> Result<(), String> {
     if let Some(path) = &cli.dump_tokens {
         return dump_tokens(&cli, &registry, path);
     }
+    if let Some(path) = &cli.dump_tree {
+        let (format, text) = read_for_dump(&registry, path)?;
+        let dump = dupcheck::tokens::dump_tree(format, &text)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        print!("{dump}");
+        return Ok(());
+    }
     let config = Config::resolve(&cli, &cwd, &registry, |warning| {
         dupcheck::stderr_line(&format!("dupcheck: {warning}"))
     })
@@ -58,11 +65,7 @@ fn run(cli: Cli) -> Result<(), String> {
 
 /// `--dump-tokens FILE`: prints the normalized tokens of FILE.
 fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result<(), String> {
-    let format = registry
-        .for_path(path)
-        .ok_or_else(|| format!("{}: unknown file extension", path.display()))?;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (format, text) = read_for_dump(registry, path)?;
     let mode = cli
         .mode
         .as_deref()
@@ -72,4 +75,18 @@ fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result
         .map_err(|e| format!("{}: {e}", path.display()))?;
     print!("{dump}");
     Ok(())
+}
+
+/// The format and text of a file given to `--dump-tokens` or `--dump-tree`.
+fn read_for_dump<'r>(
+    registry: &'r Registry,
+    path: &std::path::Path,
+) -> Result<(&'r dupcheck::grammar::Format, String), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let format = registry
+        .for_path(path)
+        .or_else(|| registry.for_shebang(text.as_bytes()))
+        .ok_or_else(|| format!("{}: unknown file extension", path.display()))?;
+    Ok((format, text))
 }

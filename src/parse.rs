@@ -21,7 +21,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tree_sitter::{ParseOptions, ParseState, Parser, Tree};
+use tree_sitter::{ParseOptions, ParseState, Parser, Range, Tree};
 
 use crate::grammar::{Format, FormatId};
 use crate::hash::HashMap;
@@ -130,6 +130,18 @@ pub fn parse(
     old: Option<&Tree>,
     budget: &Budget,
 ) -> Result<Tree, ParseError> {
+    parse_ranges(format, text, &[], old, budget)
+}
+
+/// Like [`parse`], of only the `ranges` of `text` (all of it when empty):
+/// the code of a `<script>` element, at its place in its file.
+pub fn parse_ranges(
+    format: &Format,
+    text: &str,
+    ranges: &[Range],
+    old: Option<&Tree>,
+    budget: &Budget,
+) -> Result<Tree, ParseError> {
     install_counting_allocator();
     PARSERS.with(|cell| -> Result<Tree, ParseError> {
         let mut parsers = cell.borrow_mut();
@@ -143,6 +155,10 @@ pub fn parse(
                 e.insert(parser)
             }
         };
+        // Ranges in order and apart cannot be refused; `ranges` are.
+        parser
+            .set_included_ranges(ranges)
+            .expect("included ranges are sorted and disjoint");
         let held_at_start = HELD.get();
         let mut stopped_by = None;
         let mut progress = |_: &ParseState| {

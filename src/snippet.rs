@@ -22,7 +22,7 @@ use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::grammar::{Class, Format, FormatId};
 use crate::parse::{parse, Budget, ParseError};
-use crate::tokens::{push, walk, walk_from, Mode, Token};
+use crate::tokens::{push, walk, walk_from, walk_parse, Mode, Token};
 
 /// The normalized token stream of a snippet, within the
 /// [`Budget::for_snippet`] of its length.
@@ -122,14 +122,37 @@ struct Leaf {
 fn leaves_of(format: &Format, tree: &Tree) -> Vec<Leaf> {
     let mut leaves = Vec::new();
     walk(format, tree.root_node(), &mut |class, start, end| {
-        leaves.push(Leaf {
-            class,
-            start: start as u32,
-            end: end as u32,
-        });
-        true
+        record(&mut leaves, class, start, end)
     });
     leaves
+}
+
+/// Appends one leaf; the walk goes on.
+fn record(leaves: &mut Vec<Leaf>, class: Class, start: usize, end: usize) -> bool {
+    leaves.push(Leaf {
+        class,
+        start: start as u32,
+        end: end as u32,
+    });
+    true
+}
+
+/// Every leaf of `tree`, a parse of `text`: its own or, for a markup
+/// format, those of its script elements' code (see [`walk_parse`]).
+fn document_leaves(
+    format: &Format,
+    tree: &Tree,
+    text: &str,
+    budget: &Budget,
+) -> Result<Vec<Leaf>, ParseError> {
+    if format.embedded.is_none() {
+        return Ok(leaves_of(format, tree));
+    }
+    let mut leaves = Vec::new();
+    walk_parse(format, tree, text, budget, &mut |class, start, end| {
+        record(&mut leaves, class, start, end)
+    })?;
+    Ok(leaves)
 }
 
 impl SnippetParse {
@@ -306,7 +329,9 @@ fn snippet_parse(
     previous: Option<SnippetParse>,
     budget: &Budget,
 ) -> Result<SnippetParse, ParseError> {
-    let previous = previous.filter(|p| p.format == format.id);
+    // A markup file's code is parsed afresh: its script elements are
+    // found again in each version.
+    let previous = previous.filter(|p| p.format == format.id && format.embedded.is_none());
     let head_end = head_end(text);
     // A head that ends inside a block comment would misparse there. The
     // whole snippet was blanked already: blanking it again could blank
@@ -343,7 +368,10 @@ fn snippet_parse(
         }
         _ => parse(format, &parsed, None, budget)?,
     };
-    let leaves = leaves.unwrap_or_else(|| leaves_of(format, &tree));
+    let leaves = match leaves {
+        Some(leaves) => leaves,
+        None => document_leaves(format, &tree, &parsed, budget)?,
+    };
     Ok(SnippetParse {
         format: format.id,
         head,
@@ -530,6 +558,78 @@ mod tests {
                 expected
             );
         }
+    }
+
+    /// Cases in `testdata/snippets`: each `NAME.EXT` source file has a
+    /// `NAME.EXT.ranges` beside it, one `FIRST-LAST what` per line (1-based
+    /// lines, inclusive). Those lines, posted alone as a snippet, must give
+    /// exactly the tokens, at the same places, that they give inside the
+    /// file: a method without its class, statements without their function.
+    #[test]
+    fn snippets_cut_from_files_tokenize_as_in_their_files() {
+        let registry = Registry::builtin();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/snippets");
+        let mut failures = Vec::new();
+        let mut cases = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let ranges_path = entry.unwrap().path();
+            if ranges_path.extension().is_none_or(|e| e != "ranges") {
+                continue;
+            }
+            let path = ranges_path.with_extension("");
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let format = registry
+                .for_path(&path)
+                .unwrap_or_else(|| panic!("{name}: no format"));
+            let file = std::fs::read_to_string(&path).unwrap();
+            let line_starts: Vec<usize> = std::iter::once(0)
+                .chain(file.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            let in_file = tokenize(format, &file, Mode::Mild).unwrap();
+            for line in std::fs::read_to_string(&ranges_path).unwrap().lines() {
+                let (lines, what) = line.split_once(' ').unwrap_or((line, ""));
+                let (first, last) = lines.split_once('-').unwrap();
+                let (first, last): (usize, usize) = (first.parse().unwrap(), last.parse().unwrap());
+                let from = line_starts[first - 1];
+                let to = line_starts.get(last).map_or(file.len(), |&e| e - 1);
+                let snippet = &file[from..to];
+                let expected: Vec<(u64, usize)> = in_file
+                    .iter()
+                    .filter(|t| t.start as usize >= from && t.end as usize <= to)
+                    .map(|t| (t.id, t.start as usize - from))
+                    .collect();
+                let got: Vec<(u64, usize)> = tokenize_snippet(format, snippet, Mode::Mild)
+                    .unwrap()
+                    .iter()
+                    .map(|t| (t.id, t.start as usize))
+                    .collect();
+                cases += 1;
+                if got != expected {
+                    let first_difference = got
+                        .iter()
+                        .zip(&expected)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(got.len().min(expected.len()));
+                    let at = |tokens: &[(u64, usize)]| {
+                        tokens
+                            .get(first_difference)
+                            .map_or("(end)".to_owned(), |&(_, s)| {
+                                snippet[s..].chars().take(30).collect::<String>()
+                            })
+                    };
+                    failures.push(format!(
+                        "{name} lines {first}-{last} ({what}): {} tokens alone, {} in the file; \
+                         first difference at token {first_difference}: alone {:?}, in the file {:?}",
+                        got.len(),
+                        expected.len(),
+                        at(&got),
+                        at(&expected),
+                    ));
+                }
+            }
+        }
+        assert!(cases > 0, "no cases in {}", dir.display());
+        assert!(failures.is_empty(), "\n{}", failures.join("\n"));
     }
 
     /// Deterministic edits of a text, as a person types: an insertion of a

@@ -11,11 +11,12 @@
 //! snippet parsed out of context still matches the code it came from. The
 //! token stream is the sole contract between parsing and later stages.
 
-use tree_sitter::Node;
+use tree_sitter::{Node, Tree};
 
+use crate::embed;
 use crate::grammar::{Class, Format};
 use crate::hash::fnv1a;
-use crate::parse::{parse, Budget, ParseError};
+use crate::parse::{parse, parse_ranges, Budget, ParseError};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
@@ -124,12 +125,36 @@ pub fn for_each_leaf(
     text: &str,
     mut leaf: impl FnMut(Class, usize, usize),
 ) -> Result<(), ParseError> {
-    let tree = parse(format, text, None, &Budget::for_file(text.len()))?;
-    walk(format, tree.root_node(), &mut |class, start, end| {
+    let budget = Budget::for_file(text.len());
+    let tree = parse(format, text, None, &budget)?;
+    walk_parse(format, &tree, text, &budget, &mut |class, start, end| {
         leaf(class, start, end);
         true
-    });
+    })?;
     Ok(())
+}
+
+/// Visits the token leaves of `tree`, a parse of `text`: its own or, for a
+/// markup format, those of the code of its script elements, each parsed
+/// within `budget` with its format's grammar. Returns whether `leaf` let
+/// the walk go on to the end.
+pub(crate) fn walk_parse(
+    format: &Format,
+    tree: &Tree,
+    text: &str,
+    budget: &Budget,
+    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
+) -> Result<bool, ParseError> {
+    let Some(embedded) = &format.embedded else {
+        return Ok(walk(format, tree.root_node(), leaf));
+    };
+    for script in embed::scripts(embedded, tree, text) {
+        let code = parse_ranges(script.format, text, &[script.range], None, budget)?;
+        if !walk(script.format, code.root_node(), leaf) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Visits the token leaves of the subtree of `root`, iteratively (trees of
@@ -331,6 +356,43 @@ pub fn dump(format: &Format, text: &str, mode: Mode) -> Result<String, ParseErro
         ));
     })?;
     Ok(out)
+}
+
+/// Renders the syntax tree of `text` one node per line, indented by depth,
+/// as `field: kind` (anonymous kinds quoted) and, for leaves, their text:
+/// what a `grammars.toml` table is written from (`--dump-tree`).
+pub fn dump_tree(format: &Format, text: &str) -> Result<String, ParseError> {
+    let tree = parse(format, text, None, &Budget::for_file(text.len()))?;
+    let mut out = String::new();
+    let mut cursor = tree.walk();
+    let mut depth = 0;
+    loop {
+        let node = cursor.node();
+        out.push_str(&"  ".repeat(depth));
+        if let Some(field) = cursor.field_name() {
+            out.push_str(field);
+            out.push_str(": ");
+        }
+        match node.kind() {
+            kind if node.is_missing() => out.push_str(&format!("MISSING {kind:?}")),
+            kind if node.is_named() => out.push_str(kind),
+            kind => out.push_str(&format!("{kind:?}")),
+        }
+        if node.child_count() == 0 && node.is_named() {
+            out.push_str(&format!(" {:?}", &text[node.byte_range()]));
+        }
+        out.push('\n');
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return Ok(out);
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// The identity texts of `text` joined by spaces: the normalized form a

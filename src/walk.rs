@@ -155,9 +155,11 @@ fn candidate(config: &Config, registry: &Registry, entry: &ignore::DirEntry) -> 
         return None;
     }
     let path = entry.path();
-    let format = registry
-        .for_path(path)
-        .filter(|f| config.formats.contains(&f.id))?;
+    let format = match registry.for_path(path) {
+        None if path.extension().is_none() => registry.for_shebang(&head(path)?),
+        format => format,
+    }
+    .filter(|f| config.formats.contains(&f.id))?;
     let (size, mtime_ns) = entry.metadata().map_or((0, 0), |m| size_and_mtime(&m));
     Some(Candidate {
         abs: path.to_owned(),
@@ -167,6 +169,27 @@ fn candidate(config: &Config, registry: &Registry, entry: &ignore::DirEntry) -> 
         mtime_ns,
     })
 }
+
+/// The first bytes of a file, where a shebang line would be.
+fn head(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut head = Vec::with_capacity(SHEBANG_BYTES);
+    // Non-blocking: a file replaced by a FIFO since the walk saw it does
+    // not hang the walk.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?
+        .take(SHEBANG_BYTES as u64)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(head)
+}
+
+/// Bytes read of a file without extension to find its shebang line.
+const SHEBANG_BYTES: usize = 256;
 
 /// `path` relative to `dir` with `/` separators.
 pub fn relative(dir: &Path, path: &Path) -> Option<String> {

@@ -10,7 +10,7 @@ fn error(name: &str, message: &str, status: u16) -> Value {
     json!({"error": name, "message": message, "statusCode": status})
 }
 
-const KNOWN: &str = "javascript, typescript, tsx, python, rust";
+const KNOWN: &str = "javascript, typescript, tsx, python, rust, go, java, c, cpp, objective-c, csharp, ruby, php, kotlin, swift, scala, bash, lua, elixir, haskell, zig, dart, ocaml, ocaml-interface, julia, r, sql, solidity, html, vue, svelte";
 
 #[test]
 fn validation_errors_in_field_order() {

@@ -1,5 +1,5 @@
 //! Repository hygiene: every source file opens with a `//!` doc comment that
-//! says what it does.
+//! says what it does, and README's table of languages is the registry's.
 
 use std::path::Path;
 
@@ -33,4 +33,40 @@ fn every_module_starts_with_a_doc_comment() {
         missing.is_empty(),
         "files without a //! first line: {missing:?}"
     );
+}
+
+/// README's table of languages lists every format of `grammars.toml`, with
+/// its aliases and extensions, and nothing else.
+#[test]
+fn readme_lists_every_format() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let registry = dupcheck::grammar::Registry::builtin();
+    let expected: Vec<String> = registry
+        .formats()
+        .iter()
+        .map(|f| {
+            let quoted = |v: &[String], prefix: &str| {
+                v.iter()
+                    .map(|x| format!("`{prefix}{x}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!(
+                "| `{}` | {} | {} |",
+                f.name,
+                quoted(&f.aliases, ""),
+                quoted(&f.extensions, ".")
+            )
+        })
+        .collect();
+    let listed: Vec<String> = readme
+        .lines()
+        .skip_while(|l| *l != "## Languages")
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.splitn(5, " | ").take(3).collect::<Vec<_>>().join(" | ") + " |")
+        .collect();
+    assert_eq!(listed, expected);
 }
