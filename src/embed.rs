@@ -92,3 +92,47 @@ fn attributes(embedded: &Embedded, element: Node<'_>, text: &str) -> Vec<(String
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::grammar::Registry;
+    use crate::parse::{parse, Budget};
+
+    /// The format and text of each script of `text`, a file of `host`.
+    fn scripts_of(host: &str, text: &str) -> Vec<(String, String)> {
+        let registry = Registry::builtin();
+        let format = registry.lookup(host).unwrap();
+        let tree = parse(format, text, None, &Budget::for_file(text.len())).unwrap();
+        super::scripts(format.embedded.as_ref().unwrap(), &tree, text)
+            .iter()
+            .map(|s| {
+                let code = &text[s.range.start_byte..s.range.end_byte];
+                (s.format.name.clone(), code.trim().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn attributes_select_the_format_in_any_case_and_quoting() {
+        let text = "<script setup LANG=TS>let a: T;</script>\n<script lang='tsx'>x</script>\n<script>y</script>\n<script lang=\"coffee\">z</script>\n<script></script>";
+        let want = [
+            ("typescript", "let a: T;"),
+            ("tsx", "x"),
+            ("javascript", "y"),
+        ];
+        let got = scripts_of("vue", text);
+        assert_eq!(
+            got.iter().map(|(f, c)| (f.as_str(), c.as_str())).collect::<Vec<_>>(),
+            want
+        );
+    }
+
+    #[test]
+    fn nested_scripts_are_found_and_data_is_skipped() {
+        let text = "<html><body><div>\n<script type=\"text/javascript\">a()</script>\n<script type=\"importmap\">{}</script>\n</div></body></html>";
+        assert_eq!(
+            scripts_of("html", text),
+            [("javascript".to_owned(), "a()".to_owned())]
+        );
+    }
+}
