@@ -121,6 +121,10 @@ pub struct Format {
     has_interpolations: bool,
     /// Identifier texts that keep their text in every mode (`self`).
     pub keep_identifiers: Vec<String>,
+    /// Identifier texts that are literals (Kotlin's `true`, which its
+    /// grammar parses as an identifier): `$lit` in weak mode, kept in the
+    /// others.
+    pub literal_identifiers: Vec<String>,
     /// Contexts (prefix, suffix) a snippet that parses with errors is also
     /// tried in, such as a class body around a method.
     pub snippet_wrappers: Vec<(String, String)>,
@@ -133,6 +137,10 @@ pub struct Format {
     pub interpreters: Vec<String>,
     /// Whole file names of this format, without extension (`Rakefile`).
     pub filenames: Vec<String>,
+    /// Whether each node-kind id is text outside the code (PHP's inline
+    /// HTML before `<?php`): a snippet starting with it is code cut from
+    /// after the tag, and is tried in the wrappers.
+    outside_code: Vec<bool>,
 }
 
 /// The code elements of a markup format: `<script>` blocks whose text is
@@ -167,6 +175,14 @@ impl Format {
     /// Whether strings of this format can hold interpolations at all.
     pub fn has_interpolations(&self) -> bool {
         self.has_interpolations
+    }
+
+    /// Whether a node-kind id is text outside the code (`outside_code`).
+    pub fn is_outside_code(&self, kind_id: u16) -> bool {
+        self.outside_code
+            .get(usize::from(kind_id))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Whether a node-kind id is an interpolation inside strings.
@@ -239,9 +255,13 @@ struct FormatSpec {
     comments: Vec<String>,
     interpolations: Vec<String>,
     keep_identifiers: Vec<String>,
+    #[serde(default)]
+    literal_identifiers: Vec<String>,
     snippet_wrappers: Vec<(String, String)>,
     #[serde(default)]
     block_comment: Option<(String, String)>,
+    #[serde(default)]
+    outside_code: Vec<String>,
     #[serde(default)]
     interpreters: Vec<String>,
     #[serde(default)]
@@ -339,6 +359,12 @@ impl Registry {
                     interpolations[usize::from(id)] = true;
                 }
             }
+            let mut outside_code = vec![false; language.node_kind_count()];
+            for kind in &f.outside_code {
+                for id in kind_ids(&language, &f, kind)? {
+                    outside_code[usize::from(id)] = true;
+                }
+            }
             let family_id = match registry.families.iter().position(|x| *x == f.family) {
                 Some(i) => i,
                 None => {
@@ -367,10 +393,12 @@ impl Registry {
                 has_interpolations: interpolations.contains(&true),
                 interpolations,
                 keep_identifiers,
+                literal_identifiers: f.literal_identifiers,
                 snippet_wrappers: f.snippet_wrappers,
                 block_comment: f.block_comment,
                 embedded,
                 interpreters: lower(&f.interpreters),
+                outside_code,
                 filenames: f.filenames,
             };
             registry.claim(&format)?;

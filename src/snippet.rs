@@ -409,16 +409,26 @@ fn mending_wrapper(
     tree: &Tree,
     budget: &Budget,
 ) -> Result<Option<(Tree, usize)>, ParseError> {
-    let mut fewest = count_errors(tree, false);
-    if fewest == 0 {
-        return Ok(None);
-    }
-    let first_error = first_error(tree).start;
     let mut first_code = head.len();
     walk(format, tree.root_node(), &mut |class, start, _| {
         first_code = start;
         class == Class::Comment
     });
+    // Code that starts as text outside the code (PHP before `<?php`) was
+    // cut from after its tag: that counts as an error where it starts.
+    let outside = tree
+        .root_node()
+        .descendant_for_byte_range(first_code, first_code)
+        .is_some_and(|n| format.is_outside_code(n.kind_id()));
+    let mut fewest = count_errors(tree, false) + usize::from(outside);
+    if fewest == 0 {
+        return Ok(None);
+    }
+    let first_error = if outside {
+        first_code
+    } else {
+        first_error(tree).start
+    };
     let before_error = &head[first_code.min(first_error)..first_error];
     if before_error.bytes().filter(|&b| b == b'\n').count() >= WRAPPER_HEAD_LINES {
         return Ok(None);

@@ -76,6 +76,12 @@ impl Mode {
         class: Class,
         text: &'a str,
     ) -> Option<&'a str> {
+        let class = match class {
+            Class::Identifier if format.literal_identifiers.iter().any(|l| l == text) => {
+                Class::Literal
+            }
+            class => class,
+        };
         Some(match class {
             Class::Comment => return None,
             Class::Other => text,

@@ -50,8 +50,11 @@ fn cases() -> (tempfile::TempDir, Vec<Case>) {
                 );
             }
         }
-        let copies = std::fs::read_to_string(dir.join("copies.txt"))
-            .unwrap_or_else(|e| panic!("{format}/copies.txt: {e}"));
+        // A folder without cases is reported by the registry's tests
+        // (grammar::tests::every_format_has_golden_tokens_and_planted_copies).
+        let Ok(copies) = std::fs::read_to_string(dir.join("copies.txt")) else {
+            continue;
+        };
         for case in copies.split("\n=== ").map(|c| c.trim_start_matches("=== ")) {
             let (header, code) = case.split_once('\n').expect("a header line");
             let fields: Vec<&str> = header.split_whitespace().collect();

@@ -115,7 +115,12 @@ fn root_describes_the_api() {
     assert_eq!(body["version"], "0.1.0");
     assert_eq!(
         body["formats"],
-        json!(["javascript", "typescript", "tsx", "python", "rust"])
+        json!([
+            "javascript", "typescript", "tsx", "python", "rust", "go", "java", "c", "cpp",
+            "objective-c", "csharp", "ruby", "php", "kotlin", "swift", "scala", "bash", "lua",
+            "elixir", "haskell", "zig", "dart", "ocaml", "ocaml-interface", "julia", "r", "sql",
+            "solidity", "html", "vue", "svelte"
+        ])
     );
     let endpoints = body["endpoints"].as_object().expect("endpoints");
     let mut names: Vec<&str> = endpoints.keys().map(String::as_str).collect();
