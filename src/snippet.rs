@@ -414,13 +414,19 @@ fn mending_wrapper(
         first_code = start;
         class == Class::Comment
     });
-    // Code that starts as text outside the code (PHP before `<?php`) was
-    // cut from after its tag: that counts as an error where it starts.
-    let outside = tree
-        .root_node()
-        .descendant_for_byte_range(first_code, first_code)
-        .is_some_and(|n| format.is_outside_code(n.kind_id()));
-    let mut fewest = count_errors(tree, false) + usize::from(outside);
+    // A head that is all text outside the code (PHP without `<?php`) was
+    // cut from after its tag: any wrapper parses it better than that.
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let outside = root.child_count() > 0
+        && root
+            .children(&mut cursor)
+            .all(|c| format.is_outside_code(c.kind_id()));
+    let mut fewest = if outside {
+        usize::MAX
+    } else {
+        count_errors(tree, false)
+    };
     if fewest == 0 {
         return Ok(None);
     }
