@@ -409,11 +409,6 @@ fn mending_wrapper(
     tree: &Tree,
     budget: &Budget,
 ) -> Result<Option<(Tree, usize)>, ParseError> {
-    let mut first_code = head.len();
-    walk(format, tree.root_node(), &mut |class, start, _| {
-        first_code = start;
-        class == Class::Comment
-    });
     // A head that is all text outside the code (PHP without `<?php`) was
     // cut from after its tag: any wrapper parses it better than that.
     let root = tree.root_node();
@@ -430,6 +425,11 @@ fn mending_wrapper(
     if fewest == 0 {
         return Ok(None);
     }
+    let mut first_code = head.len();
+    walk(format, root, &mut |class, start, _| {
+        first_code = start;
+        class == Class::Comment
+    });
     let first_error = if outside {
         first_code
     } else {
