@@ -30,6 +30,8 @@ pub mod cache;
 pub mod check;
 /// Flags and the config file, merged into one validated `Config`.
 pub mod config;
+/// Unified diffs: changed files, hunks, new texts rebuilt from their base.
+pub mod diff;
 /// The `<script>` code of markup formats (HTML, Vue, Svelte).
 pub mod embed;
 /// Winnowing of k-gram hashes into fingerprints.
@@ -44,6 +46,8 @@ pub mod index;
 pub mod matching;
 /// Parsing under a time and memory budget.
 pub mod parse;
+/// Findings as SARIF 2.1.0 and reviewdog's rdjsonl, for CI and review bots.
+pub mod sarif;
 /// Scans, snapshots, and the scanner that swaps them.
 pub mod scan;
 /// Snippets cut out of their context, and editors' buffers reparsed.

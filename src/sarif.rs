@@ -1,0 +1,660 @@
+//! Findings for CI and review bots: SARIF 2.1.0 (GitHub code scanning and
+//! other viewers) and reviewdog's rdjsonl.
+//!
+//! In: [`Finding`]s, a neutral form of a duplication (a snippet's or a
+//! diff's) or of a clone: where it is, the places it duplicates, its size
+//! and a hash of its content. Out: a SARIF log with one rule,
+//! `duplicate-code`, and one result per finding ([`sarif`]); or one reviewdog
+//! diagnostic per line ([`rdjsonl`]).
+//!
+//! Invariants: the output is deterministic (findings in the order given);
+//! every SARIF log validates against the OASIS 2.1.0 schema in
+//! `testdata/sarif/` (tests here); a result's message links each related
+//! location by its id (`[src/b.rs:10](1)`); `primaryLocationLineHash` comes
+//! from the finding's content hash, not from its line numbers, so a clone
+//! keeps its alert when code above it moves; SARIF columns count characters
+//! (`columnKind` `unicodeCodePoints`), rdjsonl columns UTF-8 bytes, as
+//! reviewdog wants.
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use serde_json::{json, Map, Value};
+
+use crate::hash::HashMap;
+
+/// The rule every finding is reported under.
+pub const RULE_ID: &str = "duplicate-code";
+
+/// Where SARIF logs say their schema is (the one GitHub's own tools use).
+const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// The links a message spells out; the rest are counted.
+const MAX_LINKS: usize = 10;
+
+/// A range of text in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    /// Path relative to the scanned directory, `/`-separated (for GitHub,
+    /// relative to the repository's root).
+    pub path: String,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Column of the first character, 1-based, in characters (Unicode
+    /// scalar values), as in `/api/check`.
+    pub start_column: u32,
+    /// Line of the last character.
+    pub end_line: u32,
+    /// Column just after the last character.
+    pub end_column: u32,
+}
+
+/// One duplication to report: a place of code and the places it
+/// duplicates. For `/api/check` and check-diff, `location` is the snippet's
+/// (or the new file's) range and `related` the codebase's; for a project's
+/// clones, `location` is one side and `related` the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The duplicated code being reported.
+    pub location: Region,
+    /// The places it duplicates, in the order to list them.
+    pub related: Vec<Region>,
+    /// Lines of `location` (its `linesCount`).
+    pub lines: u32,
+    /// Tokens matched.
+    pub tokens: u32,
+    /// A hash of `location`'s normalized content (its token identities, say)
+    /// that stays the same when the code moves or the file changes
+    /// elsewhere: alerts are matched across runs by it.
+    pub content_hash: u64,
+}
+
+/// The URL of the project, if Cargo.toml names one.
+fn homepage() -> Option<&'static str> {
+    [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
+        .into_iter()
+        .find(|u| !u.is_empty())
+}
+
+/// The SARIF 2.1.0 log of `findings`: one run of the tool `dupcheck`, one
+/// result per finding.
+pub fn sarif(findings: &[Finding]) -> Value {
+    let mut occurrences: HashMap<(&str, u64), u32> = HashMap::new();
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let n = occurrences
+                .entry((f.location.path.as_str(), f.content_hash))
+                .or_insert(0);
+            *n += 1;
+            result(f, *n)
+        })
+        .collect();
+    let mut driver = json!({
+        "name": "dupcheck",
+        "version": crate::VERSION,
+        "semanticVersion": crate::VERSION,
+        "rules": [rule()],
+    });
+    if let Some(uri) = homepage() {
+        driver["informationUri"] = json!(uri);
+    }
+    json!({
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": driver },
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    })
+}
+
+/// The one rule.
+fn rule() -> Value {
+    json!({
+        "id": RULE_ID,
+        "name": "DuplicateCode",
+        "shortDescription": { "text": "Duplicated code" },
+        "fullDescription": {
+            "text": "A block of code whose tokens equal those of code elsewhere in the codebase (identifiers and literals compared as the scan's mode says, comments and layout ignored)."
+        },
+        "help": {
+            "text": "This code duplicates code elsewhere: the related locations are the other copies. A fix or change made in one copy is easily missed in the others. Move the shared code into one function, module or component and use it from each place; if the copies are meant to diverge, dismiss the alert.",
+            "markdown": "**Duplicated code.** The related locations are the other copies of this code. A fix or change made in one copy is easily missed in the others.\n\nMove the shared code into one function, module or component and use it from each place. If the copies are meant to diverge, dismiss the alert."
+        },
+        "defaultConfiguration": { "level": "warning" },
+        "properties": {
+            "tags": ["maintainability", "duplicate-code"],
+            "precision": "high",
+            "problem.severity": "warning",
+        },
+    })
+}
+
+/// One finding as a SARIF result, the `occurrence`th of its content in its
+/// file.
+fn result(f: &Finding, occurrence: u32) -> Value {
+    let links: Vec<String> = f
+        .related
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("[{}]({})", escape_text(&place(r)), i + 1))
+        .collect();
+    let related: Vec<Value> = f
+        .related
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            json!({
+                "id": i + 1,
+                "physicalLocation": physical(r),
+                "message": { "text": escape_text(&place(r)) },
+            })
+        })
+        .collect();
+    let mut result = Map::new();
+    result.insert("ruleId".into(), json!(RULE_ID));
+    result.insert("ruleIndex".into(), json!(0));
+    result.insert("level".into(), json!("warning"));
+    result.insert("message".into(), json!({ "text": message(f, &links) }));
+    result.insert(
+        "locations".into(),
+        json!([{ "physicalLocation": physical(&f.location) }]),
+    );
+    if !related.is_empty() {
+        result.insert("relatedLocations".into(), Value::Array(related));
+    }
+    result.insert(
+        "partialFingerprints".into(),
+        json!({ "primaryLocationLineHash": format!("{:016x}:{occurrence}", f.content_hash) }),
+    );
+    result.insert(
+        "properties".into(),
+        json!({ "lines": f.lines, "tokens": f.tokens }),
+    );
+    Value::Object(result)
+}
+
+/// "Duplicated code: 12 lines (87 tokens), also at A, B and C." with the
+/// places as given (links, or plain places); past [`MAX_LINKS`] they are
+/// counted.
+fn message(f: &Finding, places: &[String]) -> String {
+    let lines = plural(f.lines, "line");
+    let tokens = plural(f.tokens, "token");
+    let mut text = format!("Duplicated code: {lines} ({tokens})");
+    let shown = &places[..places.len().min(MAX_LINKS)];
+    if let Some((last, first)) = shown.split_last() {
+        text.push_str(", also at ");
+        if first.is_empty() {
+            text.push_str(last);
+        } else {
+            text.push_str(&first.join(", "));
+            if places.len() > shown.len() {
+                text.push_str(&format!(", {last} and {} more", places.len() - shown.len()));
+            } else {
+                text.push_str(&format!(" and {last}"));
+            }
+        }
+    }
+    text.push('.');
+    text
+}
+
+fn plural(n: u32, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// `src/b.rs:10`.
+fn place(r: &Region) -> String {
+    format!("{}:{}", r.path, r.start_line.max(1))
+}
+
+/// Text of a SARIF message, or of a link in one: a literal `[` or `]` is
+/// escaped with `\` (SARIF 2.1.0, messages with embedded links), so that
+/// only our links are links.
+fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '[' | ']') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What a relative URI reference may not hold raw: besides controls,
+/// spaces and non-ASCII, the delimiters and `:` (a first segment with `:`
+/// would read as a scheme).
+const URI_ESCAPED: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b':')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// A region as a SARIF `physicalLocation`, relative to `%SRCROOT%`.
+fn physical(r: &Region) -> Value {
+    json!({
+        "artifactLocation": {
+            "uri": utf8_percent_encode(&r.path, URI_ESCAPED).to_string(),
+            "uriBaseId": "%SRCROOT%",
+        },
+        "region": {
+            "startLine": r.start_line.max(1),
+            "startColumn": r.start_column.max(1),
+            "endLine": r.end_line.max(1),
+            "endColumn": r.end_column.max(1),
+        },
+    })
+}
+
+/// The findings as reviewdog diagnostics, one JSON object per line (each
+/// line ends with `\n`). `file_text` gives a file's text by path, to turn
+/// character columns into reviewdog's UTF-8 byte columns; where it gives
+/// nothing, columns are kept (right for ASCII lines). Related places are
+/// named in the message: reviewdog's format has no field for them.
+pub fn rdjsonl<'t>(findings: &[Finding], file_text: impl Fn(&str) -> Option<&'t str>) -> String {
+    let mut out = String::new();
+    for f in findings {
+        let places: Vec<String> = f
+            .related
+            .iter()
+            .map(|r| {
+                if r.end_line > r.start_line {
+                    format!("{}:{}-{}", r.path, r.start_line, r.end_line)
+                } else {
+                    place(r)
+                }
+            })
+            .collect();
+        let text = file_text(&f.location.path);
+        let position = |line: u32, column: u32| {
+            let column = text.map_or(column, |t| byte_column(t, line, column));
+            json!({ "line": line.max(1), "column": column.max(1) })
+        };
+        let mut source = json!({ "name": "dupcheck" });
+        if let Some(uri) = homepage() {
+            source["url"] = json!(uri);
+        }
+        let diagnostic = json!({
+            "message": message(f, &places),
+            "location": {
+                "path": f.location.path,
+                "range": {
+                    "start": position(f.location.start_line, f.location.start_column),
+                    "end": position(f.location.end_line, f.location.end_column),
+                },
+            },
+            "severity": "WARNING",
+            "source": source,
+            "code": { "value": RULE_ID },
+        });
+        out.push_str(&diagnostic.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// The 1-based UTF-8 byte column of the 1-based character `column` of
+/// `line` in `text`; columns past the line's end count one byte each.
+fn byte_column(text: &str, line: u32, column: u32) -> u32 {
+    let Some(content) = text.split('\n').nth(line.saturating_sub(1) as usize) else {
+        return column;
+    };
+    let wanted = column.saturating_sub(1) as usize;
+    let (mut taken, mut bytes) = (0, 0);
+    for c in content.chars().take(wanted) {
+        taken += 1;
+        bytes += c.len_utf8();
+    }
+    u32::try_from(bytes + (wanted - taken) + 1).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::{rdjsonl, sarif, Finding, Region, RULE_ID};
+
+    fn region(path: &str, start_line: u32, end_line: u32) -> Region {
+        Region {
+            path: path.to_owned(),
+            start_line,
+            start_column: 5,
+            end_line,
+            end_column: 2,
+        }
+    }
+
+    fn finding(path: &str, line: u32, related: &[(&str, u32)], hash: u64) -> Finding {
+        Finding {
+            location: region(path, line, line + 11),
+            related: related.iter().map(|&(p, l)| region(p, l, l + 11)).collect(),
+            lines: 12,
+            tokens: 87,
+            content_hash: hash,
+        }
+    }
+
+    /// `log` against the OASIS SARIF 2.1.0 schema, formats (`uri`,
+    /// `uri-reference`) checked too. The schema's pattern for the
+    /// `language` of a run and of a tool component has a stray `]` that
+    /// `jsonschema` refuses as a regex when it checks the schema; the two
+    /// are mended here, in memory (the logs have no `language`).
+    fn schema_errors(log: &Value) -> Vec<String> {
+        let mut schema: Value =
+            serde_json::from_str(include_str!("../testdata/sarif/sarif-schema-2.1.0.json"))
+                .unwrap();
+        for definition in ["run", "toolComponent"] {
+            let language =
+                &mut schema["definitions"][definition]["properties"]["language"]["pattern"];
+            assert_eq!(language, "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$");
+            *language = json!("^[a-zA-Z]{2}(-[a-zA-Z]{2})?$");
+        }
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        validator
+            .iter_errors(log)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect()
+    }
+
+    fn validate(log: &Value) {
+        let errors = schema_errors(log);
+        assert!(
+            errors.is_empty(),
+            "{errors:#?}\n{}",
+            serde_json::to_string_pretty(log).unwrap()
+        );
+    }
+
+    #[test]
+    fn the_schema_check_catches_what_viewers_refuse() {
+        let log = sarif(&[finding("a.rs", 1, &[("b.rs", 2)], 0)]);
+        let physical = "/runs/0/results/0/locations/0/physicalLocation";
+        let mut bad_line = log.clone();
+        *bad_line
+            .pointer_mut(&format!("{physical}/region/startLine"))
+            .unwrap() = json!(0);
+        let mut bad_uri = log.clone();
+        *bad_uri
+            .pointer_mut(&format!("{physical}/artifactLocation/uri"))
+            .unwrap() = json!("a b.rs");
+        let mut bad_level = log.clone();
+        *bad_level.pointer_mut("/runs/0/results/0/level").unwrap() = json!("severe");
+        for bad in [bad_line, bad_uri, bad_level] {
+            assert_eq!(schema_errors(&bad).len(), 1, "{bad}");
+        }
+        assert_eq!(schema_errors(&log), Vec::<String>::new());
+    }
+
+    /// The SARIF log of `findings`, validated, and its results.
+    fn check(findings: &[Finding]) -> (Value, Vec<Value>) {
+        let log = sarif(findings);
+        validate(&log);
+        let results = log["runs"][0]["results"].as_array().unwrap().clone();
+        assert_eq!(results.len(), findings.len());
+        (log, results)
+    }
+
+    #[test]
+    fn the_driver_and_its_rule_are_what_code_scanning_needs() {
+        let (log, _) = check(&[]);
+        assert_eq!(log["version"], "2.1.0");
+        assert_eq!(
+            log["$schema"],
+            "https://json.schemastore.org/sarif-2.1.0.json"
+        );
+        let driver = &log["runs"][0]["tool"]["driver"];
+        assert_eq!(driver["name"], "dupcheck");
+        assert_eq!(driver["version"], crate::VERSION);
+        let homepage = [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
+            .into_iter()
+            .find(|u| !u.is_empty());
+        assert_eq!(driver["informationUri"].as_str(), homepage);
+        let rules = driver["rules"].as_array().unwrap();
+        assert_eq!(rules.len(), 1);
+        let rule = &rules[0];
+        assert_eq!(rule["id"], RULE_ID);
+        assert_eq!(rule["name"], "DuplicateCode");
+        for text in [
+            &rule["shortDescription"]["text"],
+            &rule["fullDescription"]["text"],
+            &rule["help"]["text"],
+            &rule["help"]["markdown"],
+        ] {
+            assert!(text.as_str().is_some_and(|t| t.len() > 10), "{rule}");
+        }
+        assert_eq!(rule["defaultConfiguration"]["level"], "warning");
+        assert_eq!(log["runs"][0]["columnKind"], "unicodeCodePoints");
+    }
+
+    #[test]
+    fn a_result_in_full() {
+        let (_, results) = check(&[finding(
+            "src/a.rs",
+            3,
+            &[("src/b.rs", 10), ("lib/c.rs", 40)],
+            0xfeed,
+        )]);
+        let location = |path: &str, line: u32| {
+            json!({
+                "artifactLocation": { "uri": path, "uriBaseId": "%SRCROOT%" },
+                "region": { "startLine": line, "startColumn": 5, "endLine": line + 11, "endColumn": 2 },
+            })
+        };
+        assert_eq!(
+            results[0],
+            json!({
+                "ruleId": "duplicate-code",
+                "ruleIndex": 0,
+                "level": "warning",
+                "message": {
+                    "text": "Duplicated code: 12 lines (87 tokens), also at [src/b.rs:10](1) and [lib/c.rs:40](2)."
+                },
+                "locations": [{ "physicalLocation": location("src/a.rs", 3) }],
+                "relatedLocations": [
+                    { "id": 1, "physicalLocation": location("src/b.rs", 10), "message": { "text": "src/b.rs:10" } },
+                    { "id": 2, "physicalLocation": location("lib/c.rs", 40), "message": { "text": "lib/c.rs:40" } },
+                ],
+                "partialFingerprints": { "primaryLocationLineHash": "000000000000feed:1" },
+                "properties": { "lines": 12, "tokens": 87 },
+            })
+        );
+    }
+
+    /// The ids that `text` links to, in order.
+    fn linked_ids(text: &str) -> Vec<u64> {
+        text.split("](")
+            .skip(1)
+            .map(|rest| rest[..rest.find(')').unwrap()].parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_message_link_names_a_related_location() {
+        let many: Vec<(String, u32)> = (1..=14).map(|i| (format!("src/m{i}.rs"), i)).collect();
+        let many: Vec<(&str, u32)> = many.iter().map(|(p, l)| (p.as_str(), *l)).collect();
+        let (_, results) = check(&[
+            finding("a.rs", 1, &[("b.rs", 2)], 1),
+            finding("a.rs", 30, &many, 2),
+            finding("a.rs", 60, &[], 3),
+        ]);
+        for r in &results {
+            let text = r["message"]["text"].as_str().unwrap();
+            let ids: Vec<u64> = r["relatedLocations"]
+                .as_array()
+                .map(|rs| rs.iter().map(|l| l["id"].as_u64().unwrap()).collect())
+                .unwrap_or_default();
+            for id in linked_ids(text) {
+                assert!(ids.contains(&id), "{text} links {id}, not in {ids:?}");
+            }
+        }
+        assert_eq!(
+            results[0]["message"]["text"],
+            "Duplicated code: 12 lines (87 tokens), also at [b.rs:2](1)."
+        );
+        let long = results[1]["message"]["text"].as_str().unwrap();
+        assert_eq!(linked_ids(long), (1..=10).collect::<Vec<_>>());
+        assert!(
+            long.ends_with(", [src/m10.rs:10](10) and 4 more."),
+            "{long}"
+        );
+        assert_eq!(results[1]["relatedLocations"].as_array().unwrap().len(), 14);
+        assert_eq!(
+            results[2]["message"]["text"],
+            "Duplicated code: 12 lines (87 tokens)."
+        );
+        assert!(results[2].get("relatedLocations").is_none());
+    }
+
+    #[test]
+    fn odd_paths_are_escaped_in_uris_and_messages() {
+        let (_, results) = check(&[finding(
+            "dir with space/c:[x]%#é.rs",
+            1,
+            &[("[odd].rs", 2)],
+            7,
+        )]);
+        let r = &results[0];
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "dir%20with%20space/c%3A%5Bx%5D%25%23%C3%A9.rs"
+        );
+        assert_eq!(
+            r["message"]["text"],
+            "Duplicated code: 12 lines (87 tokens), also at [\\[odd\\].rs:2](1)."
+        );
+        assert_eq!(linked_ids(r["message"]["text"].as_str().unwrap()), [1]);
+    }
+
+    #[test]
+    fn degenerate_regions_still_validate() {
+        let mut f = finding("a.rs", 1, &[("b.rs", 1)], 0);
+        f.location = Region {
+            path: "a.rs".into(),
+            start_line: 0,
+            start_column: 0,
+            end_line: 0,
+            end_column: 0,
+        };
+        f.lines = 1;
+        f.tokens = 1;
+        let (_, results) = check(&[f]);
+        assert_eq!(
+            results[0]["locations"][0]["physicalLocation"]["region"],
+            json!({ "startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1 })
+        );
+        assert_eq!(
+            results[0]["message"]["text"],
+            "Duplicated code: 1 line (1 token), also at [b.rs:1](1)."
+        );
+    }
+
+    #[test]
+    fn line_hashes_come_from_content_and_count_repeats_per_file() {
+        let findings = [
+            finding("a.rs", 1, &[("b.rs", 1)], 0xabc),
+            finding("a.rs", 50, &[("b.rs", 1)], 0xabc),
+            finding("c.rs", 1, &[("b.rs", 1)], 0xabc),
+            finding("a.rs", 80, &[("b.rs", 1)], 0xdef),
+        ];
+        let hashes = |findings: &[Finding]| -> Vec<String> {
+            check(findings)
+                .1
+                .iter()
+                .map(|r| {
+                    r["partialFingerprints"]["primaryLocationLineHash"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
+                .collect()
+        };
+        let before = hashes(&findings);
+        assert_eq!(
+            before,
+            [
+                "0000000000000abc:1",
+                "0000000000000abc:2",
+                "0000000000000abc:1",
+                "0000000000000def:1"
+            ]
+        );
+        // Code inserted above every finding moves them, not their hashes.
+        let moved: Vec<Finding> = findings
+            .iter()
+            .cloned()
+            .map(|mut f| {
+                f.location.start_line += 5;
+                f.location.end_line += 5;
+                f
+            })
+            .collect();
+        assert_eq!(hashes(&moved), before);
+    }
+
+    #[test]
+    fn rdjsonl_lines_are_reviewdog_diagnostics_with_byte_columns() {
+        let mut f = finding("src/é.rs", 2, &[("src/b.rs", 10), ("src/c.rs", 7)], 1);
+        f.location = Region {
+            path: "src/é.rs".into(),
+            start_line: 2,
+            start_column: 3,
+            end_line: 3,
+            end_column: 4,
+        };
+        let text = "x\néé𐐀b\nab𐐀cd\n";
+        let out = rdjsonl(&[f.clone(), finding("a.rs", 1, &[], 2)], |path| {
+            (path == "src/é.rs").then_some(text)
+        });
+        assert!(out.ends_with('\n'));
+        let lines: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(
+            lines[0],
+            json!({
+                "message": "Duplicated code: 12 lines (87 tokens), also at src/b.rs:10-21 and src/c.rs:7-18.",
+                "location": {
+                    "path": "src/é.rs",
+                    // Character 3 of line 2 is 𐐀, after two 2-byte é; the
+                    // end, just after 𐐀 on line 3, is byte 7.
+                    "range": { "start": { "line": 2, "column": 5 }, "end": { "line": 3, "column": 7 } }
+                },
+                "severity": "WARNING",
+                "source": { "name": "dupcheck" },
+                "code": { "value": "duplicate-code" },
+            })
+        );
+        // Without the file's text, columns stay as they are.
+        assert_eq!(
+            lines[1]["location"]["range"]["start"],
+            json!({ "line": 1, "column": 5 })
+        );
+        assert_eq!(
+            lines[1]["message"],
+            "Duplicated code: 12 lines (87 tokens)."
+        );
+        assert_eq!(rdjsonl(&[], |_| None), "");
+    }
+}
