@@ -22,8 +22,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::buffers::Buffers;
 use crate::grammar::FormatId;
 use crate::index::folder_of;
-use crate::matching::{check_snippet, Exclusions, SnippetMatch};
+use crate::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
 use crate::parse::{self, Budget, ParseError};
+use crate::sarif::{merge_by_location, Finding, Region};
 use crate::scan::{Scanner, Snapshot};
 use crate::snippet::{tokenize_snippet_after, tokenize_snippet_once};
 use crate::stats::SnippetStats;
@@ -60,6 +61,40 @@ impl CheckAnswer {
     /// Whether some duplications were left out of `matches`.
     pub fn truncated(&self) -> bool {
         self.matches.len() < self.total
+    }
+
+    /// The listed duplications as findings (SARIF, rdjsonl): one per place
+    /// of the snippet, whose related locations are the codebase places it
+    /// duplicates. The snippet is at `path` (relative to DIR), or, without
+    /// one, has an empty path (see [`crate::sarif::Snippet`]).
+    pub fn findings(&self, snapshot: &Snapshot, path: Option<&str>) -> Vec<Finding> {
+        let findings = self
+            .matches
+            .iter()
+            .map(|m| {
+                let file = &snapshot.index.files[m.file as usize];
+                let run = &file.tokens[m.run.b as usize..(m.run.b + m.run.len) as usize];
+                Finding {
+                    location: region(path.unwrap_or_default(), m.snippet),
+                    related: vec![region(&file.rel, m.codebase)],
+                    lines: m.snippet.lines(),
+                    tokens: m.run.len,
+                    content_hash: content_hash(run),
+                }
+            })
+            .collect();
+        merge_by_location(findings)
+    }
+}
+
+/// The region of `span` in the file at `path`.
+pub fn region(path: &str, span: Span) -> Region {
+    Region {
+        path: path.to_owned(),
+        start_line: span.start.line,
+        start_column: span.start.column,
+        end_line: span.end.line,
+        end_column: span.end.column,
     }
 }
 
@@ -116,6 +151,7 @@ pub fn check(
     let exclude = Exclusions {
         own_file: path,
         local_folder: path.filter(|_| config.skip_local).map(folder_of),
+        ..Exclusions::default()
     };
     let matches = check_snippet(
         &snapshot.index,
@@ -155,7 +191,7 @@ fn answer(code: &str, mut matches: Vec<SnippetMatch>, snapshot: &Snapshot) -> Ch
 /// How many duplications, whose fragments have these lengths in order, an
 /// answer lists: at most [`MAX_DUPLICATIONS`], while their fragments fit
 /// [`MAX_FRAGMENT_BYTES`], and always the first.
-fn listed(fragment_lens: impl Iterator<Item = usize>) -> usize {
+pub(crate) fn listed(fragment_lens: impl Iterator<Item = usize>) -> usize {
     let mut bytes = 0;
     let mut count = 0;
     for len in fragment_lens.take(MAX_DUPLICATIONS) {
@@ -196,6 +232,16 @@ pub fn estimate(len: usize) -> usize {
 /// what the check took from the pool, less what the rest of it holds.
 fn budget_for(len: usize) -> Budget {
     let mut budget = Budget::for_snippet(len);
+    budget.memory = estimate(len).saturating_sub(len.saturating_mul(CHECK_BYTES_PER_BYTE));
+    budget
+}
+
+/// The budget of parsing texts of `len` bytes in all, one after another
+/// (a diff's changed files): a file's time, plus its time per byte of them
+/// all, and for each parse what the check took from the pool less what the
+/// rest of it holds.
+pub fn budget_for_files(len: usize) -> Budget {
+    let mut budget = Budget::for_file(len);
     budget.memory = estimate(len).saturating_sub(len.saturating_mul(CHECK_BYTES_PER_BYTE));
     budget
 }

@@ -6,8 +6,10 @@
 //! paths) or a plain unified diff (`diff -u`). Out: one [`FileChange`] per
 //! file, in the diff's order; [`FileChange::apply`] rebuilds a file's new
 //! text from its base text with the added lines (new-side numbers) and the
-//! deleted lines (old-side numbers); [`FileChange::new_side`] gives the new
-//! side of the hunks alone, for when the base does not match.
+//! deleted lines (old-side numbers); [`FileChange::reversed`] undoes it (to
+//! find the added lines in a text already at the new side);
+//! [`FileChange::new_side`] gives the new side of the hunks alone, for when
+//! neither side matches.
 //!
 //! The diff is cut into one section per `diff --git` line here, and each
 //! section is parsed by `diffy` (hunks, paths, extended headers). Hunks are
@@ -594,6 +596,44 @@ impl FileChange {
             push(&mut out.text, line).map_err(|()| mismatch(self.hunks.len().max(1), cursor))?;
         }
         Ok(out)
+    }
+
+    /// The change undone: paths, sides and line kinds swapped, so that
+    /// applying it to the new text gives the base, and its `deleted` lines
+    /// are this change's added ones. A server already at the diff's new
+    /// commit finds the added lines so.
+    pub fn reversed(&self) -> FileChange {
+        let kind = match self.kind {
+            ChangeKind::Added => ChangeKind::Deleted,
+            ChangeKind::Deleted => ChangeKind::Added,
+            kind => kind,
+        };
+        let hunks = self
+            .hunks
+            .iter()
+            .map(|h| Hunk {
+                old_start: h.new_start,
+                old_lines: h.new_lines,
+                new_start: h.old_start,
+                new_lines: h.old_lines,
+                lines: h
+                    .lines
+                    .iter()
+                    .map(|l| match l {
+                        Line::Context(t) => Line::Context(t.clone()),
+                        Line::Added(t) => Line::Removed(t.clone()),
+                        Line::Removed(t) => Line::Added(t.clone()),
+                    })
+                    .collect(),
+            })
+            .collect();
+        FileChange {
+            old_path: self.new_path.clone(),
+            new_path: self.old_path.clone(),
+            kind,
+            mode: self.mode,
+            hunks,
+        }
     }
 
     /// The new side of each hunk alone (its context and added lines), for
@@ -1356,6 +1396,14 @@ new mode 100755
                 .map_or(Some(""), |p| text(&repo.after, p));
             let got = c.apply(base).unwrap_or_else(|e| panic!("{e}\n{diff}"));
             assert_eq!(Some(got.text.as_str()), want, "{}\n{diff}", c.path());
+            // Undone, it gives the base back, and says which lines it added.
+            let undone = c
+                .reversed()
+                .apply(Some(&got.text))
+                .unwrap_or_else(|e| panic!("{e}\n{diff}"));
+            assert_eq!(undone.text, base.unwrap_or_default(), "{}", c.path());
+            assert_eq!(undone.deleted, got.added, "{}", c.path());
+            assert_eq!(undone.added, got.deleted, "{}", c.path());
         }
     }
 

@@ -122,7 +122,9 @@ mod tests {
         ];
         let got = scripts_of("vue", text);
         assert_eq!(
-            got.iter().map(|(f, c)| (f.as_str(), c.as_str())).collect::<Vec<_>>(),
+            got.iter()
+                .map(|(f, c)| (f.as_str(), c.as_str()))
+                .collect::<Vec<_>>(),
             want
         );
     }

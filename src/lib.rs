@@ -6,7 +6,8 @@
 //! [`matching`] → [`stats`], driven
 //! by [`scan`], which builds an immutable snapshot and swaps it in whole,
 //! reusing what [`cache`] kept from the last run and applying what [`watch`]
-//! sees change. The [`http`] module serves checks against the current snapshot;
+//! sees change. The [`http`] module serves checks ([`check`] for a snippet,
+//! [`diff_check`] for a diff) against the current snapshot;
 //! [`snippet`] parses what clients send (cut out of context), reparsing an
 //! editor's buffer incrementally from the parse [`buffers`] kept.
 //!
@@ -32,6 +33,8 @@ pub mod check;
 pub mod config;
 /// Unified diffs: changed files, hunks, new texts rebuilt from their base.
 pub mod diff;
+/// One diff checked: the duplications its added lines make.
+pub mod diff_check;
 /// The `<script>` code of markup formats (HTML, Vue, Svelte).
 pub mod embed;
 /// Winnowing of k-gram hashes into fingerprints.

@@ -168,6 +168,14 @@ pub struct Exclusions<'a> {
     pub own_file: Option<&'a str>,
     /// With skipLocal: files in this folder are not reported.
     pub local_folder: Option<&'a str>,
+    /// Files never reported, by id, sorted: those a diff changes, whose
+    /// indexed versions are not the codebase any more.
+    pub files: &'a [u32],
+    /// The indexed file that the snippet is (a diff's changed file, checked
+    /// against the index of the diff's files): runs against it are kept
+    /// only where the two places do not overlap, cut at the second place's
+    /// start as whole-project clones are.
+    pub itself: Option<u32>,
 }
 
 /// Every duplication of `code` (tokenized as `tokens`, of `family`) in the
@@ -185,6 +193,7 @@ pub fn check_snippet(
     let own = exclude.own_file.and_then(|rel| index.file_by_rel(rel));
     let (runs, _) = find_runs(tokens, &fps, index, family, Some(deadline), |_, p| {
         Some(p.file) != own
+            && exclude.files.binary_search(&p.file).is_err()
             && exclude
                 .local_folder
                 .is_none_or(|folder| index.files[p.file as usize].folder() != folder)
@@ -192,6 +201,14 @@ pub fn check_snippet(
     let lines = LineIndex::new(code);
     let mut matches: Vec<SnippetMatch> = runs
         .into_iter()
+        .map(|mut run| {
+            if Some(run.file) == exclude.itself {
+                // Two places of one text must not overlap (the place
+                // itself is the run of length 0).
+                run.len = run.len.min(run.a.abs_diff(run.b));
+            }
+            run
+        })
         .filter(|run| {
             run.len >= thresholds.min_tokens
                 && !is_repetitive(&tokens[run.a as usize..(run.a + run.len) as usize])
@@ -232,6 +249,17 @@ pub fn check_snippet(
     };
     matches.sort_by(|x, y| order(x).cmp(&order(y)));
     Ok(matches)
+}
+
+/// A hash of the identities of `tokens` (a run's), the same wherever the
+/// run is: the content of a duplication, for matching it across runs of
+/// the tool (SARIF's `primaryLocationLineHash`).
+pub fn content_hash(tokens: &[Token]) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for token in tokens {
+        hasher.update(&token.id.to_le_bytes());
+    }
+    hasher.digest()
 }
 
 /// A clone inside the project: two locations with the same tokens.
@@ -517,17 +545,72 @@ mod tests {
         assert_eq!(
             files(Exclusions {
                 own_file: Some("src/a.js"),
-                local_folder: None
+                ..Exclusions::default()
             }),
             ["lib/c.js", "src/b.js"]
         );
         assert_eq!(
             files(Exclusions {
                 own_file: Some("src/a.js"),
-                local_folder: Some("src")
+                local_folder: Some("src"),
+                ..Exclusions::default()
             }),
             ["lib/c.js"]
         );
+        let mut changed = [
+            idx.file_by_rel("lib/c.js").unwrap(),
+            idx.file_by_rel("src/a.js").unwrap(),
+        ];
+        changed.sort_unstable();
+        assert_eq!(
+            files(Exclusions {
+                files: &changed,
+                ..Exclusions::default()
+            }),
+            ["src/b.js"]
+        );
+    }
+
+    #[test]
+    fn a_text_checked_against_itself_finds_its_repetitions_not_itself() {
+        let twice = format!("{ADD}{ADD}");
+        let idx = index(&[("a.js", &twice)], Mode::Strict, 10);
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let tokens = tokenize(js, &twice, Mode::Strict).unwrap();
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 4,
+        };
+        let exclude = Exclusions {
+            itself: Some(0),
+            ..Exclusions::default()
+        };
+        let found: Vec<_> = check_snippet(
+            &idx,
+            js.family_id,
+            &twice,
+            &tokens,
+            t,
+            exclude,
+            far_future(),
+        )
+        .unwrap()
+        .iter()
+        .map(|m| (m.snippet.start.line, m.codebase.start.line, m.run.len))
+        .collect();
+        assert_eq!(found, [(1, 5, 19), (5, 1, 19)]);
+    }
+
+    #[test]
+    fn content_hashes_are_of_identities_not_places() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let here = tokenize(js, ADD, Mode::Strict).unwrap();
+        let there = tokenize(js, &format!("\n\n  {ADD}"), Mode::Strict).unwrap();
+        assert_ne!(here[0].start, there[0].start);
+        assert_eq!(content_hash(&here), content_hash(&there));
+        assert_ne!(content_hash(&here), content_hash(&here[1..]));
     }
 
     #[test]

@@ -7,6 +7,12 @@
 //! `duplicate-code`, and one result per finding ([`sarif`]); or one reviewdog
 //! diagnostic per line ([`rdjsonl`]).
 //!
+//! A snippet checked without a path is no file: its findings' `location`
+//! has an empty `path`, and the log then carries the snippet as the run's
+//! one artifact (its `contents`), which those locations name by index
+//! ([`sarif_with`]). Notices (a diff's files skipped or checked from their
+//! hunks alone) become the run's tool execution notifications.
+//!
 //! Invariants: the output is deterministic (findings in the order given);
 //! every SARIF log validates against the OASIS 2.1.0 schema in
 //! `testdata/sarif/` (tests here); a result's message links each related
@@ -31,10 +37,11 @@ const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const MAX_LINKS: usize = 10;
 
 /// A range of text in a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Region {
     /// Path relative to the scanned directory, `/`-separated (for GitHub,
-    /// relative to the repository's root).
+    /// relative to the repository's root); empty for a snippet that has no
+    /// path (see [`Snippet`]).
     pub path: String,
     /// First line, 1-based.
     pub start_line: u32,
@@ -67,6 +74,57 @@ pub struct Finding {
     pub content_hash: u64,
 }
 
+/// Code that is no file: a snippet checked without a path. Locations with
+/// an empty path are in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snippet<'a> {
+    /// The snippet's text.
+    pub text: &'a str,
+    /// Its format's name (SARIF's `sourceLanguage`).
+    pub language: &'a str,
+}
+
+/// Something to tell about a run that is no finding: a file left out, or
+/// checked less well than others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// The file it is about, if one.
+    pub path: Option<String>,
+    /// What happened, as a sentence.
+    pub text: String,
+    /// Whether it lessens the results (a warning) or only informs (a note).
+    pub warning: bool,
+}
+
+/// What a SARIF log may carry besides its findings.
+#[derive(Debug, Clone, Default)]
+pub struct Extras<'a> {
+    /// The snippet that locations with an empty path are in.
+    pub snippet: Option<Snippet<'a>>,
+    /// Notices, in order.
+    pub notices: &'a [Notice],
+}
+
+/// `findings` with those of one place merged: one finding per `location`
+/// (and size and content), whose related places are those of all, in
+/// order. A snippet that duplicates four files is one alert with four
+/// related locations.
+pub fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
+    let mut at: HashMap<(Region, u32, u32, u64), usize> = HashMap::new();
+    for f in findings {
+        let key = (f.location.clone(), f.lines, f.tokens, f.content_hash);
+        match at.get(&key) {
+            Some(&i) => merged[i].related.extend(f.related),
+            None => {
+                at.insert(key, merged.len());
+                merged.push(f);
+            }
+        }
+    }
+    merged
+}
+
 /// The URL of the project, if Cargo.toml names one.
 fn homepage() -> Option<&'static str> {
     [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
@@ -77,6 +135,12 @@ fn homepage() -> Option<&'static str> {
 /// The SARIF 2.1.0 log of `findings`: one run of the tool `dupcheck`, one
 /// result per finding.
 pub fn sarif(findings: &[Finding]) -> Value {
+    sarif_with(findings, &Extras::default())
+}
+
+/// Like [`sarif`], with the snippet that locations without a path are in,
+/// and notices.
+pub fn sarif_with(findings: &[Finding], extras: &Extras<'_>) -> Value {
     let mut occurrences: HashMap<(&str, u64), u32> = HashMap::new();
     let results: Vec<Value> = findings
         .iter()
@@ -97,15 +161,43 @@ pub fn sarif(findings: &[Finding]) -> Value {
     if let Some(uri) = homepage() {
         driver["informationUri"] = json!(uri);
     }
+    let mut run = json!({
+        "tool": { "driver": driver },
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    });
+    if let Some(snippet) = extras.snippet {
+        run["artifacts"] = json!([{
+            "description": { "text": "The snippet checked (sent without a path)" },
+            "contents": { "text": snippet.text },
+            "sourceLanguage": snippet.language,
+        }]);
+    }
+    if !extras.notices.is_empty() {
+        let notifications: Vec<Value> = extras.notices.iter().map(notification).collect();
+        run["invocations"] = json!([{
+            "executionSuccessful": true,
+            "toolExecutionNotifications": notifications,
+        }]);
+    }
     json!({
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": driver },
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+        "runs": [run],
     })
+}
+
+/// A notice as a SARIF notification.
+fn notification(notice: &Notice) -> Value {
+    let mut value = json!({
+        "level": if notice.warning { "warning" } else { "note" },
+        "message": { "text": notice.text },
+    });
+    if let Some(path) = &notice.path {
+        value["locations"] =
+            json!([{ "physicalLocation": { "artifactLocation": artifact(path) } }]);
+    }
+    value
 }
 
 /// The one rule.
@@ -247,13 +339,22 @@ const URI_ESCAPED: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
-/// A region as a SARIF `physicalLocation`, relative to `%SRCROOT%`.
+/// A file as a SARIF `artifactLocation`, relative to `%SRCROOT%`; the
+/// run's one artifact (the snippet) for an empty path.
+fn artifact(path: &str) -> Value {
+    if path.is_empty() {
+        return json!({ "index": 0 });
+    }
+    json!({
+        "uri": utf8_percent_encode(path, URI_ESCAPED).to_string(),
+        "uriBaseId": "%SRCROOT%",
+    })
+}
+
+/// A region as a SARIF `physicalLocation`.
 fn physical(r: &Region) -> Value {
     json!({
-        "artifactLocation": {
-            "uri": utf8_percent_encode(&r.path, URI_ESCAPED).to_string(),
-            "uriBaseId": "%SRCROOT%",
-        },
+        "artifactLocation": artifact(&r.path),
         "region": {
             "startLine": r.start_line.max(1),
             "startColumn": r.start_column.max(1),
@@ -267,7 +368,8 @@ fn physical(r: &Region) -> Value {
 /// line ends with `\n`). `file_text` gives a file's text by path, to turn
 /// character columns into reviewdog's UTF-8 byte columns; where it gives
 /// nothing, columns are kept (right for ASCII lines). Related places are
-/// named in the message: reviewdog's format has no field for them.
+/// named in the message: reviewdog's format has no field for them. A
+/// location with an empty path (a snippet's) has no `path`.
 pub fn rdjsonl<'t>(findings: &[Finding], file_text: impl Fn(&str) -> Option<&'t str>) -> String {
     let mut out = String::new();
     for f in findings {
@@ -291,15 +393,18 @@ pub fn rdjsonl<'t>(findings: &[Finding], file_text: impl Fn(&str) -> Option<&'t 
         if let Some(uri) = homepage() {
             source["url"] = json!(uri);
         }
+        let mut location = json!({
+            "range": {
+                "start": position(f.location.start_line, f.location.start_column),
+                "end": position(f.location.end_line, f.location.end_column),
+            },
+        });
+        if !f.location.path.is_empty() {
+            location["path"] = json!(f.location.path);
+        }
         let diagnostic = json!({
             "message": message(f, &places),
-            "location": {
-                "path": f.location.path,
-                "range": {
-                    "start": position(f.location.start_line, f.location.start_column),
-                    "end": position(f.location.end_line, f.location.end_column),
-                },
-            },
+            "location": location,
             "severity": "WARNING",
             "source": source,
             "code": { "value": RULE_ID },
@@ -326,10 +431,17 @@ fn byte_column(text: &str, line: u32, column: u32) -> u32 {
 }
 
 #[cfg(test)]
+#[path = "../tests/common/sarif_schema.rs"]
+mod schema;
+
+#[cfg(test)]
 mod tests {
     use serde_json::{json, Value};
 
-    use super::{rdjsonl, sarif, Finding, Region, RULE_ID};
+    use super::{
+        merge_by_location, rdjsonl, sarif, sarif_with, Extras, Finding, Notice, Region, Snippet,
+        RULE_ID,
+    };
 
     fn region(path: &str, start_line: u32, end_line: u32) -> Region {
         Region {
@@ -351,39 +463,7 @@ mod tests {
         }
     }
 
-    /// `log` against the OASIS SARIF 2.1.0 schema, formats (`uri`,
-    /// `uri-reference`) checked too. The schema's pattern for the
-    /// `language` of a run and of a tool component has a stray `]` that
-    /// `jsonschema` refuses as a regex when it checks the schema; the two
-    /// are mended here, in memory (the logs have no `language`).
-    fn schema_errors(log: &Value) -> Vec<String> {
-        let mut schema: Value =
-            serde_json::from_str(include_str!("../testdata/sarif/sarif-schema-2.1.0.json"))
-                .unwrap();
-        for definition in ["run", "toolComponent"] {
-            let language =
-                &mut schema["definitions"][definition]["properties"]["language"]["pattern"];
-            assert_eq!(language, "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$");
-            *language = json!("^[a-zA-Z]{2}(-[a-zA-Z]{2})?$");
-        }
-        let validator = jsonschema::options()
-            .should_validate_formats(true)
-            .build(&schema)
-            .unwrap();
-        validator
-            .iter_errors(log)
-            .map(|e| format!("{}: {e}", e.instance_path()))
-            .collect()
-    }
-
-    fn validate(log: &Value) {
-        let errors = schema_errors(log);
-        assert!(
-            errors.is_empty(),
-            "{errors:#?}\n{}",
-            serde_json::to_string_pretty(log).unwrap()
-        );
-    }
+    use super::schema::{assert_valid as validate, schema_errors};
 
     #[test]
     fn the_schema_check_catches_what_viewers_refuse() {
@@ -656,5 +736,93 @@ mod tests {
             "Duplicated code: 12 lines (87 tokens)."
         );
         assert_eq!(rdjsonl(&[], |_| None), "");
+    }
+
+    #[test]
+    fn a_snippet_without_a_path_is_the_runs_artifact_and_notices_are_notifications() {
+        let mut f = finding("", 1, &[("b.rs", 2)], 9);
+        f.location.path = String::new();
+        let notices = [
+            Notice {
+                path: Some("logo.png".into()),
+                text: "logo.png was not checked: binary.".into(),
+                warning: false,
+            },
+            Notice {
+                path: None,
+                text: "Only the first 1 of 2 duplications are listed.".into(),
+                warning: true,
+            },
+        ];
+        let extras = Extras {
+            snippet: Some(Snippet {
+                text: "fn a() {}\n",
+                language: "rust",
+            }),
+            notices: &notices,
+        };
+        let log = sarif_with(&[f], &extras);
+        validate(&log);
+        let run = &log["runs"][0];
+        assert_eq!(
+            run["artifacts"],
+            json!([{
+                "description": { "text": "The snippet checked (sent without a path)" },
+                "contents": { "text": "fn a() {}\n" },
+                "sourceLanguage": "rust",
+            }])
+        );
+        assert_eq!(
+            run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"],
+            json!({ "index": 0 })
+        );
+        assert_eq!(
+            run["invocations"],
+            json!([{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": [
+                    {
+                        "level": "note",
+                        "message": { "text": "logo.png was not checked: binary." },
+                        "locations": [{ "physicalLocation": { "artifactLocation": {
+                            "uri": "logo.png", "uriBaseId": "%SRCROOT%" } } }],
+                    },
+                    {
+                        "level": "warning",
+                        "message": { "text": "Only the first 1 of 2 duplications are listed." },
+                    },
+                ],
+            }])
+        );
+        // reviewdog's lines have no path for it.
+        let line: Value =
+            serde_json::from_str(rdjsonl(&[finding("", 1, &[], 1)], |_| None).trim_end()).unwrap();
+        assert!(line["location"].get("path").is_none(), "{line}");
+    }
+
+    #[test]
+    fn findings_of_one_place_merge_their_related_places_in_order() {
+        let merged = merge_by_location(vec![
+            finding("a.rs", 1, &[("b.rs", 10)], 1),
+            finding("a.rs", 30, &[("c.rs", 5)], 2),
+            finding("a.rs", 1, &[("d.rs", 7)], 1),
+            // Other content at the same place stays apart.
+            finding("a.rs", 1, &[("e.rs", 7)], 3),
+        ]);
+        let places: Vec<(u32, Vec<&str>)> = merged
+            .iter()
+            .map(|f| {
+                let related = f.related.iter().map(|r| r.path.as_str()).collect();
+                (f.location.start_line, related)
+            })
+            .collect();
+        assert_eq!(
+            places,
+            [
+                (1, vec!["b.rs", "d.rs"]),
+                (30, vec!["c.rs"]),
+                (1, vec!["e.rs"])
+            ]
+        );
     }
 }

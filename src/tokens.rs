@@ -129,11 +129,20 @@ fn readable(identity: &str) -> &str {
 pub fn for_each_leaf(
     format: &Format,
     text: &str,
+    leaf: impl FnMut(Class, usize, usize),
+) -> Result<(), ParseError> {
+    for_each_leaf_within(format, text, &Budget::for_file(text.len()), leaf)
+}
+
+/// Like [`for_each_leaf`], within `budget`.
+fn for_each_leaf_within(
+    format: &Format,
+    text: &str,
+    budget: &Budget,
     mut leaf: impl FnMut(Class, usize, usize),
 ) -> Result<(), ParseError> {
-    let budget = Budget::for_file(text.len());
-    let tree = parse(format, text, None, &budget)?;
-    walk_parse(format, &tree, text, &budget, &mut |class, start, end| {
+    let tree = parse(format, text, None, budget)?;
+    walk_parse(format, &tree, text, budget, &mut |class, start, end| {
         leaf(class, start, end);
         true
     })?;
@@ -250,8 +259,19 @@ fn string_with_interpolations(
 /// The normalized token stream of a file's `text`, unless its parse runs
 /// out of budget.
 pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Result<Vec<Token>, ParseError> {
+    tokenize_within(format, text, mode, &Budget::for_file(text.len()))
+}
+
+/// The normalized token stream of a file's `text`, its parses within
+/// `budget` (a diff's files share one).
+pub fn tokenize_within(
+    format: &Format,
+    text: &str,
+    mode: Mode,
+    budget: &Budget,
+) -> Result<Vec<Token>, ParseError> {
     let mut tokens = Vec::with_capacity(text.len() / 4);
-    for_each_leaf(format, text, |class, start, end| {
+    for_each_leaf_within(format, text, budget, |class, start, end| {
         push(&mut tokens, format, text, mode, class, start, end)
     })?;
     Ok(tokens)

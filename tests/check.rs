@@ -331,3 +331,110 @@ fn an_editors_successive_buffers_get_the_answers_of_fresh_checks() {
     assert_ne!(answers[2], answers[0]);
     assert_eq!(answers[4], answers[0]);
 }
+
+/// The SARIF answer to a check of `body`, validated.
+fn sarif_of(server: &Server, body: Value) -> Value {
+    let res = server.request(
+        "POST",
+        "/api/check?output=sarif",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), Some("application/sarif+json"));
+    let log = res.json();
+    common::sarif_schema::assert_valid(&log);
+    log
+}
+
+#[test]
+fn sarif_answers_give_one_result_per_place_of_the_snippet() {
+    let server = Server::start("project", &[]);
+    let code = read("src/util/merge.js");
+    let mut log = sarif_of(
+        &server,
+        json!({"code": code, "format": "javascript", "path": "src/util/merge.js"}),
+    );
+    let results = log["runs"][0]["results"].as_array_mut().expect("results");
+    assert_eq!(results.len(), 1);
+    let hash = &mut results[0]["partialFingerprints"]["primaryLocationLineHash"];
+    assert!(hash.as_str().is_some_and(|h| h.ends_with(":1")), "{hash}");
+    *hash = json!("H");
+    let location = |uri: &str, start: u32, end: u32| {
+        json!({
+            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": start, "startColumn": 1, "endLine": end, "endColumn": 2}
+        })
+    };
+    assert_json!(
+        results[0],
+        json!({
+            "ruleId": "duplicate-code",
+            "ruleIndex": 0,
+            "level": "warning",
+            "message": {"text": "Duplicated code: 14 lines (105 tokens), also at [src/app/merge-copy.js:4](1) and [src/types/merge.ts:4](2)."},
+            "locations": [{"physicalLocation": location("src/util/merge.js", 2, 15)}],
+            "relatedLocations": [
+                {"id": 1, "physicalLocation": location("src/app/merge-copy.js", 4, 18),
+                 "message": {"text": "src/app/merge-copy.js:4"}},
+                {"id": 2, "physicalLocation": location("src/types/merge.ts", 4, 17),
+                 "message": {"text": "src/types/merge.ts:4"}}
+            ],
+            "partialFingerprints": {"primaryLocationLineHash": "H"},
+            "properties": {"lines": 14, "tokens": 105}
+        })
+    );
+    assert!(log["runs"][0].get("artifacts").is_none());
+}
+
+#[test]
+fn without_a_path_the_snippet_is_the_sarif_logs_artifact() {
+    let server = Server::start("project", &[]);
+    let log = sarif_of(&server, json!({"code": MERGE_BODY, "format": "js"}));
+    let run = &log["runs"][0];
+    assert_json!(
+        run["artifacts"],
+        json!([{
+            "description": {"text": "The snippet checked (sent without a path)"},
+            "contents": {"text": MERGE_BODY},
+            "sourceLanguage": "javascript"
+        }])
+    );
+    let result = &run["results"][0];
+    assert_json!(
+        result["locations"][0]["physicalLocation"],
+        json!({
+            "artifactLocation": {"index": 0},
+            "region": {"startLine": 1, "startColumn": 1, "endLine": 14, "endColumn": 2}
+        })
+    );
+    assert_eq!(result["relatedLocations"].as_array().map(Vec::len), Some(3));
+    // reviewdog's lines have no path for it; JSON stays the default.
+    let res = server.request(
+        "POST",
+        "/api/check?output=rdjsonl",
+        &[],
+        json!({"code": MERGE_BODY, "format": "js"})
+            .to_string()
+            .as_bytes(),
+    );
+    let line: Value = serde_json::from_slice(&res.body).expect("one JSON line");
+    assert_json!(
+        line["location"],
+        json!({"range": {"start": {"line": 1, "column": 1}, "end": {"line": 14, "column": 2}}})
+    );
+    assert_eq!(
+        line["message"],
+        "Duplicated code: 14 lines (105 tokens), also at src/app/merge-copy.js:4-18, src/types/merge.ts:4-17 and src/util/merge.js:2-15."
+    );
+    let (_, plain) = server.check(json!({"code": MERGE_BODY, "format": "js"}));
+    let res = server.request(
+        "POST",
+        "/api/check?output=json",
+        &[("Accept", "application/json")],
+        json!({"code": MERGE_BODY, "format": "js"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_json!(res.json(), plain);
+}

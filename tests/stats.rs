@@ -116,10 +116,37 @@ fn root_describes_the_api() {
     assert_eq!(
         body["formats"],
         json!([
-            "javascript", "typescript", "tsx", "python", "rust", "go", "java", "c", "cpp",
-            "objective-c", "csharp", "ruby", "php", "kotlin", "swift", "scala", "bash", "lua",
-            "elixir", "haskell", "zig", "dart", "ocaml", "ocaml-interface", "julia", "r", "sql",
-            "solidity", "html", "vue", "svelte"
+            "javascript",
+            "typescript",
+            "tsx",
+            "python",
+            "rust",
+            "go",
+            "java",
+            "c",
+            "cpp",
+            "objective-c",
+            "csharp",
+            "ruby",
+            "php",
+            "kotlin",
+            "swift",
+            "scala",
+            "bash",
+            "lua",
+            "elixir",
+            "haskell",
+            "zig",
+            "dart",
+            "ocaml",
+            "ocaml-interface",
+            "julia",
+            "r",
+            "sql",
+            "solidity",
+            "html",
+            "vue",
+            "svelte"
         ])
     );
     let endpoints = body["endpoints"].as_object().expect("endpoints");
@@ -132,6 +159,7 @@ fn root_describes_the_api() {
             "GET /api/health",
             "GET /api/stats",
             "POST /api/check",
+            "POST /api/check-diff",
             "POST /api/recheck"
         ]
     );

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::{json_response, Resp};
 use crate::check::Refusal;
+use crate::diff_check::DiffRefusal;
 
 /// A failed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +46,17 @@ pub enum ApiError {
     },
     /// The body is over `--max-body`.
     PayloadTooLarge { limit: u64 },
-    /// A Content-Type other than JSON or form.
-    UnsupportedMediaType(String),
+    /// A Content-Type the endpoint does not read.
+    UnsupportedMediaType {
+        /// The Content-Type sent.
+        got: String,
+        /// What the endpoint reads, as words.
+        accepted: &'static str,
+    },
     /// The client took too long to send its body.
     Timeout,
-    /// The snippet exceeds a parse or check budget; the text says which.
+    /// The snippet or diff exceeds a parse or check budget; the text says
+    /// which.
     TooComplex(String),
     /// The first scan has not finished.
     NotReady,
@@ -79,7 +86,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooComplex(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::NotReady | Self::Busy | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             Self::Scan(_) | Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -100,7 +107,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::Timeout => "RequestTimeout",
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
-            Self::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::TooComplex(_) => "SnippetTooComplex",
             Self::NotReady => "NotReady",
             Self::Busy => "Busy",
@@ -183,15 +190,27 @@ impl fmt::Display for ApiError {
                 "Request body is larger than the {} limit; send a smaller snippet or raise --max-body",
                 human_size(*limit)
             ),
-            Self::UnsupportedMediaType(got) => write!(
-                f,
-                "Content-Type {got:?} is not supported; send application/json or application/x-www-form-urlencoded"
-            ),
+            Self::UnsupportedMediaType { got, accepted } => {
+                write!(f, "Content-Type {got:?} is not supported; send {accepted}")
+            }
             Self::NotReady => f.write_str("The initial scan is still running; retry shortly"),
             Self::Busy => f.write_str("Too many checks are running or waiting; retry shortly"),
             Self::ShuttingDown => f.write_str("The server is stopping; send the request to its next run"),
             Self::Scan(cause) => write!(f, "Rescan failed: {cause}; the previous index keeps serving"),
             Self::Internal => f.write_str("Internal server error; the server logged the details and keeps serving"),
+        }
+    }
+}
+
+impl From<DiffRefusal> for ApiError {
+    fn from(refusal: DiffRefusal) -> ApiError {
+        match refusal {
+            DiffRefusal::Diff(_) => ApiError::Validation(refusal.to_string()),
+            DiffRefusal::TooLarge { .. } | DiffRefusal::TooComplex(_) => {
+                ApiError::TooComplex(refusal.to_string())
+            }
+            DiffRefusal::Busy => ApiError::Busy,
+            DiffRefusal::Stopped => ApiError::ShuttingDown,
         }
     }
 }

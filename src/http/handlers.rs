@@ -1,9 +1,13 @@
-//! Handlers: one function per endpoint of SPEC section 6.
+//! Handlers: one function per endpoint of SPEC section 6, and
+//! `POST /api/check-diff` (issue 10).
 //!
-//! In: the shared [`State`] and the request. Out: a JSON response, or an
+//! In: the shared [`State`] and the request. Out: a JSON response (or, for
+//! the checks, SARIF or rdjsonl as the request asks: [`Output`]), or an
 //! [`ApiError`]. Bodies are read through a size limit and a time limit;
 //! fields are validated in the documented order (code, format or path, then
-//! the optional fields); tokenizing and matching run on the blocking pool.
+//! the optional fields); each check is one engine call
+//! ([`crate::check::check`], [`crate::diff_check::check_diff`]) on the
+//! blocking pool, and the handler only decodes, validates and renders.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,16 +16,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, StatusCode};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::error::ApiError;
-use super::{json, json_response, Resp, State};
+use super::{json, json_response, typed_response, Resp, State};
 use crate::check::{CheckAnswer, CheckRequest};
+use crate::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
 use crate::grammar::{Format, Registry};
-use crate::matching::SnippetMatch;
+use crate::matching::{SnippetMatch, Span};
+use crate::sarif::{self, Extras, Finding, Notice, Snippet};
 use crate::scan::Snapshot;
 use crate::stats::SnippetStats;
 use crate::time::iso8601;
@@ -33,6 +39,7 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(60);
 /// POST /api/check.
 pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let scanner = &state.scanner;
+    let output = Output::of(&req)?;
     let fields = read_object(req, scanner.config().max_body).await?;
     let (request, recheck) = validate(fields, scanner.registry(), &scanner.config().dir)?;
     let admitted = state.admission.admit(request.code.len()).await?;
@@ -45,17 +52,247 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
         scanner.snapshot().ok_or(ApiError::NotReady)?
     };
     let state = Arc::clone(state);
-    let body = tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         let _admitted = admitted;
         let answer = crate::check::check(&state.scanner, &state.buffers, &snapshot, &request)?;
-        check_body(&snapshot, state.scanner.registry(), &answer)
+        let registry = state.scanner.registry();
+        match output {
+            Output::Json => Ok(json_response(
+                StatusCode::OK,
+                check_body(&snapshot, registry, &answer)?,
+            )),
+            Output::Sarif | Output::Rdjsonl => {
+                let path = request.path.as_deref();
+                let findings = answer.findings(&snapshot, path);
+                let notices: Vec<Notice> = truncation(answer.matches.len(), answer.total)
+                    .into_iter()
+                    .collect();
+                let snippet = Snippet {
+                    text: &request.code,
+                    language: &registry.get(request.format).name,
+                };
+                let extras = Extras {
+                    snippet: path.is_none().then_some(snippet),
+                    notices: &notices,
+                };
+                let code = request.code.as_str();
+                findings_response(output, &findings, &extras, |p| {
+                    (Some(p) == path).then_some(code)
+                })
+            }
+        }
     })
     .await
     .map_err(|err| {
         tracing::error!("check failed: {err}");
         ApiError::Internal
-    })?;
-    Ok(json_response(StatusCode::OK, body?))
+    })?
+}
+
+/// POST /api/check-diff: the duplications a diff adds.
+pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+    let output = Output::of(&req)?;
+    let kind = DiffBodyKind::of(&req)?;
+    let bytes = read_body(req, state.scanner.config().max_body).await?;
+    let diff = match decode_diff(kind, &bytes)? {
+        std::borrow::Cow::Borrowed(_) => bytes,
+        std::borrow::Cow::Owned(field) => Bytes::from(field),
+    };
+    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
+    let state = Arc::clone(state);
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let scanner = &state.scanner;
+        // The check's size is known once the diff is read: it waits for its
+        // turn here, on the blocking pool, as checks wait on the reactor.
+        let admit = |len| runtime.block_on(state.admission.admit(len));
+        let answer = crate::diff_check::check_diff(
+            scanner.config(),
+            scanner.registry(),
+            &snapshot,
+            &diff,
+            admit,
+        )?;
+        match output {
+            Output::Json => Ok(json_response(StatusCode::OK, diff_body(&answer)?)),
+            Output::Sarif | Output::Rdjsonl => {
+                let findings = answer.findings();
+                let mut notices = answer.notices();
+                let listed = answer.files.iter().map(|f| f.duplications.len()).sum();
+                let total = answer.statistics.total_duplications as usize;
+                notices.extend(truncation(listed, total));
+                let extras = Extras {
+                    snippet: None,
+                    notices: &notices,
+                };
+                findings_response(output, &findings, &extras, |p| answer.text_of(p))
+            }
+        }
+    })
+    .await
+    .map_err(|err| {
+        tracing::error!("diff check failed: {err}");
+        ApiError::Internal
+    })?
+}
+
+/// What an answer is written as: `?output=` or, without it, `Accept`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The JSON of SPEC 6.1 (and of check-diff).
+    Json,
+    /// A SARIF 2.1.0 log (`application/sarif+json`).
+    Sarif,
+    /// reviewdog's diagnostics, one JSON object per line.
+    Rdjsonl,
+}
+
+impl Output {
+    /// The output `req` asks for: its `output` query parameter (`json`,
+    /// `sarif`, `rdjsonl`), else SARIF when `Accept` names
+    /// `application/sarif+json`, else JSON.
+    pub fn of<B>(req: &Request<B>) -> Result<Output, ApiError> {
+        let asked = req.uri().query().and_then(|q| query_value(q, "output"));
+        if let Some(value) = asked {
+            return match value.to_ascii_lowercase().as_str() {
+                "json" => Ok(Output::Json),
+                "sarif" => Ok(Output::Sarif),
+                "rdjsonl" => Ok(Output::Rdjsonl),
+                _ => Err(ApiError::Validation(format!(
+                    "Unknown output {value:?}; use output=json, output=sarif or output=rdjsonl"
+                ))),
+            };
+        }
+        let sarif = req.headers().get_all(ACCEPT).iter().any(|value| {
+            String::from_utf8_lossy(value.as_bytes())
+                .split(',')
+                .filter_map(|range| range.split(';').next())
+                .any(|essence| essence.trim().eq_ignore_ascii_case(SARIF_TYPE))
+        });
+        Ok(if sarif { Output::Sarif } else { Output::Json })
+    }
+}
+
+const SARIF_TYPE: &str = "application/sarif+json";
+const RDJSONL_TYPE: &str = "application/x-ndjson";
+
+/// The first value of the query parameter `name`, percent-decoded (`+` is
+/// a space).
+fn query_value(query: &str, name: &str) -> Option<String> {
+    let decode = |raw: &str| {
+        let spaced = raw.replace('+', " ");
+        percent_encoding::percent_decode_str(&spaced)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    query
+        .split('&')
+        .filter_map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key) == name).then(|| decode(value))
+        })
+        .next()
+}
+
+/// The notice of an answer that lists `listed` of `total` duplications.
+fn truncation(listed: usize, total: usize) -> Option<Notice> {
+    (listed < total).then(|| Notice {
+        path: None,
+        text: format!(
+            "Only the first {listed} of {total} duplications are listed (at most {} and {} MB of fragments per answer).",
+            crate::check::MAX_DUPLICATIONS,
+            crate::check::MAX_FRAGMENT_BYTES >> 20
+        ),
+        warning: true,
+    })
+}
+
+/// `findings` as a SARIF log or as rdjsonl lines; `file_text` gives the
+/// text of a finding's file, for rdjsonl's byte columns.
+fn findings_response<'t>(
+    output: Output,
+    findings: &[Finding],
+    extras: &Extras<'_>,
+    file_text: impl Fn(&str) -> Option<&'t str>,
+) -> Result<Resp, ApiError> {
+    match output {
+        Output::Rdjsonl => Ok(typed_response(
+            StatusCode::OK,
+            RDJSONL_TYPE,
+            sarif::rdjsonl(findings, file_text).into_bytes(),
+        )),
+        _ => {
+            let log = sarif::sarif_with(findings, extras);
+            let body = serde_json::to_vec(&log).map_err(|err| {
+                tracing::error!("cannot serialize a SARIF log: {err}");
+                ApiError::Internal
+            })?;
+            Ok(typed_response(StatusCode::OK, SARIF_TYPE, body))
+        }
+    }
+}
+
+/// The JSON body of a diff check.
+fn diff_body(answer: &DiffAnswer) -> Result<Vec<u8>, ApiError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Body<'a> {
+        files: Vec<File<'a>>,
+        skipped: Vec<Skipped<'a>>,
+        warnings: Vec<Warning<'a>>,
+        statistics: &'a DiffStats,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
+    }
+    #[derive(Serialize)]
+    struct File<'a> {
+        path: &'a str,
+        format: &'a str,
+        duplications: Vec<Duplication<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Skipped<'a> {
+        path: &'a str,
+        reason: &'a str,
+    }
+    #[derive(Serialize)]
+    struct Warning<'a> {
+        path: &'a str,
+        message: &'a str,
+    }
+    let body = Body {
+        files: answer
+            .files
+            .iter()
+            .map(|f| File {
+                path: &f.path,
+                format: &f.format,
+                duplications: f.duplications.iter().map(Duplication::of_diff).collect(),
+            })
+            .collect(),
+        skipped: answer
+            .skipped
+            .iter()
+            .map(|s| Skipped {
+                path: &s.path,
+                reason: s.reason.name(),
+            })
+            .collect(),
+        warnings: answer
+            .warnings
+            .iter()
+            .map(|w| Warning {
+                path: &w.path,
+                message: &w.message,
+            })
+            .collect(),
+        statistics: &answer.statistics,
+        truncated: answer.truncated,
+    };
+    serde_json::to_vec(&body).map_err(|err| {
+        tracing::error!("cannot serialize a diff check: {err}");
+        ApiError::Internal
+    })
 }
 
 /// The response body of a check.
@@ -91,7 +328,8 @@ fn check_body(
     })
 }
 
-/// One entry of `duplications`.
+/// One entry of `duplications` (of a check, or of a file of a diff
+/// check, with `addedLines`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Duplication<'a> {
@@ -100,6 +338,8 @@ struct Duplication<'a> {
     lines_count: u32,
     tokens: u32,
     format: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    added_lines: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -115,30 +355,43 @@ struct Location<'a> {
     fragment: Option<&'a str>,
 }
 
+impl<'a> Location<'a> {
+    fn new(span: Span, file: Option<&'a str>, fragment: Option<&'a str>) -> Location<'a> {
+        Location {
+            file,
+            start_line: span.start.line,
+            end_line: span.end.line,
+            start_column: span.start.column,
+            end_column: span.end.column,
+            fragment,
+        }
+    }
+}
+
 impl<'a> Duplication<'a> {
     fn new(snapshot: &'a Snapshot, format: &'a Format, m: &SnippetMatch) -> Duplication<'a> {
         let file = &snapshot.index.files[m.file as usize];
         let run = m.run;
+        let fragment = file.fragment(run.b, run.b + run.len - 1);
         Duplication {
-            snippet_location: Location {
-                file: None,
-                start_line: m.snippet.start.line,
-                end_line: m.snippet.end.line,
-                start_column: m.snippet.start.column,
-                end_column: m.snippet.end.column,
-                fragment: None,
-            },
-            codebase_location: Location {
-                file: Some(&file.path),
-                start_line: m.codebase.start.line,
-                end_line: m.codebase.end.line,
-                start_column: m.codebase.start.column,
-                end_column: m.codebase.end.column,
-                fragment: Some(file.fragment(run.b, run.b + run.len - 1)),
-            },
+            snippet_location: Location::new(m.snippet, None, None),
+            codebase_location: Location::new(m.codebase, Some(&file.path), Some(fragment)),
             lines_count: m.snippet.lines(),
             tokens: run.len,
             format: &format.name,
+            added_lines: None,
+        }
+    }
+
+    fn of_diff(d: &'a DiffDuplication) -> Duplication<'a> {
+        let place = &d.codebase;
+        Duplication {
+            snippet_location: Location::new(d.snippet, None, None),
+            codebase_location: Location::new(place.span, Some(&place.path), Some(&place.fragment)),
+            lines_count: d.snippet.lines(),
+            tokens: d.tokens,
+            format: &place.format,
+            added_lines: Some(d.added_lines),
         }
     }
 }
@@ -246,6 +499,12 @@ async fn read_object(
     max_body: u64,
 ) -> Result<Map<String, Value>, ApiError> {
     let kind = BodyKind::of(&req)?;
+    let bytes = read_body(req, max_body).await?;
+    decode_object(kind, &bytes)
+}
+
+/// Reads a body whole, within the size and time limits.
+async fn read_body(req: Request<Incoming>, max_body: u64) -> Result<Bytes, ApiError> {
     let declared = req
         .headers()
         .get(CONTENT_LENGTH)
@@ -275,7 +534,7 @@ async fn read_object(
             ));
         }
     };
-    decode_object(kind, &bytes)
+    Ok(bytes)
 }
 
 /// The fields of a body of `kind`.
@@ -315,8 +574,72 @@ impl BodyKind {
             "application/json" => Ok(BodyKind::Json),
             "application/x-www-form-urlencoded" => Ok(BodyKind::Form),
             e if e.starts_with("application/") && e.ends_with("+json") => Ok(BodyKind::Json),
-            _ => Err(ApiError::UnsupportedMediaType(text.into_owned())),
+            _ => Err(ApiError::UnsupportedMediaType {
+                got: text.into_owned(),
+                accepted: "application/json or application/x-www-form-urlencoded",
+            }),
         }
+    }
+}
+
+/// How the body of a diff check is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffBodyKind {
+    /// `{"diff": "..."}`.
+    Json,
+    /// A form: `diff=...`; or, not starting so, the diff itself (what
+    /// `curl --data-binary @-` labels a form).
+    Form,
+    /// The diff itself (`text/x-diff`, `text/x-patch`, `text/plain`).
+    Raw,
+    /// No Content-Type: JSON if it starts like an object, else the diff.
+    Unlabelled,
+}
+
+impl DiffBodyKind {
+    /// The kind `req`'s Content-Type says.
+    pub fn of<B>(req: &Request<B>) -> Result<DiffBodyKind, ApiError> {
+        let Some(value) = req.headers().get(CONTENT_TYPE) else {
+            return Ok(DiffBodyKind::Unlabelled);
+        };
+        let text = String::from_utf8_lossy(value.as_bytes());
+        let essence = text
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match essence.as_str() {
+            "application/json" => Ok(DiffBodyKind::Json),
+            e if e.starts_with("application/") && e.ends_with("+json") => Ok(DiffBodyKind::Json),
+            "application/x-www-form-urlencoded" => Ok(DiffBodyKind::Form),
+            "text/x-diff" | "text/x-patch" | "text/plain" => Ok(DiffBodyKind::Raw),
+            _ => Err(ApiError::UnsupportedMediaType {
+                got: text.into_owned(),
+                accepted: "the diff as text/x-diff or text/x-patch, or application/json ({\"diff\": \"...\"})",
+            }),
+        }
+    }
+}
+
+/// The diff a body of `kind` holds (its bytes; the check reads them as
+/// UTF-8).
+pub fn decode_diff(
+    kind: DiffBodyKind,
+    bytes: &[u8],
+) -> Result<std::borrow::Cow<'_, [u8]>, ApiError> {
+    let object = bytes.trim_ascii_start().starts_with(b"{");
+    let fields = match kind {
+        DiffBodyKind::Raw => return Ok(bytes.into()),
+        DiffBodyKind::Json => parse_json_object(bytes)?,
+        DiffBodyKind::Form | DiffBodyKind::Unlabelled if object => parse_json_object(bytes)?,
+        DiffBodyKind::Form if bytes.starts_with(b"diff=") => parse_form(bytes)?,
+        DiffBodyKind::Form | DiffBodyKind::Unlabelled => return Ok(bytes.into()),
+    };
+    match fields.get("diff") {
+        None => Err(ApiError::Validation("Missing required field: diff".into())),
+        Some(Value::String(diff)) => Ok(diff.clone().into_bytes().into()),
+        Some(_) => Err(must_be("diff", "a string")),
     }
 }
 
@@ -444,7 +767,8 @@ pub fn root(state: &State) -> Resp {
         name: "dupcheck",
         version: VERSION,
         endpoints: serde_json::json!({
-            "POST /api/check": "Check a code snippet for duplications: {\"code\": \"...\", \"format\": \"javascript\"}, optional \"recheck\" and \"path\"",
+            "POST /api/check": "Check a code snippet for duplications: {\"code\": \"...\", \"format\": \"javascript\"}, optional \"recheck\" and \"path\"; ?output=sarif or rdjsonl for SARIF 2.1.0 or reviewdog",
+            "POST /api/check-diff": "Check what a diff adds for duplications: the output of git diff as text/x-diff, or {\"diff\": \"...\"}; ?output=sarif or rdjsonl for SARIF 2.1.0 or reviewdog",
             "GET /api/stats": "Duplication statistics of the whole project, per file and per format",
             "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
@@ -560,6 +884,80 @@ mod tests {
     }
 
     #[test]
+    fn outputs_are_asked_by_query_or_accept() {
+        let output = |uri: &str, accept: Option<&str>| {
+            let mut req = Request::builder().uri(uri);
+            if let Some(accept) = accept {
+                req = req.header(ACCEPT, accept);
+            }
+            Output::of(&req.body(()).unwrap())
+        };
+        assert_eq!(output("/api/check", None), Ok(Output::Json));
+        assert_eq!(output("/api/check?output=sarif", None), Ok(Output::Sarif));
+        assert_eq!(
+            output("/api/check?x=1&output=RDJSONL", None),
+            Ok(Output::Rdjsonl)
+        );
+        assert_eq!(output("/api/check?output=%73arif", None), Ok(Output::Sarif));
+        let sarif_first = Some("text/html, application/sarif+json;q=0.9");
+        assert_eq!(output("/api/check", sarif_first), Ok(Output::Sarif));
+        assert_eq!(
+            output("/api/check?output=json", sarif_first),
+            Ok(Output::Json)
+        );
+        assert_eq!(
+            output("/api/check", Some("application/json")),
+            Ok(Output::Json)
+        );
+        assert_eq!(
+            output("/api/check?output=html", None),
+            Err(ApiError::Validation(
+                "Unknown output \"html\"; use output=json, output=sarif or output=rdjsonl".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn diff_bodies_of_every_kind() {
+        let diff = |kind, body: &[u8]| decode_diff(kind, body).map(|d| d.into_owned());
+        let raw = b"diff --git a/x b/x\n".to_vec();
+        assert_eq!(diff(DiffBodyKind::Raw, &raw), Ok(raw.clone()));
+        assert_eq!(diff(DiffBodyKind::Unlabelled, &raw), Ok(raw.clone()));
+        assert_eq!(diff(DiffBodyKind::Form, &raw), Ok(raw.clone()));
+        assert_eq!(diff(DiffBodyKind::Form, b"diff=a%2Bb"), Ok(b"a+b".to_vec()));
+        assert_eq!(
+            diff(DiffBodyKind::Unlabelled, br#" {"diff": "d"}"#),
+            Ok(b"d".to_vec())
+        );
+        assert_eq!(diff(DiffBodyKind::Json, br#"{"diff": ""}"#), Ok(vec![]));
+        assert_eq!(
+            diff(DiffBodyKind::Json, br#"{"code": "d"}"#),
+            Err(ApiError::Validation("Missing required field: diff".into()))
+        );
+        assert_eq!(
+            diff(DiffBodyKind::Json, b"diff --git"),
+            Err(ApiError::Validation(
+                "Request body is not valid JSON: expected value at line 1 column 1".into()
+            ))
+        );
+        let kind = |ct: &str| {
+            DiffBodyKind::of(
+                &Request::builder()
+                    .header(CONTENT_TYPE, ct)
+                    .body(())
+                    .unwrap(),
+            )
+        };
+        assert_eq!(kind("text/x-diff; charset=utf-8"), Ok(DiffBodyKind::Raw));
+        assert_eq!(kind("TEXT/X-PATCH"), Ok(DiffBodyKind::Raw));
+        assert_eq!(kind("application/json"), Ok(DiffBodyKind::Json));
+        assert!(matches!(
+            kind("image/png"),
+            Err(ApiError::UnsupportedMediaType { .. })
+        ));
+    }
+
+    #[test]
     fn content_types() {
         let kind = |ct: Option<&str>| {
             let mut req = Request::builder();
@@ -580,7 +978,10 @@ mod tests {
         );
         assert_eq!(
             kind(Some("text/plain")),
-            Err(ApiError::UnsupportedMediaType("text/plain".into()))
+            Err(ApiError::UnsupportedMediaType {
+                got: "text/plain".into(),
+                accepted: "application/json or application/x-www-form-urlencoded"
+            })
         );
     }
 }

@@ -40,12 +40,15 @@ pub struct State {
 
 /// A JSON response with `status`.
 pub fn json_response(status: StatusCode, body: Vec<u8>) -> Resp {
+    typed_response(status, "application/json; charset=utf-8", body)
+}
+
+/// A response with `status` whose body is of `content_type`.
+pub fn typed_response(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Resp {
     let mut res = Response::new(Full::new(Bytes::from(body)));
     *res.status_mut() = status;
-    res.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=utf-8"),
-    );
+    res.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     res
 }
 

@@ -53,11 +53,12 @@ async fn dispatch(
     let get = method == Method::GET || method == Method::HEAD;
     match (path.as_str(), &method) {
         ("/api/check", &Method::POST) => handlers::check(&state, req).await,
+        ("/api/check-diff", &Method::POST) => handlers::check_diff(&state, req).await,
         ("/api/recheck", &Method::POST) => handlers::recheck(&state).await,
         ("/api/stats", _) if get => handlers::stats(&state).await,
         ("/api/health", _) if get => Ok(handlers::health(&state)),
         ("/", _) if get => Ok(handlers::root(&state)),
-        ("/api/check" | "/api/recheck", _) => Err(ApiError::MethodNotAllowed {
+        ("/api/check" | "/api/check-diff" | "/api/recheck", _) => Err(ApiError::MethodNotAllowed {
             method,
             path,
             allow: "POST",

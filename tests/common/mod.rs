@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+pub mod sarif_schema;
+
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_dupcheck");
 
