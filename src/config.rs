@@ -24,17 +24,48 @@ use crate::tokens::Mode;
 #[command(
     name = "dupcheck",
     version,
-    about = "A duplicate-code server: POST a snippet, get every place in the codebase it duplicates."
+    about = "A duplicate-code server: POST a snippet, get every place in the codebase it duplicates.",
+    args_conflicts_with_subcommands = true,
+    after_help = "Run `dupcheck report --help` for the one-run report for CI. A directory named `report` is reachable as `./report`."
 )]
 pub struct Cli {
-    /// Working directory to scan and serve [default: the current directory]
+    /// A one-run command instead of serving.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// What is scanned and how.
+    #[command(flatten)]
+    pub scan: ScanArgs,
+    /// How the server serves.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Print the normalized tokens of FILE and exit (for grammar work)
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub dump_tokens: Option<PathBuf>,
+    /// Print the syntax tree of FILE and exit (for grammar work)
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub dump_tree: Option<PathBuf>,
+}
+
+/// The subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Scan DIR once, report the project's clones and exit (for CI)
+    #[command(after_help = REPORT_EXIT_CODES)]
+    Report(ReportArgs),
+}
+
+/// The exit codes of `dupcheck report`, shown by its `--help`.
+const REPORT_EXIT_CODES: &str = "Exit status:
+  0  no clone above the threshold, and with --fail-on-new no new clone
+  1  the duplicated-lines percentage is above --threshold, or --fail-on-new
+     and a clone is not in the --baseline
+  2  usage error, unreadable DIR, config, baseline or diff, or a failed write";
+
+/// The flags of every scan, the server's and `report`'s.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ScanArgs {
+    /// Working directory to scan [default: the current directory]
     pub dir: Option<PathBuf>,
-    /// Port to listen on; 0 picks a free port [default: 3000]
-    #[arg(short = 'p', long, value_name = "N")]
-    pub port: Option<u16>,
-    /// Address to bind: an IPv4 or IPv6 literal, or localhost [default: 0.0.0.0]
-    #[arg(short = 'H', long, value_name = "ADDR")]
-    pub host: Option<String>,
     /// Config file (relative to the current directory) [default: DIR/.dupcheck.json]
     #[arg(short = 'c', long, value_name = "PATH")]
     pub config: Option<PathBuf>,
@@ -68,6 +99,23 @@ pub struct Cli {
     /// Skip files with more lines than this [default: unlimited]
     #[arg(short = 'x', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_lines: Option<u64>,
+    /// Cache folder for warm restarts [default: DIR/.dupcheck-cache]
+    #[arg(long, value_name = "PATH", conflicts_with = "no_cache")]
+    pub cache_dir: Option<PathBuf>,
+    /// Do not read or write the cache
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+/// The flags of the server alone.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Port to listen on; 0 picks a free port [default: 3000]
+    #[arg(short = 'p', long, value_name = "N")]
+    pub port: Option<u16>,
+    /// Address to bind: an IPv4 or IPv6 literal, or localhost [default: 0.0.0.0]
+    #[arg(short = 'H', long, value_name = "ADDR")]
+    pub host: Option<String>,
     /// Largest accepted request body (100kb, 10mb, plain bytes) [default: 10mb]
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub max_body: Option<u64>,
@@ -78,24 +126,69 @@ pub struct Cli {
     /// rebinding guard); repeatable
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_host: Vec<String>,
-    /// Cache folder for warm restarts [default: DIR/.dupcheck-cache]
-    #[arg(long, value_name = "PATH", conflicts_with = "no_cache")]
-    pub cache_dir: Option<PathBuf>,
-    /// Do not read or write the cache
-    #[arg(long)]
-    pub no_cache: bool,
     /// Do not watch DIR for changes (use POST /api/recheck to refresh)
     #[arg(long)]
     pub no_watch: bool,
     /// Seconds a client may take to send its request headers (for tests)
     #[arg(long, hide = true, value_name = "SECS", default_value_t = 30)]
     pub header_timeout: u64,
-    /// Print the normalized tokens of FILE and exit (for grammar work)
-    #[arg(long, value_name = "FILE", hide = true)]
-    pub dump_tokens: Option<PathBuf>,
-    /// Print the syntax tree of FILE and exit (for grammar work)
-    #[arg(long, value_name = "FILE", hide = true)]
-    pub dump_tree: Option<PathBuf>,
+}
+
+/// The flags of `dupcheck report`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// What is scanned and how, as for the server.
+    #[command(flatten)]
+    pub scan: ScanArgs,
+    /// Reporters, comma-separated: console, json, sarif, markdown
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "console"
+    )]
+    pub reporter: Vec<Reporter>,
+    /// Folder for the json, sarif and markdown reports (dupcheck-report.json, .sarif, .md) [default: they go to stdout]
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Exit 1 when the duplicated-lines percentage is above PCT (0-100); with --diff, of the added lines
+    #[arg(short = 't', long, value_name = "PCT", value_parser = parse_percent)]
+    pub threshold: Option<f64>,
+    /// A JSON report of an earlier run: clones not in it are marked new
+    #[arg(short = 'b', long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Exit 1 when a clone is not in the --baseline
+    #[arg(long, requires = "baseline")]
+    pub fail_on_new: bool,
+    /// Report only the duplications that touch the added lines of this unified diff (`-` reads stdin)
+    #[arg(short = 'd', long, value_name = "FILE")]
+    pub diff: Option<PathBuf>,
+    /// Write the cache after the scan, as the server does [default: only read it]
+    #[arg(long, conflicts_with = "no_cache")]
+    pub write_cache: bool,
+}
+
+/// One reporter of `dupcheck report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reporter {
+    /// A table of clones, largest first, then the totals, on stdout.
+    Console,
+    /// `dupcheck-report.json`: clones, statistics; the baseline format.
+    Json,
+    /// `dupcheck-report.sarif`: SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// `dupcheck-report.md`: a table for a pull-request comment.
+    Markdown,
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    s.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
+        .ok_or_else(|| format!("{s:?} is not a percentage from 0 to 100"))
 }
 
 /// A configuration that cannot be used.
@@ -224,10 +317,22 @@ impl Config {
         cli: &Cli,
         cwd: &Path,
         registry: &Registry,
+        warn: impl FnMut(String),
+    ) -> Result<Config, ConfigError> {
+        Config::resolve_parts(&cli.scan, &cli.serve, cwd, registry, warn)
+    }
+
+    /// [`Config::resolve`] from the two groups of flags: `dupcheck report`
+    /// has no server flags and passes `ServeArgs::default()`.
+    pub fn resolve_parts(
+        scan: &ScanArgs,
+        serve: &ServeArgs,
+        cwd: &Path,
+        registry: &Registry,
         mut warn: impl FnMut(String),
     ) -> Result<Config, ConfigError> {
-        let dir = resolve_dir(&cwd.join(cli.dir.as_deref().unwrap_or(Path::new("."))))?;
-        let file = match &cli.config {
+        let dir = resolve_dir(&cwd.join(scan.dir.as_deref().unwrap_or(Path::new("."))))?;
+        let file = match &scan.config {
             Some(path) => read_config(&cwd.join(path), &mut warn)?,
             None => {
                 let path = dir.join(CONFIG_FILE);
@@ -238,7 +343,7 @@ impl Config {
                 }
             }
         };
-        let host_text = cli
+        let host_text = serve
             .host
             .clone()
             .or(file.host)
@@ -247,7 +352,7 @@ impl Config {
             option: "--host",
             problem: format!("{host_text:?} is not an IPv4 or IPv6 address or localhost"),
         })?;
-        let formats = match cli.format.as_deref().map(split_list).or(file.format) {
+        let formats = match scan.format.as_deref().map(split_list).or(file.format) {
             None => registry.formats().iter().map(|f| f.id).collect(),
             Some(names) => names
                 .iter()
@@ -265,14 +370,14 @@ impl Config {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        let ignore_globs = cli
+        let ignore_globs = scan
             .ignore
             .as_deref()
             .map(split_list)
             .or(file.ignore)
             .unwrap_or_default();
         let ignore = compile_ignore(&dir, &ignore_globs)?;
-        let mode = match &cli.mode {
+        let mode = match &scan.mode {
             Some(m) => Mode::parse(m).ok_or_else(|| ConfigError::Option {
                 option: "--mode",
                 problem: format!("{m:?}; allowed: {}", Mode::NAMES),
@@ -293,41 +398,41 @@ impl Config {
         };
         let allowed_origins = hosts(
             "--allowed-origin",
-            &cli.allowed_origin,
+            &serve.allowed_origin,
             &file.allowed_origins,
         )?;
-        let allowed_hosts = hosts("--allowed-host", &cli.allowed_host, &file.allowed_hosts)?;
+        let allowed_hosts = hosts("--allowed-host", &serve.allowed_host, &file.allowed_hosts)?;
         Ok(Config {
             host,
-            port: cli.port.or(file.port).unwrap_or(DEFAULT_PORT),
+            port: serve.port.or(file.port).unwrap_or(DEFAULT_PORT),
             formats,
             ignore,
             thresholds: Thresholds {
-                min_lines: cli
+                min_lines: scan
                     .min_lines
                     .or(file.min_lines)
                     .unwrap_or(DEFAULT_MIN_LINES),
-                min_tokens: cli
+                min_tokens: scan
                     .min_tokens
                     .or(file.min_tokens)
                     .unwrap_or(DEFAULT_MIN_TOKENS),
             },
             mode,
-            absolute: cli.absolute || file.absolute.unwrap_or(false),
-            no_symlinks: cli.no_symlinks || file.no_symlinks.unwrap_or(false),
-            skip_local: cli.skip_local || file.skip_local.unwrap_or(false),
-            max_size: cli.max_size.or(file.max_size).unwrap_or(DEFAULT_MAX_SIZE),
-            max_lines: cli.max_lines.or(file.max_lines),
-            max_body: cli.max_body.or(file.max_body).unwrap_or(DEFAULT_MAX_BODY),
+            absolute: scan.absolute || file.absolute.unwrap_or(false),
+            no_symlinks: scan.no_symlinks || file.no_symlinks.unwrap_or(false),
+            skip_local: scan.skip_local || file.skip_local.unwrap_or(false),
+            max_size: scan.max_size.or(file.max_size).unwrap_or(DEFAULT_MAX_SIZE),
+            max_lines: scan.max_lines.or(file.max_lines),
+            max_body: serve.max_body.or(file.max_body).unwrap_or(DEFAULT_MAX_BODY),
             allowed_origins,
             allowed_hosts,
-            header_timeout: std::time::Duration::from_secs(cli.header_timeout.max(1)),
-            cache_dir: match (&cli.cache_dir, cli.no_cache) {
+            header_timeout: std::time::Duration::from_secs(serve.header_timeout.max(1)),
+            cache_dir: match (&scan.cache_dir, scan.no_cache) {
                 (_, true) => None,
                 (Some(path), false) => Some(cwd.join(path)),
                 (None, false) => Some(dir.join(CACHE_DIR)),
             },
-            watch: !cli.no_watch,
+            watch: !serve.no_watch,
             dir,
         })
     }

@@ -10,6 +10,8 @@
 //! [`diff_check`] for a diff) against the current snapshot;
 //! [`snippet`] parses what clients send (cut out of context), reparsing an
 //! editor's buffer incrementally from the parse [`buffers`] kept.
+//! [`report`] is the command line's one run for CI: one scan, the clones
+//! `/api/stats` counts, reported.
 //!
 //! Every stage below `http` is synchronous and pure enough to be called from
 //! tests and benchmarks directly:
@@ -49,6 +51,8 @@ pub mod index;
 pub mod matching;
 /// Parsing under a time and memory budget.
 pub mod parse;
+/// `dupcheck report`: one scan, the clones reported, an exit status for CI.
+pub mod report;
 /// Findings as SARIF 2.1.0 and reviewdog's rdjsonl, for CI and review bots.
 pub mod sarif;
 /// Scans, snapshots, and the scanner that swaps them.

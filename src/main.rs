@@ -1,11 +1,12 @@
-//! The `dupcheck` command: parse flags, run, and on any error print one line
-//! and exit with status 2.
+//! The `dupcheck` command: parse flags, serve (or run `report`), and on any
+//! error print one line and exit with status 2. `report` exits 0 or 1 by
+//! its outcome.
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use dupcheck::config::{Cli, Config};
+use dupcheck::config::{Cli, Command, Config};
 use dupcheck::grammar::Registry;
 
 /// Exit status for bad usage or a failure to start.
@@ -21,8 +22,8 @@ fn main() -> ExitCode {
         .with_writer(|| dupcheck::LossyStderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    match main_status(cli) {
+        Ok(code) => ExitCode::from(code),
         Err(message) => {
             dupcheck::stderr_line(&format!("dupcheck: error: {message}"));
             ExitCode::from(EXIT_USAGE)
@@ -30,10 +31,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), String> {
-    let registry = Registry::builtin();
+fn main_status(cli: Cli) -> Result<u8, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    match &cli.command {
+        Some(Command::Report(args)) => {
+            dupcheck::report::run(args, &cwd, Registry::builtin()).map(|outcome| outcome.code())
+        }
+        None => run(cli, &cwd).map(|()| 0),
+    }
+}
+
+fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
+    let registry = Registry::builtin();
     if let Some(path) = &cli.dump_tokens {
         return dump_tokens(&cli, &registry, path);
     }
@@ -44,7 +54,7 @@ fn run(cli: Cli) -> Result<(), String> {
         print!("{dump}");
         return Ok(());
     }
-    let config = Config::resolve(&cli, &cwd, &registry, |warning| {
+    let config = Config::resolve(&cli, cwd, &registry, |warning| {
         dupcheck::stderr_line(&format!("dupcheck: {warning}"))
     })
     .map_err(|e| e.to_string())?;
@@ -67,6 +77,7 @@ fn run(cli: Cli) -> Result<(), String> {
 fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result<(), String> {
     let (format, text) = read_for_dump(registry, path)?;
     let mode = cli
+        .scan
         .mode
         .as_deref()
         .and_then(dupcheck::tokens::Mode::parse)

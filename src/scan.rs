@@ -32,7 +32,7 @@ use crate::fingerprint::Winnow;
 use crate::grammar::Registry;
 use crate::hash::{HashMap, HashSet};
 use crate::index::{FileMeta, Index, SourceFile};
-use crate::matching::project_clones;
+use crate::matching::{project_clones, Clone};
 use crate::parse::ParseError;
 use crate::stats::ProjectStats;
 use crate::walk::{self, Candidate, SkipCounts, SkipReason};
@@ -50,25 +50,38 @@ pub struct Snapshot {
     pub duration: Duration,
     /// Files parsed (not reused) by this scan.
     pub parsed: usize,
+    /// Whole-project clones and capped lookups, detected on first use.
+    clones: OnceLock<(Vec<Clone>, usize)>,
     /// Whole-project statistics, computed on first use.
     stats: OnceLock<ProjectStats>,
 }
 
 impl Snapshot {
+    /// The whole project's clones, sorted, and how many fingerprint lookups
+    /// the posting cap skipped (clone detection runs on first call). What
+    /// `/api/stats` counts and `dupcheck report` lists (see
+    /// [`crate::stats::clone_list`]).
+    pub fn clones(&self, config: &Config) -> (&[Clone], usize) {
+        let (clones, capped) = self.clones.get_or_init(|| {
+            let started = Instant::now();
+            let found = project_clones(&self.index, config.thresholds, config.skip_local);
+            tracing::debug!(
+                "clone detection: {} clones in {:?}",
+                found.0.len(),
+                started.elapsed()
+            );
+            found
+        });
+        (clones, *capped)
+    }
+
     /// Whole-project statistics (clone detection runs on first call).
     pub fn stats(&self, config: &Config, registry: &Registry) -> &ProjectStats {
         self.stats.get_or_init(|| {
-            let started = Instant::now();
-            let (clones, capped) =
-                project_clones(&self.index, config.thresholds, config.skip_local);
-            tracing::debug!(
-                "clone detection: {} clones in {:?}",
-                clones.len(),
-                started.elapsed()
-            );
+            let (clones, capped) = self.clones(config);
             ProjectStats::compute(
                 &self.index,
-                &clones,
+                clones,
                 registry,
                 capped,
                 crate::time::iso8601(self.finished),
@@ -198,6 +211,7 @@ pub fn scan(
         finished: SystemTime::now(),
         duration: started.elapsed(),
         parsed,
+        clones: OnceLock::new(),
         stats: OnceLock::new(),
     })
 }

@@ -2,7 +2,9 @@
 //!
 //! In: the [`Index`] and its whole-project [`Clone`]s, or a snippet's
 //! [`SnippetMatch`]es. Out: the rows of `/api/stats` (per file, per format,
-//! total) and the `statistics` object of `/api/check`.
+//! total), the `statistics` object of `/api/check`, and the clones as data
+//! ([`clone_list`]: places, sizes, content hashes), which `dupcheck report`
+//! prints from the same detection `/api/stats` counts.
 //!
 //! Invariants: a line or token covered by several clones counts once, so
 //! percentages never exceed 100; a format's row is the sum of its files' rows
@@ -14,7 +16,7 @@ use serde::{Serialize, Serializer};
 
 use crate::grammar::Registry;
 use crate::index::Index;
-use crate::matching::{Clone, SnippetMatch};
+use crate::matching::{content_hash, Clone, SnippetMatch, Span};
 
 /// A percentage rounded to 2 decimals, written as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.
@@ -185,6 +187,95 @@ impl ProjectStats {
             capped_fingerprints: capped as u64,
         }
     }
+}
+
+/// One place of a [`ListedClone`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClonePlace {
+    /// The path as reported (absolute with `--absolute`).
+    pub path: String,
+    /// The path relative to DIR, `/`-separated.
+    pub rel: String,
+    /// Its first and last characters.
+    pub span: Span,
+}
+
+/// A clone as data, for reports: two places with the same tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedClone {
+    /// The format of the first place.
+    pub format: String,
+    /// The place that comes first in the index (for a diff's duplication,
+    /// the added code).
+    pub first: ClonePlace,
+    /// The other place.
+    pub second: ClonePlace,
+    /// Lines of the larger place.
+    pub lines: u32,
+    /// Tokens in each place.
+    pub tokens: u32,
+    /// [`content_hash`] of the tokens, the same for both places and
+    /// wherever they move.
+    pub content_hash: u64,
+    /// The text of the second place.
+    pub fragment: String,
+    /// For a diff's duplication: how many of the first place's lines the
+    /// diff adds.
+    pub added_lines: Option<u32>,
+}
+
+impl ListedClone {
+    /// Largest first (lines, then tokens), then by places.
+    pub fn sort(clones: &mut [ListedClone]) {
+        let key = |c: &ListedClone| {
+            let place = |p: &ClonePlace| (p.rel.clone(), p.span.start.line, p.span.start.column);
+            (
+                std::cmp::Reverse(c.lines),
+                std::cmp::Reverse(c.tokens),
+                place(&c.first),
+                place(&c.second),
+            )
+        };
+        clones.sort_by_cached_key(key);
+    }
+}
+
+/// The project's clones as data, largest first.
+pub fn clone_list(index: &Index, clones: &[Clone], registry: &Registry) -> Vec<ListedClone> {
+    let place = |(f, start): (u32, u32), len: u32| {
+        let file = &index.files[f as usize];
+        ClonePlace {
+            path: file.path.clone(),
+            rel: file.rel.clone(),
+            span: Span {
+                start: file.token_start(start),
+                end: file.token_end(start + len - 1),
+            },
+        }
+    };
+    let mut listed: Vec<ListedClone> = clones
+        .iter()
+        .map(|c| {
+            let (first, second) = (place(c.first, c.len), place(c.second, c.len));
+            let file = &index.files[c.first.0 as usize];
+            let other = &index.files[c.second.0 as usize];
+            let start = c.first.1 as usize;
+            ListedClone {
+                format: registry.get(file.format).name.clone(),
+                lines: first.span.lines().max(second.span.lines()),
+                tokens: c.len,
+                content_hash: content_hash(&file.tokens[start..start + c.len as usize]),
+                fragment: other
+                    .fragment(c.second.1, c.second.1 + c.len - 1)
+                    .to_owned(),
+                added_lines: None,
+                first,
+                second,
+            }
+        })
+        .collect();
+    ListedClone::sort(&mut listed);
+    listed
 }
 
 /// The `statistics` object of a `/api/check` answer.

@@ -1,0 +1,637 @@
+//! `dupcheck report [DIR]`: one scan, the project's clones reported, an exit
+//! status for CI.
+//!
+//! In: [`ReportArgs`] (the server's scan flags and `.dupcheck.json`, plus
+//! reporters, `--threshold`, `--baseline`, `--diff`). Out: the reports
+//! (console on stdout; json, sarif and markdown on stdout or as files in
+//! `--output`) and an [`Outcome`], whose [`code`](Outcome::code) is the
+//! exit status. Errors (usage, I/O) are returned as one line for `main`,
+//! which exits 2.
+//!
+//! A thin adapter: the scan is [`scan::scan`], the clones are those
+//! `/api/stats` counts ([`Snapshot::clones`], listed by
+//! [`clone_list`]), a diff is checked by [`check_diff`], SARIF is
+//! [`crate::sarif`]. Only the baseline comparison lives here.
+//!
+//! Invariants: nothing is written but the reports, and the cache only with
+//! `--write-cache`; a clone is matched with the baseline by its content
+//! hash and the paths of its two places, never by line numbers, as a
+//! multiset (a further copy of a known clone is new).
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::check::region;
+use crate::config::{Config, ReportArgs, Reporter, ServeArgs};
+use crate::diff_check::{check_diff, DiffAnswer, DiffStats};
+use crate::grammar::Registry;
+use crate::hash::HashMap;
+use crate::sarif::{merge_by_location, sarif_with, Extras, Finding, Notice};
+use crate::scan::{self, Progress, Reuse, Snapshot};
+use crate::stats::{clone_list, ClonePlace, ListedClone, Percent, ProjectStats};
+
+/// How a report ended, for the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Within the threshold, and no new clone failed the run.
+    Fine,
+    /// Above the threshold, or new clones with `--fail-on-new`.
+    Failed,
+}
+
+impl Outcome {
+    /// The exit status: 0 or 1 (errors are 2, in `main`).
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Fine => 0,
+            Outcome::Failed => 1,
+        }
+    }
+}
+
+/// What was found, before any reporter formats it.
+struct Found {
+    clones: Vec<ListedClone>,
+    /// Per clone, whether the baseline lacks it (`None` without one).
+    new: Option<Vec<bool>>,
+    statistics: Statistics,
+    notices: Vec<Notice>,
+}
+
+/// The statistics of the whole project, or of a diff's added lines.
+enum Statistics {
+    Project(ProjectStats),
+    Diff(DiffStats),
+}
+
+impl Statistics {
+    /// The duplicated-lines percentage `--threshold` compares.
+    fn percentage(&self) -> Percent {
+        match self {
+            Statistics::Project(s) => s.total.percentage,
+            Statistics::Diff(s) => s.percentage_duplicated,
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            Statistics::Project(s) => serde_json::to_value(s),
+            Statistics::Diff(s) => serde_json::to_value(s),
+        }
+        .unwrap_or(Value::Null)
+    }
+}
+
+/// Runs `dupcheck report`.
+pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Outcome, String> {
+    let config = Config::resolve_parts(&args.scan, &ServeArgs::default(), cwd, &registry, |w| {
+        crate::stderr_line(&format!("dupcheck: {w}"))
+    })
+    .map_err(|e| e.to_string())?;
+    // Read what was named before the scan: a wrong path fails at once.
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(|path| read_baseline(&cwd.join(path)))
+        .transpose()?;
+    let diff = args
+        .diff
+        .as_deref()
+        .map(|path| read_diff(cwd, path))
+        .transpose()?;
+    let key = crate::cache::key(config.mode, config.thresholds.min_tokens);
+    let mut reuse = Reuse::default();
+    if let Some(dir) = &config.cache_dir {
+        reuse.cached = crate::cache::load(dir, key);
+    }
+    let snapshot = scan::scan(&config, &registry, &reuse, Progress::Console)
+        .map_err(|e| format!("cannot scan {}: {e}", config.dir.display()))?;
+    drop(reuse);
+    if args.write_cache {
+        if let Some(dir) = &config.cache_dir {
+            crate::cache::save(dir, key, &snapshot.index.files)
+                .map_err(|e| format!("cannot write the cache in {}: {e}", dir.display()))?;
+        }
+    }
+    let summary = !std::io::stderr().is_terminal();
+    let mut found = match diff {
+        None => {
+            let (clones, _) = snapshot.clones(&config);
+            let clones = clone_list(&snapshot.index, clones, &registry);
+            let stats = snapshot.stats(&config, &registry).clone();
+            if summary {
+                crate::stderr_line(&scan::summary(&snapshot, &stats));
+            }
+            Found {
+                clones,
+                new: None,
+                statistics: Statistics::Project(stats),
+                notices: Vec::new(),
+            }
+        }
+        Some(bytes) => {
+            let answer = check_diff(&config, &registry, &snapshot, &bytes, |_| Ok(()))
+                .map_err(|e| format!("cannot check the diff: {e}"))?;
+            if summary {
+                crate::stderr_line(&diff_summary(&snapshot, &answer));
+            }
+            if answer.truncated {
+                crate::stderr_line(&format!(
+                    "dupcheck: warning: only the first duplications are listed (at most {}); the statistics count all {}",
+                    crate::check::MAX_DUPLICATIONS,
+                    answer.statistics.total_duplications
+                ));
+            }
+            diff_found(answer)
+        }
+    };
+    for notice in found.notices.iter().filter(|n| n.warning) {
+        crate::stderr_line(&format!("dupcheck: warning: {}", notice.text));
+    }
+    let mut failed = false;
+    if let Some(baseline) = &baseline {
+        let new = baseline.new_clones(&found.clones);
+        failed |= args.fail_on_new && new.iter().any(|&n| n);
+        found.new = Some(new);
+    }
+    let threshold = args.threshold.map(|limit| {
+        let above = found.statistics.percentage().0 > limit;
+        failed |= above;
+        (limit, above)
+    });
+    for reporter in unique(&args.reporter) {
+        let text = match reporter {
+            Reporter::Console => console(&found, threshold),
+            Reporter::Json => json_report(&found, &config),
+            Reporter::Sarif => sarif_report(&found),
+            Reporter::Markdown => markdown(&found, threshold),
+        };
+        emit(reporter, &text, args.output.as_deref(), cwd)?;
+    }
+    Ok(if failed {
+        Outcome::Failed
+    } else {
+        Outcome::Fine
+    })
+}
+
+/// The reporters in the order given, each once.
+fn unique(reporters: &[Reporter]) -> Vec<Reporter> {
+    let mut seen = Vec::new();
+    for &r in reporters {
+        if !seen.contains(&r) {
+            seen.push(r);
+        }
+    }
+    seen
+}
+
+/// Writes one report: console to stdout, the others to their file in
+/// `output`, or to stdout without it.
+fn emit(reporter: Reporter, text: &str, output: Option<&Path>, cwd: &Path) -> Result<(), String> {
+    let file = match reporter {
+        Reporter::Console => None,
+        Reporter::Json => Some("dupcheck-report.json"),
+        Reporter::Sarif => Some("dupcheck-report.sarif"),
+        Reporter::Markdown => Some("dupcheck-report.md"),
+    };
+    match (file, output) {
+        (Some(name), Some(dir)) => {
+            let dir = cwd.join(dir);
+            let path = dir.join(name);
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(&path, text))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        }
+        _ => {
+            let mut out = std::io::stdout().lock();
+            // A closed stdout (`| head`) is not the report's failure.
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            Ok(())
+        }
+    }
+}
+
+/// The bytes of the diff at `path`, or of stdin for `-`.
+fn read_diff(cwd: &Path, path: &Path) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read the diff from stdin: {e}"))?;
+    } else {
+        bytes = std::fs::read(cwd.join(path))
+            .map_err(|e| format!("cannot read the diff {}: {e}", path.display()))?;
+    }
+    Ok(bytes)
+}
+
+/// The one-line summary of a diff report, for stderr off a terminal.
+fn diff_summary(snapshot: &Snapshot, answer: &DiffAnswer) -> String {
+    let s = &answer.statistics;
+    format!(
+        "dupcheck: scanned {} files in {:.2} s; the diff adds {} lines, {} duplicated ({}%): {} duplications",
+        snapshot.index.files.len(),
+        snapshot.duration.as_secs_f64(),
+        s.added_lines,
+        s.duplicated_added_lines,
+        percent(s.percentage_duplicated),
+        s.total_duplications,
+    )
+}
+
+/// A diff's duplications as clones: the added place first.
+fn diff_found(answer: DiffAnswer) -> Found {
+    let notices = answer.notices();
+    let mut clones: Vec<ListedClone> = answer
+        .files
+        .iter()
+        .flat_map(|f| {
+            f.duplications.iter().map(|d| ListedClone {
+                format: f.format.clone(),
+                first: ClonePlace {
+                    path: f.path.clone(),
+                    rel: f.path.clone(),
+                    span: d.snippet,
+                },
+                second: ClonePlace {
+                    path: d.codebase.path.clone(),
+                    rel: d.codebase.rel.clone(),
+                    span: d.codebase.span,
+                },
+                lines: d.snippet.lines().max(d.codebase.span.lines()),
+                tokens: d.tokens,
+                content_hash: d.content_hash,
+                fragment: d.codebase.fragment.clone(),
+                added_lines: Some(d.added_lines),
+            })
+        })
+        .collect();
+    ListedClone::sort(&mut clones);
+    Found {
+        clones,
+        new: None,
+        statistics: Statistics::Diff(answer.statistics),
+        notices,
+    }
+}
+
+/// A percentage as `/api/stats` writes it (`80`, `79.22`).
+fn percent(p: Percent) -> String {
+    serde_json::to_string(&p).unwrap_or_default()
+}
+
+/// `path:first-last`.
+fn lines_of(place: &ClonePlace) -> String {
+    format!(
+        "{}:{}-{}",
+        place.path, place.span.start.line, place.span.end.line
+    )
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The lines after the clones: totals, baseline, threshold.
+fn totals(found: &Found, threshold: Option<(f64, bool)>) -> Vec<String> {
+    let mut lines = Vec::new();
+    match &found.statistics {
+        Statistics::Project(s) => {
+            let t = &s.total;
+            lines.push(format!(
+                "{}, {} lines, {} tokens: {}, {} duplicated lines ({}%), {} duplicated tokens ({}%)",
+                plural(t.sources, "file", "files"),
+                t.lines,
+                t.tokens,
+                plural(t.clones, "clone", "clones"),
+                t.duplicated_lines,
+                percent(t.percentage),
+                t.duplicated_tokens,
+                percent(t.percentage_tokens),
+            ));
+        }
+        Statistics::Diff(s) => lines.push(format!(
+            "the diff adds {} lines: {}, {} duplicated added lines ({}%)",
+            s.added_lines,
+            plural(s.total_duplications, "duplication", "duplications"),
+            s.duplicated_added_lines,
+            percent(s.percentage_duplicated),
+        )),
+    }
+    if let Some(new) = &found.new {
+        let fresh = new.iter().filter(|&&n| n).count() as u64;
+        lines.push(format!(
+            "baseline: {fresh} new {}, {} known",
+            if fresh == 1 { "clone" } else { "clones" },
+            new.len() as u64 - fresh
+        ));
+    }
+    if let Some((limit, above)) = threshold {
+        let pct = percent(found.statistics.percentage());
+        let limit = percent(Percent(limit));
+        lines.push(if above {
+            format!("threshold: {pct}% duplicated lines is above {limit}%")
+        } else {
+            format!("threshold: {pct}% duplicated lines is within {limit}%")
+        });
+    }
+    lines
+}
+
+/// The console report: a table of clones, largest first, then the totals.
+fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut head = vec!["lines", "tokens", "format", "first", "second"];
+    if found.new.is_some() {
+        head.push("baseline");
+    }
+    rows.push(head.into_iter().map(String::from).collect());
+    for (i, c) in found.clones.iter().enumerate() {
+        let mut row = vec![
+            c.lines.to_string(),
+            c.tokens.to_string(),
+            c.format.clone(),
+            lines_of(&c.first),
+            lines_of(&c.second),
+        ];
+        if let Some(new) = &found.new {
+            row.push(if new[i] { "new" } else { "known" }.to_owned());
+        }
+        rows.push(row);
+    }
+    let mut out = String::new();
+    if found.clones.is_empty() {
+        out.push_str("no clones\n");
+    } else {
+        let widths: Vec<usize> = (0..rows[0].len())
+            .map(|col| {
+                rows.iter()
+                    .map(|r| r[col].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for row in &rows {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(col, cell)| {
+                    if col < 2 {
+                        format!("{cell:>w$}", w = widths[col])
+                    } else {
+                        format!("{cell:<w$}", w = widths[col])
+                    }
+                })
+                .collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    for line in totals(found, threshold) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The Markdown report: a heading, a table of clones, the totals.
+fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String {
+    let mut out = String::from("# Duplicate code\n\n");
+    if found.clones.is_empty() {
+        out.push_str("No clones.\n");
+    } else {
+        let baseline = found.new.is_some();
+        out.push_str("| Lines | Tokens | Format | First | Second |");
+        out.push_str(if baseline { " Baseline |\n" } else { "\n" });
+        out.push_str("|---:|---:|---|---|---|");
+        out.push_str(if baseline { "---|\n" } else { "\n" });
+        for (i, c) in found.clones.iter().enumerate() {
+            out.push_str(&format!(
+                "| {} | {} | {} | `{}` | `{}` |",
+                c.lines,
+                c.tokens,
+                c.format,
+                lines_of(&c.first).replace('|', "\\|"),
+                lines_of(&c.second).replace('|', "\\|"),
+            ));
+            match &found.new {
+                Some(new) => {
+                    out.push_str(if new[i] { " **new** |\n" } else { " known |\n" });
+                }
+                None => out.push('\n'),
+            }
+        }
+    }
+    out.push('\n');
+    for line in totals(found, threshold) {
+        out.push_str(&line);
+        out.push_str("  \n");
+    }
+    out
+}
+
+/// A place as JSON.
+fn place_json(place: &ClonePlace) -> Value {
+    json!({
+        "path": place.path,
+        "start": {"line": place.span.start.line, "column": place.span.start.column},
+        "end": {"line": place.span.end.line, "column": place.span.end.column},
+    })
+}
+
+/// The fingerprint of a clone's content, as the JSON report writes it.
+fn fingerprint(hash: u64) -> String {
+    format!("{hash:016x}")
+}
+
+/// The JSON report, which is also the baseline format.
+fn json_report(found: &Found, config: &Config) -> String {
+    let clones: Vec<Value> = found
+        .clones
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut v = json!({
+                "format": c.format,
+                "lines": c.lines,
+                "tokens": c.tokens,
+                "fingerprint": fingerprint(c.content_hash),
+                "first": place_json(&c.first),
+                "second": place_json(&c.second),
+                "fragment": c.fragment,
+            });
+            if let Some(added) = c.added_lines {
+                v["addedLines"] = json!(added);
+            }
+            if let Some(new) = &found.new {
+                v["new"] = json!(new[i]);
+            }
+            v
+        })
+        .collect();
+    let mut report = json!({
+        "version": crate::VERSION,
+        "mode": config.mode.name(),
+        "minLines": config.thresholds.min_lines,
+        "minTokens": config.thresholds.min_tokens,
+        "clones": clones,
+        "statistics": found.statistics.json(),
+    });
+    if let Some(new) = &found.new {
+        report["newClones"] = json!(new.iter().filter(|&&n| n).count());
+    }
+    let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The SARIF report: one result per place, its clones' other places
+/// related.
+fn sarif_report(found: &Found) -> String {
+    let findings: Vec<Finding> = found
+        .clones
+        .iter()
+        .map(|c| Finding {
+            location: region(&c.first.rel, c.first.span),
+            related: vec![region(&c.second.rel, c.second.span)],
+            lines: c.first.span.lines(),
+            tokens: c.tokens,
+            content_hash: c.content_hash,
+        })
+        .collect();
+    let log = sarif_with(
+        &merge_by_location(findings),
+        &Extras {
+            snippet: None,
+            notices: &found.notices,
+        },
+    );
+    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// What identifies a clone across runs: its content and the paths of its
+/// two places, in order.
+type CloneKey = (u64, String, String);
+
+fn clone_key(hash: u64, a: &str, b: &str) -> CloneKey {
+    let (a, b) = if a <= b { (a, b) } else { (b, a) };
+    (hash, a.to_owned(), b.to_owned())
+}
+
+/// The clones of an earlier JSON report, counted by [`CloneKey`].
+struct Baseline(HashMap<CloneKey, usize>);
+
+impl Baseline {
+    /// Per clone, whether it is new: not in the baseline, or more copies
+    /// of it than the baseline had.
+    fn new_clones(&self, clones: &[ListedClone]) -> Vec<bool> {
+        let mut left = self.0.clone();
+        clones
+            .iter()
+            .map(|c| {
+                let key = clone_key(c.content_hash, &c.first.path, &c.second.path);
+                match left.get_mut(&key) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        false
+                    }
+                    _ => true,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Reads a baseline: a JSON report of an earlier run.
+fn read_baseline(path: &PathBuf) -> Result<Baseline, String> {
+    let bad = |why: &str| {
+        format!(
+            "baseline {} is not a dupcheck JSON report: {why}",
+            path.display()
+        )
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the baseline {}: {e}", path.display()))?;
+    let json: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+    let clones = json["clones"]
+        .as_array()
+        .ok_or_else(|| bad("it has no \"clones\" array"))?;
+    let mut counts = HashMap::default();
+    for clone in clones {
+        let hash = clone["fingerprint"]
+            .as_str()
+            .and_then(|h| u64::from_str_radix(h, 16).ok());
+        let (Some(hash), Some(a), Some(b)) = (
+            hash,
+            clone["first"]["path"].as_str(),
+            clone["second"]["path"].as_str(),
+        ) else {
+            return Err(bad(
+                "a clone lacks its \"fingerprint\" or the \"path\" of a place",
+            ));
+        };
+        *counts.entry(clone_key(hash, a, b)).or_insert(0) += 1;
+    }
+    Ok(Baseline(counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matching::Span;
+    use crate::tokens::Position;
+
+    fn clone(hash: u64, a: &str, b: &str) -> ListedClone {
+        let place = |path: &str| ClonePlace {
+            path: path.into(),
+            rel: path.into(),
+            span: Span {
+                start: Position { line: 1, column: 1 },
+                end: Position { line: 5, column: 2 },
+            },
+        };
+        ListedClone {
+            format: "javascript".into(),
+            first: place(a),
+            second: place(b),
+            lines: 5,
+            tokens: 50,
+            content_hash: hash,
+            fragment: String::new(),
+            added_lines: None,
+        }
+    }
+
+    fn check(baseline: &[(u64, &str, &str)], now: &[(u64, &str, &str)], new: &[bool]) {
+        let mut counts = HashMap::default();
+        for &(h, a, b) in baseline {
+            *counts.entry(clone_key(h, a, b)).or_insert(0) += 1;
+        }
+        let clones: Vec<ListedClone> = now.iter().map(|&(h, a, b)| clone(h, a, b)).collect();
+        assert_eq!(Baseline(counts).new_clones(&clones), new);
+    }
+
+    #[test]
+    fn clones_match_the_baseline_by_content_and_paths_as_a_multiset() {
+        check(&[(1, "a", "b")], &[(1, "b", "a")], &[false]);
+        check(&[(1, "a", "b")], &[(2, "a", "b")], &[true]);
+        check(
+            &[(1, "a", "b")],
+            &[(1, "a", "b"), (1, "a", "c")],
+            &[false, true],
+        );
+        check(
+            &[(1, "a", "b")],
+            &[(1, "a", "b"), (1, "a", "b")],
+            &[false, true],
+        );
+    }
+}
