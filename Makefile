@@ -30,6 +30,8 @@ bench: corpora peers
 	$(CARGO) build --release --bins --examples
 	$(CARGO) run --release --example bench
 
+# Clone-injection quality of every language against its pinned corpora
+# (examples/quality/): recall, exactness, false positives, scan / parse floor.
 quality: corpora
 	$(CARGO) build --release --bins --examples
 	$(CARGO) run --release --example quality

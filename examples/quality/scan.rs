@@ -1,0 +1,242 @@
+//! Cold scans: each positive corpus served alone by a fresh `dupcheck DIR
+//! --no-cache --no-watch`, timed from spawn to its summary line, against
+//! the tree-sitter parse floor of the same files: the texts dupcheck scans
+//! (its own walk and reader, default options), preloaded, each parsed once
+//! in this process with `dupcheck::parse::parse` on all cores. Both are
+//! measured as `examples/bench.rs` measures them: the floor first (its
+//! preload also warms the page cache for the scans), the fastest of its
+//! timed runs after one untimed run; the scan the median of its runs. Here
+//! the timed runs alternate, a floor then a scan, so that both see the
+//! same load of a shared machine. The ratio is what the scan adds to
+//! parsing: the process's start, walking, reading, the walk of the trees
+//! for tokens, hashing, indexing and the whole-project clones of the
+//! summary line; the start alone is measured on an empty folder.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser as _;
+use dupcheck::config::{Cli, Config};
+use dupcheck::grammar::{FormatId, Registry};
+use dupcheck::parse::Budget;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::args::Args;
+use crate::judge::TARGET_SCAN_RATIO;
+
+/// A scan that takes longer is abandoned.
+const SCAN_LIMIT: Duration = Duration::from_secs(600);
+
+/// The cold scan of one corpus beside its parse floor.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdScan {
+    pub corpus: &'static str,
+    /// Files dupcheck scans there.
+    pub files: usize,
+    /// Seconds: the floor (fastest run), the scan (median run), every scan.
+    pub floor_s: Option<f64>,
+    pub scan_s: Option<f64>,
+    pub scan_runs_s: Vec<f64>,
+    /// Scan over floor.
+    pub ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Measures and prints the cold scan of each corpus of `.corpora/all`
+/// named.
+pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> Vec<ColdScan> {
+    let runs = args.scan_runs.max(1);
+    let start = startup(&args.server, runs);
+    println!(
+        "\nCOLD SCAN of each corpus alone (dupcheck DIR --no-cache --no-watch, spawn to summary \
+         line, median of {runs}; floor: its files parsed in-process on all cores, fastest of \
+         {runs}; load average {}); the same start on an empty folder takes {}",
+        load_average(),
+        start
+            .as_ref()
+            .map_or_else(|e| format!("? ({e})"), |s| format!("{s:.3} s")),
+    );
+    println!(
+        "{:>13} {:>6} {:>8} {:>8} {:>12} {:>15}",
+        "corpus", "files", "floor s", "scan s", "scan/floor", "(scan-start)/fl"
+    );
+    let mut scans = Vec::new();
+    for &name in names {
+        eprintln!("quality: cold scan of {name}");
+        let dir = args.corpora.join("all").join(name);
+        let scan = cold_scan(name, &dir, registry, &args.server, runs);
+        let seconds = |s: Option<f64>| s.map_or("-".into(), |s| format!("{s:.3}"));
+        let verdict = match scan.ratio {
+            Some(r) if r <= TARGET_SCAN_RATIO => format!("{r:.2}x"),
+            Some(r) => format!("{r:.2}x over"),
+            None => "-".into(),
+        };
+        let net = match (scan.scan_s, scan.floor_s, &start) {
+            (Some(scan), Some(floor), Ok(start)) => format!("{:.2}x", (scan - start) / floor),
+            _ => "-".into(),
+        };
+        println!(
+            "{:>13} {:>6} {:>8} {:>8} {verdict:>12} {net:>15}{}",
+            scan.corpus,
+            scan.files,
+            seconds(scan.floor_s),
+            seconds(scan.scan_s),
+            scan.error
+                .as_ref()
+                .map_or(String::new(), |e| format!("  FAILED: {e}"))
+        );
+        scans.push(scan);
+    }
+    scans
+}
+
+/// The median time from spawn to the summary line on an empty folder: the
+/// start every scan pays (loading the grammars, the runtime, the port).
+fn startup(server: &Path, runs: usize) -> Result<f64, String> {
+    let empty = std::env::temp_dir().join(format!("dupcheck-quality-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+    let mut times = (0..runs)
+        .map(|_| dupcheck_cold(server, &empty))
+        .collect::<Result<Vec<f64>, String>>();
+    let _ = std::fs::remove_dir(&empty);
+    if let Ok(times) = &mut times {
+        times.sort_by(f64::total_cmp);
+    }
+    times.map(|t| t[t.len() / 2])
+}
+
+fn cold_scan(
+    corpus: &'static str,
+    dir: &Path,
+    registry: &Registry,
+    server: &Path,
+    runs: usize,
+) -> ColdScan {
+    let mut scan = ColdScan {
+        corpus,
+        files: 0,
+        floor_s: None,
+        scan_s: None,
+        scan_runs_s: Vec::new(),
+        ratio: None,
+        error: None,
+    };
+    // The runs alternate, floor then scan, so that both see the same load
+    // on a shared machine.
+    let sources = scanned_sources(dir, registry);
+    match &sources {
+        Ok(sources) => {
+            scan.files = sources.len();
+            parse_floor(registry, sources);
+        }
+        Err(e) => scan.error = Some(e.clone()),
+    }
+    let mut floors = Vec::new();
+    for _ in 0..runs {
+        if let Ok(sources) = &sources {
+            floors.push(parse_floor(registry, sources));
+        }
+        match dupcheck_cold(server, dir) {
+            Ok(seconds) => scan.scan_runs_s.push(seconds),
+            Err(e) => scan.error = Some(e),
+        }
+    }
+    scan.floor_s = floors.into_iter().reduce(f64::min);
+    let mut sorted = scan.scan_runs_s.clone();
+    sorted.sort_by(f64::total_cmp);
+    scan.scan_s = sorted.get(sorted.len() / 2).copied();
+    scan.ratio = scan.scan_s.zip(scan.floor_s).map(|(s, f)| s / f);
+    scan
+}
+
+/// A file dupcheck scans, with its text.
+struct Source {
+    format: FormatId,
+    text: String,
+}
+
+/// The files `dupcheck DIR` (default options, no cache) scans, read as it
+/// reads them.
+fn scanned_sources(dir: &Path, registry: &Registry) -> Result<Vec<Source>, String> {
+    let args = [OsString::from("dupcheck"), dir.into(), "--no-cache".into()];
+    let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let config = Config::resolve(&cli, &cwd, registry, |_| {}).map_err(|e| e.to_string())?;
+    let (candidates, _) =
+        dupcheck::walk::candidates(&config, registry).map_err(|e| e.to_string())?;
+    Ok(candidates
+        .into_iter()
+        .filter_map(|c| {
+            let text = dupcheck::walk::read(&c.abs, config.max_size, config.max_lines).ok()?;
+            Some(Source {
+                format: c.format,
+                text,
+            })
+        })
+        .collect())
+}
+
+/// Wall seconds to parse every text once on all cores (the first run
+/// makes each thread's parsers, and is not kept).
+fn parse_floor(registry: &Registry, sources: &[Source]) -> f64 {
+    let started = Instant::now();
+    sources.par_iter().for_each(|s| {
+        let budget = Budget::for_file(s.text.len());
+        let tree = dupcheck::parse::parse(registry.get(s.format), &s.text, None, &budget);
+        std::hint::black_box(tree.ok());
+    });
+    started.elapsed().as_secs_f64()
+}
+
+/// Wall seconds from spawning `dupcheck DIR --no-cache --no-watch` to its
+/// `dupcheck: scanned …` line.
+fn dupcheck_cold(server: &Path, dir: &Path) -> Result<f64, String> {
+    let started = Instant::now();
+    let mut child = Command::new(server)
+        .arg(dir)
+        .args([
+            "--port",
+            "0",
+            "--host",
+            "127.0.0.1",
+            "--no-cache",
+            "--no-watch",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", server.display()))?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut result = Err("no summary line".to_string());
+    for line in BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        if line.starts_with("dupcheck: scanned") {
+            result = Ok(started.elapsed().as_secs_f64());
+            break;
+        }
+        if started.elapsed() > SCAN_LIMIT {
+            result = Err(format!("no summary line within {SCAN_LIMIT:?}"));
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// The 1, 5 and 15 minute load averages: other work on the machine skews
+/// every time.
+fn load_average() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
