@@ -548,6 +548,19 @@ pub fn decode_object(kind: BodyKind, bytes: &[u8]) -> Result<Map<String, Value>,
     }
 }
 
+/// A request's Content-Type as sent, and its essence (the media type
+/// without parameters, lower case); `None` without the header.
+fn content_type<B>(req: &Request<B>) -> Option<(String, String)> {
+    let text = String::from_utf8_lossy(req.headers().get(CONTENT_TYPE)?.as_bytes()).into_owned();
+    let essence = text
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    Some((text, essence))
+}
+
 /// How a body is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyKind {
@@ -560,22 +573,15 @@ pub enum BodyKind {
 impl BodyKind {
     /// JSON (`application/json`, `+json`, or no Content-Type) or a form.
     pub fn of<B>(req: &Request<B>) -> Result<BodyKind, ApiError> {
-        let Some(value) = req.headers().get(CONTENT_TYPE) else {
+        let Some((text, essence)) = content_type(req) else {
             return Ok(BodyKind::Json);
         };
-        let text = String::from_utf8_lossy(value.as_bytes());
-        let essence = text
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
         match essence.as_str() {
             "application/json" => Ok(BodyKind::Json),
             "application/x-www-form-urlencoded" => Ok(BodyKind::Form),
             e if e.starts_with("application/") && e.ends_with("+json") => Ok(BodyKind::Json),
             _ => Err(ApiError::UnsupportedMediaType {
-                got: text.into_owned(),
+                got: text,
                 accepted: "application/json or application/x-www-form-urlencoded",
             }),
         }
@@ -599,23 +605,16 @@ pub enum DiffBodyKind {
 impl DiffBodyKind {
     /// The kind `req`'s Content-Type says.
     pub fn of<B>(req: &Request<B>) -> Result<DiffBodyKind, ApiError> {
-        let Some(value) = req.headers().get(CONTENT_TYPE) else {
+        let Some((text, essence)) = content_type(req) else {
             return Ok(DiffBodyKind::Unlabelled);
         };
-        let text = String::from_utf8_lossy(value.as_bytes());
-        let essence = text
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
         match essence.as_str() {
             "application/json" => Ok(DiffBodyKind::Json),
             e if e.starts_with("application/") && e.ends_with("+json") => Ok(DiffBodyKind::Json),
             "application/x-www-form-urlencoded" => Ok(DiffBodyKind::Form),
             "text/x-diff" | "text/x-patch" | "text/plain" => Ok(DiffBodyKind::Raw),
             _ => Err(ApiError::UnsupportedMediaType {
-                got: text.into_owned(),
+                got: text,
                 accepted: "the diff as text/x-diff or text/x-patch, or application/json ({\"diff\": \"...\"})",
             }),
         }
