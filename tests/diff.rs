@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::sarif_schema::assert_valid;
-use common::Server;
+use common::{error, Server};
 use serde_json::{json, Value};
 
 /// Runs git in `dir`, away from the machine's own configuration, and
@@ -633,10 +633,6 @@ fn new_texts_over_the_file_limits_are_skipped() {
         review.check()["skipped"],
         json!([{"path": "src/big.js", "reason": "tooLarge"}])
     );
-}
-
-fn error(name: &str, message: &str, status: u16) -> Value {
-    json!({"error": name, "message": message, "statusCode": status})
 }
 
 #[test]

@@ -3,12 +3,8 @@
 
 mod common;
 
-use common::Server;
+use common::{error, Server};
 use serde_json::{json, Value};
-
-fn error(name: &str, message: &str, status: u16) -> Value {
-    json!({"error": name, "message": message, "statusCode": status})
-}
 
 const KNOWN: &str = "javascript, typescript, tsx, python, rust, go, java, c, cpp, objective-c, csharp, ruby, php, kotlin, swift, scala, bash, lua, elixir, haskell, zig, dart, ocaml, ocaml-interface, julia, r, sql, solidity, html, vue, svelte";
 

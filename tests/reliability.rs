@@ -7,12 +7,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::Server;
+use common::{error, Server};
 use serde_json::{json, Value};
-
-fn error(name: &str, message: &str, status: u16) -> Value {
-    json!({"error": name, "message": message, "statusCode": status})
-}
 
 #[test]
 fn issue_8_the_snippets_that_hung_tree_sitter_are_answered() {
