@@ -9,7 +9,7 @@
 //!    from /proc at that moment), of each peer of `bench/fetch-peers.sh`
 //!    (jscpd 5, jscpd 4, jscpd-rs) run to completion (wait4 rusage), and the
 //!    parse-only floor: the texts of the files dupcheck scans, preloaded, and
-//!    parsed in-process with `dupcheck::parse::parse` on all cores.
+//!    parsed in-process with `dupcheck::engine::parse::parse` on all cores.
 //! 2. `warm`: spawn to `/api/health` ready (polled every 2 ms) on `all` with
 //!    a cache filled by a previous run.
 //! 3. `checks`: `/api/check` latency p50/p99 over one keep-alive connection
@@ -55,10 +55,10 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use clap::Parser as _;
-use dupcheck::config::{Cli, Config};
-use dupcheck::grammar::{FormatId, Registry};
-use dupcheck::hash::HashMap;
-use dupcheck::parse::Budget;
+use dupcheck::engine::grammar::{FormatId, Registry};
+use dupcheck::engine::hash::HashMap;
+use dupcheck::engine::parse::Budget;
+use dupcheck::project::config::{Cli, Config};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -771,11 +771,12 @@ fn default_config(dir: &Path, registry: &Registry) -> Result<Config, String> {
 fn scanned_sources(dir: &Path, registry: &Registry) -> Result<Vec<Source>, String> {
     let config = default_config(dir, registry)?;
     let (candidates, _) =
-        dupcheck::walk::candidates(&config, registry).map_err(|e| e.to_string())?;
+        dupcheck::project::walk::candidates(&config, registry).map_err(|e| e.to_string())?;
     Ok(candidates
         .into_iter()
         .filter_map(|c| {
-            let text = dupcheck::walk::read(&c.abs, config.max_size, config.max_lines).ok()?;
+            let text =
+                dupcheck::project::walk::read(&c.abs, config.max_size, config.max_lines).ok()?;
             Some(Source {
                 format: c.format,
                 rel: c.rel,
@@ -1153,7 +1154,8 @@ fn parse_floor(registry: &Registry, sources: &[Source], runs: usize) -> f64 {
         let started = Instant::now();
         sources.par_iter().for_each(|s| {
             let budget = Budget::for_file(s.text.len());
-            let tree = dupcheck::parse::parse(registry.get(s.format), &s.text, None, &budget);
+            let tree =
+                dupcheck::engine::parse::parse(registry.get(s.format), &s.text, None, &budget);
             std::hint::black_box(tree.expect("the corpora parse within their budget"));
         });
         started.elapsed().as_secs_f64()
@@ -1164,16 +1166,20 @@ fn parse_floor(registry: &Registry, sources: &[Source], runs: usize) -> f64 {
     (0..runs).map(|_| parse_all()).fold(f64::INFINITY, f64::min)
 }
 
-/// Wall seconds of `dupcheck::scan::scan` of `dir` with default options,
+/// Wall seconds of `dupcheck::project::scan::scan` of `dir` with default options,
 /// no cache (the fastest of `runs`, after one untimed run, as the floor).
 fn in_process_scan(registry: &Registry, dir: &Path, runs: usize) -> Result<f64, String> {
     let config = default_config(dir, registry)?;
     let scan = || {
         let started = Instant::now();
-        let reuse = dupcheck::scan::Reuse::previous(None);
-        let snapshot =
-            dupcheck::scan::scan(&config, registry, &reuse, dupcheck::scan::Progress::Quiet)
-                .map_err(|e| e.to_string())?;
+        let reuse = dupcheck::project::scan::Reuse::previous(None);
+        let snapshot = dupcheck::project::scan::scan(
+            &config,
+            registry,
+            &reuse,
+            dupcheck::project::scan::Progress::Quiet,
+        )
+        .map_err(|e| e.to_string())?;
         let seconds = started.elapsed().as_secs_f64();
         drop(snapshot);
         Ok::<f64, String>(seconds)
@@ -1424,7 +1430,7 @@ fn scan_peer(
 
 /// Waits until the cache of `dir` was written at or after `since`.
 fn wait_for_cache(dir: &Path, since: SystemTime, limit: Duration) -> bool {
-    let file = dupcheck::cache::file_in(&dir.join(".dupcheck-cache"));
+    let file = dupcheck::project::cache::file_in(&dir.join(".dupcheck-cache"));
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         let written = fs::metadata(&file).and_then(|m| m.modified());
@@ -1516,12 +1522,12 @@ impl Workload {
                 let format = registry.lookup(s.format)?;
                 // What a check parses at least: the snippet once, the parts
                 // cut inside a comment blanked.
-                let code = dupcheck::snippet::blank_cut_comments(format, &s.code);
+                let code = dupcheck::engine::snippet::blank_cut_comments(format, &s.code);
                 let fastest = (0..PARSE_RUNS)
                     .map(|_| {
                         let started = Instant::now();
                         let budget = Budget::for_snippet(code.len());
-                        let tree = dupcheck::parse::parse(format, &code, None, &budget);
+                        let tree = dupcheck::engine::parse::parse(format, &code, None, &budget);
                         std::hint::black_box(tree.expect("snippets parse within their budget"));
                         started.elapsed().as_secs_f64() * 1e3
                     })
@@ -1964,7 +1970,7 @@ fn print_typing(
                  afresh = the same checks interleaved over more files than the {} parses kept",
                 "",
                 sessions.len(),
-                dupcheck::buffers::KEPT
+                dupcheck::project::buffers::KEPT
             ));
             json["kept"] = kept.json();
             json["afresh"] = afresh.json();

@@ -1,23 +1,29 @@
 //! dupcheck: a duplicate-code server.
 //!
-//! The crate is laid out in data-flow order. A scan goes
-//! [`config`] → [`walk`] → [`grammar`] + [`parse`] (within a budget) +
-//! [`tokens`] (normalize; [`embed`] finds the code of markup files) → [`fingerprint`] (winnowing) → [`index`] →
-//! [`matching`] → [`stats`], driven
-//! by [`scan`], which builds an immutable snapshot and swaps it in whole,
-//! reusing what [`cache`] kept from the last run and applying what [`watch`]
-//! sees change. The [`http`] module serves checks ([`check`] for a snippet,
-//! [`diff_check`] for a diff) against the current snapshot;
-//! [`snippet`] parses what clients send (cut out of context), reparsing an
-//! editor's buffer incrementally from the parse [`buffers`] kept.
-//! [`report`] is the command line's one run for CI: one scan, the clones
-//! `/api/stats` counts, reported.
+//! The crate is grouped in three layers, each laid out in data-flow order.
 //!
-//! Every stage below `http` is synchronous and pure enough to be called from
-//! tests and benchmarks directly:
+//! - [`engine`]: code in, duplications out. [`engine::grammar`] +
+//!   [`engine::parse`] (within a budget) + [`engine::tokens`] (normalize;
+//!   [`engine::embed`] finds the code of markup files) →
+//!   [`engine::fingerprint`] (winnowing) → [`engine::index`] →
+//!   [`engine::matching`] → [`engine::stats`]; and the engine calls every
+//!   interface makes: [`engine::check`] (a snippet, parsed out of context by
+//!   [`engine::snippet`]), [`engine::diff_check`] (a diff), the clones and
+//!   statistics of [`engine::stats`].
+//! - [`project`]: the working directory. [`project::config`] →
+//!   [`project::walk`] → [`project::scan`], which builds an immutable
+//!   snapshot and swaps it in whole, reusing what [`project::cache`] kept
+//!   from the last run and applying what [`project::watch`] sees change;
+//!   [`project::buffers`] keeps editors' last parses.
+//! - [`interfaces`]: thin adapters over the engine calls. The HTTP API
+//!   ([`interfaces::http`]) and the command line's one run for CI
+//!   ([`interfaces::report`]), answering in JSON or [`interfaces::sarif`].
+//!
+//! Everything below the interfaces is synchronous and pure enough to be
+//! called from tests and benchmarks directly:
 //!
 //! ```
-//! use dupcheck::{grammar::Registry, tokens::{tokenize, Mode}};
+//! use dupcheck::engine::{grammar::Registry, tokens::{tokenize, Mode}};
 //! let registry = Registry::builtin();
 //! let js = registry.lookup("js").unwrap();
 //! let tokens = tokenize(js, "let a = 1; // note", Mode::Mild).unwrap();
@@ -25,53 +31,15 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
-/// Editors' buffers: the last parse of each checked path, for reparsing.
-pub mod buffers;
-/// The persisted index for warm restarts.
-pub mod cache;
-/// One snippet checked within its budgets.
-pub mod check;
-/// Flags and the config file, merged into one validated `Config`.
-pub mod config;
-/// Unified diffs: changed files, hunks, new texts rebuilt from their base.
-pub mod diff;
-/// One diff checked: the duplications its added lines make.
-pub mod diff_check;
-/// The `<script>` code of markup formats (HTML, Vue, Svelte).
-pub mod embed;
-/// Winnowing of k-gram hashes into fingerprints.
-pub mod fingerprint;
-/// `grammars.toml`: formats, grammars, node-kind classes.
-pub mod grammar;
-/// The HTTP API.
-pub mod http;
-/// Files and sorted fingerprint postings.
-pub mod index;
-/// Verified maximal runs: snippet matches and project clones.
-pub mod matching;
-/// Parsing under a time and memory budget.
-pub mod parse;
-/// `dupcheck report`: one scan, the clones reported, an exit status for CI.
-pub mod report;
-/// Findings as SARIF 2.1.0 and reviewdog's rdjsonl, for CI and review bots.
-pub mod sarif;
-/// Scans, snapshots, and the scanner that swaps them.
-pub mod scan;
-/// Snippets cut out of their context, and editors' buffers reparsed.
-pub mod snippet;
-/// Statistics rows and snippet statistics.
-pub mod stats;
-/// Parsing and normalization into token streams.
-pub mod tokens;
-/// Which files of DIR are scanned, and reading them.
-pub mod walk;
-/// Live updates from file-system events.
-pub mod watch;
-
-/// The crate's hash maps and the fixed token hash.
-pub mod hash;
-/// ISO 8601 timestamps.
-pub mod time;
+/// Code in, duplications out: grammars, parsing, tokens, fingerprints,
+/// the index, matching, and the engine calls (check a snippet, check a
+/// diff, clones, stats).
+pub mod engine;
+/// Adapters over the engine: the HTTP API, `report`, SARIF.
+pub mod interfaces;
+/// The working directory: config, walking, scans and snapshots, the cache,
+/// the watcher, editors' buffers.
+pub mod project;
 
 /// Writes one line to stderr, ignoring failure: a closed stderr (a
 /// `| head` that exited) must never stop the server, as `eprintln!` would.

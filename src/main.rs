@@ -6,8 +6,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use dupcheck::config::{Cli, Command, Config};
-use dupcheck::grammar::Registry;
+use dupcheck::engine::grammar::Registry;
+use dupcheck::project::config::{Cli, Command, Config};
 
 /// Exit status for bad usage or a failure to start.
 const EXIT_USAGE: u8 = 2;
@@ -36,7 +36,8 @@ fn main_status(cli: Cli) -> Result<u8, String> {
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     match &cli.command {
         Some(Command::Report(args)) => {
-            dupcheck::report::run(args, &cwd, Registry::builtin()).map(|outcome| outcome.code())
+            dupcheck::interfaces::report::run(args, &cwd, Registry::builtin())
+                .map(|outcome| outcome.code())
         }
         None => run(cli, &cwd).map(|()| 0),
     }
@@ -49,7 +50,7 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
     }
     if let Some(path) = &cli.dump_tree {
         let (format, text) = read_for_dump(&registry, path)?;
-        let dump = dupcheck::tokens::dump_tree(format, &text)
+        let dump = dupcheck::engine::tokens::dump_tree(format, &text)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         print!("{dump}");
         return Ok(());
@@ -60,14 +61,14 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     // Checks are CPU-bound: more blocking threads than a few per core only
     // add switches and allocator arenas, not throughput.
-    let cores = dupcheck::http::server::cores();
+    let cores = dupcheck::interfaces::http::server::cores();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(4 * cores)
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let port = config.port;
-    let served = runtime.block_on(dupcheck::http::server::serve(config, registry));
+    let served = runtime.block_on(dupcheck::interfaces::http::server::serve(config, registry));
     // Blocking work still running was cancelled; the exit does not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     served.map_err(|e| format!("cannot serve on port {port}: {e}"))
@@ -80,9 +81,9 @@ fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result
         .scan
         .mode
         .as_deref()
-        .and_then(dupcheck::tokens::Mode::parse)
+        .and_then(dupcheck::engine::tokens::Mode::parse)
         .unwrap_or_default();
-    let dump = dupcheck::tokens::dump(format, &text, mode)
+    let dump = dupcheck::engine::tokens::dump(format, &text, mode)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     print!("{dump}");
     Ok(())
@@ -92,7 +93,7 @@ fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result
 fn read_for_dump<'r>(
     registry: &'r Registry,
     path: &std::path::Path,
-) -> Result<(&'r dupcheck::grammar::Format, String), String> {
+) -> Result<(&'r dupcheck::engine::grammar::Format, String), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let format = registry

@@ -45,7 +45,7 @@ fn issue_8_files_that_hung_tree_sitter_are_scanned_and_rescanned() {
 #[test]
 fn issue_8_a_snippet_larger_than_a_check_may_hold_is_refused_unparsed() {
     let server = Server::start("project", &["--max-body", "20mb"]);
-    let len = dupcheck::check::max_snippet_len() + 1;
+    let len = dupcheck::engine::check::max_snippet_len() + 1;
     let (status, body) = server.check(json!({"code": "a".repeat(len), "format": "js"}));
     assert_eq!(status, 422);
     assert_json!(

@@ -41,7 +41,7 @@ fn every_module_starts_with_a_doc_comment() {
 fn readme_lists_every_format() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    let registry = dupcheck::grammar::Registry::builtin();
+    let registry = dupcheck::engine::grammar::Registry::builtin();
     let expected: Vec<String> = registry
         .formats()
         .iter()

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use dupcheck::tokens::Mode;
+use dupcheck::engine::tokens::Mode;
 
 #[derive(Parser)]
 #[command(about = "Clone-injection quality benchmark of the dupcheck server")]

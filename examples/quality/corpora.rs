@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use dupcheck::grammar::{Format, Registry};
+use dupcheck::engine::grammar::{Format, Registry};
 
 use crate::args::Args;
 use crate::lang;

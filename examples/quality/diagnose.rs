@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use dupcheck::grammar::Format;
-use dupcheck::hash::HashMap;
-use dupcheck::snippet::tokenize_snippet;
-use dupcheck::tokens::{tokenize, LineIndex, Mode, Token};
+use dupcheck::engine::grammar::Format;
+use dupcheck::engine::hash::HashMap;
+use dupcheck::engine::snippet::tokenize_snippet;
+use dupcheck::engine::tokens::{tokenize, LineIndex, Mode, Token};
 use serde::Serialize;
 use tree_sitter::Tree;
 

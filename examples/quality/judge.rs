@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use dupcheck::grammar::Format;
-use dupcheck::tokens::Mode;
+use dupcheck::engine::grammar::Format;
+use dupcheck::engine::tokens::Mode;
 use serde::Serialize;
 
 use crate::corpora::Prepared;

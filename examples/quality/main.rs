@@ -70,8 +70,8 @@ mod variants;
 use std::process::ExitCode;
 
 use clap::Parser;
-use dupcheck::grammar::Registry;
-use dupcheck::tokens::Mode;
+use dupcheck::engine::grammar::Registry;
+use dupcheck::engine::tokens::Mode;
 use serde_json::json;
 
 use crate::args::Args;

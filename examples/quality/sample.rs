@@ -4,9 +4,9 @@
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
-use dupcheck::grammar::Format;
-use dupcheck::parse::Budget;
-use dupcheck::tokens::{tokenize, Mode, Token};
+use dupcheck::engine::grammar::Format;
+use dupcheck::engine::parse::Budget;
+use dupcheck::engine::tokens::{tokenize, Mode, Token};
 use tree_sitter::Node;
 
 use crate::args::Args;
@@ -114,7 +114,7 @@ pub fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
 /// A parse of `text`, a file or a snippet of the corpora, within a file's
 /// budget.
 pub fn parse(format: &Format, text: &str) -> Option<tree_sitter::Tree> {
-    dupcheck::parse::parse(format, text, None, &Budget::for_file(text.len())).ok()
+    dupcheck::engine::parse::parse(format, text, None, &Budget::for_file(text.len())).ok()
 }
 
 /// ERROR and MISSING nodes in a parse of `text`, a snippet, after the

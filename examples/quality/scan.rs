@@ -2,7 +2,7 @@
 //! --no-cache --no-watch`, timed from spawn to its summary line, against
 //! the tree-sitter parse floor of the same files: the texts dupcheck scans
 //! (its own walk and reader, default options), preloaded, each parsed once
-//! in this process with `dupcheck::parse::parse` on all cores. Both are
+//! in this process with `dupcheck::engine::parse::parse` on all cores. Both are
 //! measured as `examples/bench.rs` measures them: the floor first (its
 //! preload also warms the page cache for the scans), the fastest of its
 //! timed runs after one untimed run; the scan the median of its runs. Here
@@ -19,9 +19,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Parser as _;
-use dupcheck::config::{Cli, Config};
-use dupcheck::grammar::{FormatId, Registry};
-use dupcheck::parse::Budget;
+use dupcheck::engine::grammar::{FormatId, Registry};
+use dupcheck::engine::parse::Budget;
+use dupcheck::project::config::{Cli, Config};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -169,11 +169,12 @@ fn scanned_sources(dir: &Path, registry: &Registry) -> Result<Vec<Source>, Strin
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let config = Config::resolve(&cli, &cwd, registry, |_| {}).map_err(|e| e.to_string())?;
     let (candidates, _) =
-        dupcheck::walk::candidates(&config, registry).map_err(|e| e.to_string())?;
+        dupcheck::project::walk::candidates(&config, registry).map_err(|e| e.to_string())?;
     Ok(candidates
         .into_iter()
         .filter_map(|c| {
-            let text = dupcheck::walk::read(&c.abs, config.max_size, config.max_lines).ok()?;
+            let text =
+                dupcheck::project::walk::read(&c.abs, config.max_size, config.max_lines).ok()?;
             Some(Source {
                 format: c.format,
                 text,
@@ -188,7 +189,7 @@ fn parse_floor(registry: &Registry, sources: &[Source]) -> f64 {
     let started = Instant::now();
     sources.par_iter().for_each(|s| {
         let budget = Budget::for_file(s.text.len());
-        let tree = dupcheck::parse::parse(registry.get(s.format), &s.text, None, &budget);
+        let tree = dupcheck::engine::parse::parse(registry.get(s.format), &s.text, None, &budget);
         std::hint::black_box(tree.ok());
     });
     started.elapsed().as_secs_f64()

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dupcheck::tokens::Mode;
+use dupcheck::engine::tokens::Mode;
 use serde_json::{json, Value};
 
 /// The server under test; killed when dropped.

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use dupcheck::grammar::{Class, Format};
-use dupcheck::tokens::for_each_leaf;
+use dupcheck::engine::grammar::{Class, Format};
+use dupcheck::engine::tokens::for_each_leaf;
 use tree_sitter::Node;
 
 use crate::lang::{declared_names, Layout, Sampler};

@@ -4,7 +4,7 @@
 //! so that the entries themselves are explored.
 #![no_main]
 
-use dupcheck::cache::{decode, FORMAT_VERSION, MAGIC};
+use dupcheck::project::cache::{decode, FORMAT_VERSION, MAGIC};
 use libfuzzer_sys::fuzz_target;
 
 const KEY: u64 = 0x5eed;

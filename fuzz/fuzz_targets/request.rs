@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use dupcheck::grammar::Registry;
-use dupcheck::http::error::ApiError;
-use dupcheck::http::handlers::{decode_object, validate, BodyKind};
+use dupcheck::engine::grammar::Registry;
+use dupcheck::interfaces::http::error::ApiError;
+use dupcheck::interfaces::http::handlers::{decode_object, validate, BodyKind};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static Registry {

@@ -6,10 +6,10 @@
 
 use std::sync::OnceLock;
 
-use dupcheck::grammar::Registry;
-use dupcheck::parse::Budget;
-use dupcheck::snippet::{tokenize_snippet, tokenize_snippet_after};
-use dupcheck::tokens::{tokenize, Mode, Token};
+use dupcheck::engine::grammar::Registry;
+use dupcheck::engine::parse::Budget;
+use dupcheck::engine::snippet::{tokenize_snippet, tokenize_snippet_after};
+use dupcheck::engine::tokens::{tokenize, Mode, Token};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static Registry {

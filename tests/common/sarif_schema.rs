@@ -1,6 +1,6 @@
 //! SARIF logs checked against the OASIS SARIF 2.1.0 JSON schema kept in
 //! `testdata/sarif/`, formats (`uri`, `uri-reference`) included. Shared by
-//! the unit tests of `src/sarif.rs` (through `#[path]`) and the
+//! the unit tests of `src/interfaces/sarif.rs` (through `#[path]`) and the
 //! integration tests (through `tests/common`).
 #![allow(dead_code)] // Each includer uses a part.
 

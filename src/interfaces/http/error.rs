@@ -12,8 +12,8 @@ use hyper::{Method, StatusCode};
 use serde::Serialize;
 
 use super::{json_response, Resp};
-use crate::check::Refusal;
-use crate::diff_check::DiffRefusal;
+use crate::engine::check::Refusal;
+use crate::engine::diff_check::DiffRefusal;
 
 /// A failed request.
 #[derive(Debug, Clone, PartialEq, Eq)]

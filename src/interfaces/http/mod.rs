@@ -18,9 +18,9 @@ use http_body_util::Full;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
-use crate::buffers::Buffers;
-use crate::check::Admission;
-use crate::scan::Scanner;
+use crate::engine::check::Admission;
+use crate::project::buffers::Buffers;
+use crate::project::scan::Scanner;
 
 /// Every response of the server.
 pub type Resp = Response<Full<Bytes>>;

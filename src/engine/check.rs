@@ -19,15 +19,15 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::buffers::Buffers;
-use crate::grammar::FormatId;
-use crate::index::folder_of;
-use crate::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
-use crate::parse::{self, Budget, ParseError};
-use crate::sarif::{merge_by_location, Finding, Region};
-use crate::scan::{Scanner, Snapshot};
-use crate::snippet::{tokenize_snippet_after, tokenize_snippet_once};
-use crate::stats::SnippetStats;
+use crate::engine::grammar::FormatId;
+use crate::engine::index::folder_of;
+use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
+use crate::engine::parse::{self, Budget, ParseError};
+use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
+use crate::engine::stats::SnippetStats;
+use crate::interfaces::sarif::{merge_by_location, Finding, Region};
+use crate::project::buffers::Buffers;
+use crate::project::scan::{Scanner, Snapshot};
 
 /// Duplications listed in one answer at most; the rest are counted.
 pub const MAX_DUPLICATIONS: usize = 1000;
@@ -66,7 +66,7 @@ impl CheckAnswer {
     /// The listed duplications as findings (SARIF, rdjsonl): one per place
     /// of the snippet, whose related locations are the codebase places it
     /// duplicates. The snippet is at `path` (relative to DIR), or, without
-    /// one, has an empty path (see [`crate::sarif::Snippet`]).
+    /// one, has an empty path (see [`crate::interfaces::sarif::Snippet`]).
     pub fn findings(&self, snapshot: &Snapshot, path: Option<&str>) -> Vec<Finding> {
         let findings = self
             .matches

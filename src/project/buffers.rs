@@ -12,11 +12,11 @@
 //! path at once never share it (the second parses afresh). What is kept only
 //! saves work: answers are the same with or without it.
 //!
-//! [`snippet::tokenize_snippet_after`]: crate::snippet::tokenize_snippet_after
+//! [`snippet::tokenize_snippet_after`]: crate::engine::snippet::tokenize_snippet_after
 
 use std::sync::{Mutex, PoisonError};
 
-use crate::snippet::SnippetParse;
+use crate::engine::snippet::SnippetParse;
 
 /// Parses kept at most: an editor has a few buffers in use at a time.
 pub const KEPT: usize = 8;
@@ -74,15 +74,16 @@ impl Buffers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::Registry;
-    use crate::snippet::tokenize_snippet_after;
-    use crate::tokens::Mode;
+    use crate::engine::grammar::Registry;
+    use crate::engine::snippet::tokenize_snippet_after;
+    use crate::engine::tokens::Mode;
 
     fn parse_of(text: &str) -> SnippetParse {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
         // Budgets are not under test here: a loaded machine may take long.
-        let budget = crate::parse::Budget::new(std::time::Duration::from_secs(600), usize::MAX);
+        let budget =
+            crate::engine::parse::Budget::new(std::time::Duration::from_secs(600), usize::MAX);
         tokenize_snippet_after(js, text, Mode::Mild, None, &budget)
             .unwrap()
             .1

@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 
-use crate::hash::mix64;
+use crate::engine::hash::mix64;
 
 /// Multiplier of the rolling polynomial: a large odd constant.
 pub const BASE: u64 = 0x100_0000_01b3;

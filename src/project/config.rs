@@ -15,9 +15,9 @@ use clap::Parser;
 use ignore::overrides::{Override, OverrideBuilder};
 use serde_json::{Map, Value};
 
-use crate::grammar::{FormatId, Registry};
-use crate::matching::Thresholds;
-use crate::tokens::Mode;
+use crate::engine::grammar::{FormatId, Registry};
+use crate::engine::matching::Thresholds;
+use crate::engine::tokens::Mode;
 
 /// Raw command-line flags, before merging with the config file.
 #[derive(Debug, Parser)]

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
-use crate::grammar::Registry;
-use crate::index::Index;
-use crate::matching::{content_hash, Clone, SnippetMatch, Span};
+use crate::engine::grammar::Registry;
+use crate::engine::index::Index;
+use crate::engine::matching::{content_hash, Clone, SnippetMatch, Span};
 
 /// A percentage rounded to 2 decimals, written as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.

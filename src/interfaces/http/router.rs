@@ -16,8 +16,8 @@ use hyper::{Method, Request};
 
 use super::error::ApiError;
 use super::{handlers, Resp, State};
-use crate::config::origin_host;
-use crate::scan::panic_message;
+use crate::project::config::origin_host;
+use crate::project::scan::panic_message;
 
 /// Answers one request.
 pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, Infallible> {

@@ -15,10 +15,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::fingerprint::Fingerprint;
-use crate::hash::HashMap;
-use crate::index::{fingerprints, folder_of, Index, Posting};
-use crate::tokens::{LineIndex, Position, Token};
+use crate::engine::fingerprint::Fingerprint;
+use crate::engine::hash::HashMap;
+use crate::engine::index::{fingerprints, folder_of, Index, Posting};
+use crate::engine::tokens::{LineIndex, Position, Token};
 
 /// Fingerprints occurring in more places than this are skipped by
 /// whole-project detection (SPEC 5.3) and by snippet checks: such code
@@ -353,10 +353,10 @@ fn qualifies(index: &Index, clone: &Clone, t: Thresholds) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::Winnow;
-    use crate::grammar::Registry;
-    use crate::index::{FileMeta, SourceFile};
-    use crate::tokens::{tokenize, Mode};
+    use crate::engine::fingerprint::Winnow;
+    use crate::engine::grammar::Registry;
+    use crate::engine::index::{FileMeta, SourceFile};
+    use crate::engine::tokens::{tokenize, Mode};
     use std::sync::Arc;
 
     fn far_future() -> Instant {

@@ -13,7 +13,7 @@
 
 use tree_sitter::{Node, Range, Tree};
 
-use crate::grammar::{Embedded, Format};
+use crate::engine::grammar::{Embedded, Format};
 
 /// One script element's code.
 pub struct Script<'f> {
@@ -95,8 +95,8 @@ fn attributes(embedded: &Embedded, element: Node<'_>, text: &str) -> Vec<(String
 
 #[cfg(test)]
 mod tests {
-    use crate::grammar::Registry;
-    use crate::parse::{parse, Budget};
+    use crate::engine::grammar::Registry;
+    use crate::engine::parse::{parse, Budget};
 
     /// The format and text of each script of `text`, a file of `host`.
     fn scripts_of(host: &str, text: &str) -> Vec<(String, String)> {

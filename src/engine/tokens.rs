@@ -13,10 +13,10 @@
 
 use tree_sitter::{Node, Tree};
 
-use crate::embed;
-use crate::grammar::{Class, Format};
-use crate::hash::fnv1a;
-use crate::parse::{parse, parse_ranges, Budget, ParseError};
+use crate::engine::embed;
+use crate::engine::grammar::{Class, Format};
+use crate::engine::hash::fnv1a;
+use crate::engine::parse::{parse, parse_ranges, Budget, ParseError};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
@@ -436,7 +436,7 @@ pub fn normalized(format: &Format, text: &str, mode: Mode) -> Result<String, Par
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::Registry;
+    use crate::engine::grammar::Registry;
 
     /// Normalizes `code` as format `format` in `mode`.
     fn check(format: &str, mode: Mode, code: &str, expected: &str) {

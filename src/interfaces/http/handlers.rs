@@ -6,7 +6,7 @@
 //! [`ApiError`]. Bodies are read through a size limit and a time limit;
 //! fields are validated in the documented order (code, format or path, then
 //! the optional fields); each check is one engine call
-//! ([`crate::check::check`], [`crate::diff_check::check_diff`]) on the
+//! ([`crate::engine::check::check`], [`crate::engine::diff_check::check_diff`]) on the
 //! blocking pool, and the handler only decodes, validates and renders.
 
 use std::path::Path;
@@ -23,14 +23,14 @@ use serde_json::{Map, Value};
 
 use super::error::ApiError;
 use super::{json, json_response, typed_response, Resp, State};
-use crate::check::{CheckAnswer, CheckRequest};
-use crate::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
-use crate::grammar::{Format, Registry};
-use crate::matching::{SnippetMatch, Span};
-use crate::sarif::{self, Extras, Finding, Notice, Snippet};
-use crate::scan::Snapshot;
-use crate::stats::SnippetStats;
-use crate::time::iso8601;
+use crate::engine::check::{CheckAnswer, CheckRequest};
+use crate::engine::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
+use crate::engine::grammar::{Format, Registry};
+use crate::engine::matching::{SnippetMatch, Span};
+use crate::engine::stats::SnippetStats;
+use crate::interfaces::sarif::{self, Extras, Finding, Notice, Snippet};
+use crate::interfaces::time::iso8601;
+use crate::project::scan::Snapshot;
 use crate::VERSION;
 
 /// How long a client may take to send its body.
@@ -54,7 +54,8 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
     let state = Arc::clone(state);
     tokio::task::spawn_blocking(move || {
         let _admitted = admitted;
-        let answer = crate::check::check(&state.scanner, &state.buffers, &snapshot, &request)?;
+        let answer =
+            crate::engine::check::check(&state.scanner, &state.buffers, &snapshot, &request)?;
         let registry = state.scanner.registry();
         match output {
             Output::Json => Ok(json_response(
@@ -106,7 +107,7 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
         // The check's size is known once the diff is read: it waits for its
         // turn here, on the blocking pool, as checks wait on the reactor.
         let admit = |len| runtime.block_on(state.admission.admit(len));
-        let answer = crate::diff_check::check_diff(
+        let answer = crate::engine::diff_check::check_diff(
             scanner.config(),
             scanner.registry(),
             &snapshot,
@@ -200,8 +201,8 @@ fn truncation(listed: usize, total: usize) -> Option<Notice> {
         path: None,
         text: format!(
             "Only the first {listed} of {total} duplications are listed (at most {} and {} MB of fragments per answer).",
-            crate::check::MAX_DUPLICATIONS,
-            crate::check::MAX_FRAGMENT_BYTES >> 20
+            crate::engine::check::MAX_DUPLICATIONS,
+            crate::engine::check::MAX_FRAGMENT_BYTES >> 20
         ),
         warning: true,
     })
@@ -693,7 +694,7 @@ fn parse_form(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
 pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
     #[derive(Serialize)]
     struct Body<'a> {
-        statistics: &'a crate::stats::ProjectStats,
+        statistics: &'a crate::engine::stats::ProjectStats,
         timestamp: String,
     }
     let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
@@ -808,9 +809,9 @@ pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Cli, Config};
-    use crate::grammar::Registry;
-    use crate::scan::Scanner;
+    use crate::engine::grammar::Registry;
+    use crate::project::config::{Cli, Config};
+    use crate::project::scan::Scanner;
     use clap::Parser;
 
     /// State whose first scan has not finished (it was never started).
@@ -825,7 +826,7 @@ mod tests {
             Arc::new(State {
                 scanner,
                 buffers: Default::default(),
-                admission: crate::check::Admission::new(1),
+                admission: crate::engine::check::Admission::new(1),
                 grace_over: tokio::sync::watch::channel(false).1,
             }),
         )

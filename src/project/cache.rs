@@ -20,10 +20,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::fingerprint::Fingerprint;
-use crate::hash::HashMap;
-use crate::index::{FileMeta, SourceFile};
-use crate::tokens::{Mode, Token};
+use crate::engine::fingerprint::Fingerprint;
+use crate::engine::hash::HashMap;
+use crate::engine::index::{FileMeta, SourceFile};
+use crate::engine::tokens::{Mode, Token};
 
 /// The first bytes of a cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
@@ -71,10 +71,10 @@ pub fn key(mode: Mode, min_tokens: u32) -> u64 {
     let material = format!(
         "{}\0{}\0{}\0{}\0{}",
         crate::VERSION,
-        crate::tokens::NORMALIZATION_VERSION,
+        crate::engine::tokens::NORMALIZATION_VERSION,
         mode.name(),
         min_tokens,
-        crate::grammar::GRAMMARS_TOML
+        crate::engine::grammar::GRAMMARS_TOML
     );
     xxhash_rust::xxh3::xxh3_64(material.as_bytes())
 }
@@ -362,8 +362,8 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::Winnow;
-    use crate::grammar::Registry;
+    use crate::engine::fingerprint::Winnow;
+    use crate::engine::grammar::Registry;
 
     fn files() -> Vec<Arc<SourceFile>> {
         let registry = Registry::builtin();

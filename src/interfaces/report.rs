@@ -11,7 +11,7 @@
 //! A thin adapter: the scan is [`scan::scan`], the clones are those
 //! `/api/stats` counts ([`Snapshot::clones`], listed by
 //! [`clone_list`]), a diff is checked by [`check_diff`], SARIF is
-//! [`crate::sarif`]. Only the baseline comparison lives here.
+//! [`crate::interfaces::sarif`]. Only the baseline comparison lives here.
 //!
 //! Invariants: nothing is written but the reports, and the cache only with
 //! `--write-cache`; a clone is matched with the baseline by its content
@@ -24,14 +24,14 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::check::region;
-use crate::config::{Config, ReportArgs, Reporter, ServeArgs};
-use crate::diff_check::{check_diff, DiffAnswer, DiffStats};
-use crate::grammar::Registry;
-use crate::hash::HashMap;
-use crate::sarif::{merge_by_location, sarif_with, Extras, Finding, Notice};
-use crate::scan::{self, Progress, Reuse, Snapshot};
-use crate::stats::{clone_list, ClonePlace, ListedClone, Percent, ProjectStats};
+use crate::engine::check::region;
+use crate::engine::diff_check::{check_diff, DiffAnswer, DiffStats};
+use crate::engine::grammar::Registry;
+use crate::engine::hash::HashMap;
+use crate::engine::stats::{clone_list, ClonePlace, ListedClone, Percent, ProjectStats};
+use crate::interfaces::sarif::{merge_by_location, sarif_with, Extras, Finding, Notice};
+use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
+use crate::project::scan::{self, Progress, Reuse, Snapshot};
 
 /// How a report ended, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,17 +102,17 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
         .as_deref()
         .map(|path| read_diff(cwd, path))
         .transpose()?;
-    let key = crate::cache::key(config.mode, config.thresholds.min_tokens);
+    let key = crate::project::cache::key(config.mode, config.thresholds.min_tokens);
     let mut reuse = Reuse::default();
     if let Some(dir) = &config.cache_dir {
-        reuse.cached = crate::cache::load(dir, key);
+        reuse.cached = crate::project::cache::load(dir, key);
     }
     let snapshot = scan::scan(&config, &registry, &reuse, Progress::Console)
         .map_err(|e| format!("cannot scan {}: {e}", config.dir.display()))?;
     drop(reuse);
     if args.write_cache {
         if let Some(dir) = &config.cache_dir {
-            crate::cache::save(dir, key, &snapshot.index.files)
+            crate::project::cache::save(dir, key, &snapshot.index.files)
                 .map_err(|e| format!("cannot write the cache in {}: {e}", dir.display()))?;
         }
     }
@@ -141,7 +141,7 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
             if answer.truncated {
                 crate::stderr_line(&format!(
                     "dupcheck: warning: only the first duplications are listed (at most {}); the statistics count all {}",
-                    crate::check::MAX_DUPLICATIONS,
+                    crate::engine::check::MAX_DUPLICATIONS,
                     answer.statistics.total_duplications
                 ));
             }
@@ -586,8 +586,8 @@ fn read_baseline(path: &PathBuf) -> Result<Baseline, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matching::Span;
-    use crate::tokens::Position;
+    use crate::engine::matching::Span;
+    use crate::engine::tokens::Position;
 
     fn clone(hash: u64, a: &str, b: &str) -> ListedClone {
         let place = |path: &str| ClonePlace {

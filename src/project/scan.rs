@@ -26,16 +26,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use tokio::sync::watch;
 
-use crate::cache::{self, CachedFile};
-use crate::config::Config;
-use crate::fingerprint::Winnow;
-use crate::grammar::Registry;
-use crate::hash::{HashMap, HashSet};
-use crate::index::{FileMeta, Index, SourceFile};
-use crate::matching::{project_clones, Clone};
-use crate::parse::ParseError;
-use crate::stats::ProjectStats;
-use crate::walk::{self, Candidate, SkipCounts, SkipReason};
+use crate::engine::fingerprint::Winnow;
+use crate::engine::grammar::Registry;
+use crate::engine::hash::{HashMap, HashSet};
+use crate::engine::index::{FileMeta, Index, SourceFile};
+use crate::engine::matching::{project_clones, Clone};
+use crate::engine::parse::ParseError;
+use crate::engine::stats::ProjectStats;
+use crate::project::cache::{self, CachedFile};
+use crate::project::config::Config;
+use crate::project::walk::{self, Candidate, SkipCounts, SkipReason};
 
 /// Everything one scan produced; immutable once published.
 #[derive(Debug)]
@@ -60,7 +60,7 @@ impl Snapshot {
     /// The whole project's clones, sorted, and how many fingerprint lookups
     /// the posting cap skipped (clone detection runs on first call). What
     /// `/api/stats` counts and `dupcheck report` lists (see
-    /// [`crate::stats::clone_list`]).
+    /// [`crate::engine::stats::clone_list`]).
     pub fn clones(&self, config: &Config) -> (&[Clone], usize) {
         let (clones, capped) = self.clones.get_or_init(|| {
             let started = Instant::now();
@@ -84,7 +84,7 @@ impl Snapshot {
                 clones,
                 registry,
                 capped,
-                crate::time::iso8601(self.finished),
+                crate::interfaces::time::iso8601(self.finished),
             )
         })
     }
@@ -174,7 +174,7 @@ pub fn scan(
         .par_iter()
         .with_max_len(1)
         .map(|c| {
-            if crate::parse::stopping() {
+            if crate::engine::parse::stopping() {
                 return Outcome::Stopped;
             }
             let outcome = load(config, registry, reuse, winnow, c);

@@ -31,11 +31,11 @@
 //!
 //! Invariants: a diff never makes an error of one file (every file of the
 //! diff is in `files` or `skipped`); the check takes its memory from the
-//! [`Admission`](crate::check::Admission) pool by the size of the new texts
+//! [`Admission`](crate::engine::check::Admission) pool by the size of the new texts
 //! before building them, and all its parses and its matching end by one
 //! deadline ([`budget_for_files`]); an answer lists at most
-//! [`MAX_DUPLICATIONS`](crate::check::MAX_DUPLICATIONS) duplications and
-//! [`MAX_FRAGMENT_BYTES`](crate::check::MAX_FRAGMENT_BYTES) of fragments,
+//! [`MAX_DUPLICATIONS`](crate::engine::check::MAX_DUPLICATIONS) duplications and
+//! [`MAX_FRAGMENT_BYTES`](crate::engine::check::MAX_FRAGMENT_BYTES) of fragments,
 //! while its statistics count them all.
 
 use std::borrow::Cow;
@@ -43,19 +43,19 @@ use std::cmp::Reverse;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::check::{budget_for_files, listed, max_snippet_len, region, Refusal};
-use crate::config::Config;
-use crate::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Line};
-use crate::grammar::{Format, Registry};
-use crate::hash::{fnv1a, HashSet};
-use crate::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
-use crate::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
-use crate::parse::{Budget, ParseError};
-use crate::sarif::{merge_by_location, Finding, Notice};
-use crate::scan::Snapshot;
-use crate::snippet::tokenize_snippet_once;
-use crate::stats::Percent;
-use crate::tokens::{tokenize_within, LineIndex, Mode, Token};
+use crate::engine::check::{budget_for_files, listed, max_snippet_len, region, Refusal};
+use crate::engine::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Line};
+use crate::engine::grammar::{Format, Registry};
+use crate::engine::hash::{fnv1a, HashSet};
+use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
+use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
+use crate::engine::parse::{Budget, ParseError};
+use crate::engine::snippet::tokenize_snippet_once;
+use crate::engine::stats::Percent;
+use crate::engine::tokens::{tokenize_within, LineIndex, Mode, Token};
+use crate::interfaces::sarif::{merge_by_location, Finding, Notice};
+use crate::project::config::Config;
+use crate::project::scan::Snapshot;
 
 /// Why a diff was not checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::fingerprint::{Fingerprint, Winnow};
-use crate::grammar::{Format, FormatId, Registry};
-use crate::hash::HashMap;
-use crate::parse::ParseError;
-use crate::tokens::{tokenize, LineIndex, Mode, Position, Token};
+use crate::engine::fingerprint::{Fingerprint, Winnow};
+use crate::engine::grammar::{Format, FormatId, Registry};
+use crate::engine::hash::HashMap;
+use crate::engine::parse::ParseError;
+use crate::engine::tokens::{tokenize, LineIndex, Mode, Position, Token};
 
 /// What identifies a file's content on disk: compared to decide whether
 /// tokens from a previous scan or the cache can be reused.

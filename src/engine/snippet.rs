@@ -2,7 +2,7 @@
 //!
 //! In: a [`Format`], a snippet's text and, for an editor's buffer, the
 //! [`SnippetParse`] of its previous version. Out: the snippet's leaves, as
-//! [`tokens`](crate::tokens) turns them into tokens, and its parse, for the
+//! [`tokens`](crate::engine::tokens) turns them into tokens, and its parse, for the
 //! next version.
 //!
 //! A snippet is what a client pastes: cut out of its file, often inside a
@@ -20,9 +20,9 @@
 
 use tree_sitter::{InputEdit, Point, Tree};
 
-use crate::grammar::{Class, Format, FormatId};
-use crate::parse::{parse, Budget, ParseError};
-use crate::tokens::{push, walk, walk_from, walk_parse, Mode, Token};
+use crate::engine::grammar::{Class, Format, FormatId};
+use crate::engine::parse::{parse, Budget, ParseError};
+use crate::engine::tokens::{push, walk, walk_from, walk_parse, Mode, Token};
 
 /// The normalized token stream of a snippet, within the
 /// [`Budget::for_snippet`] of its length.
@@ -536,8 +536,8 @@ fn count_errors(tree: &Tree, missing: bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::Registry;
-    use crate::tokens::tokenize;
+    use crate::engine::grammar::Registry;
+    use crate::engine::tokens::tokenize;
 
     #[test]
     fn a_method_pasted_without_its_class_tokenizes_as_in_its_file() {

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
-use crate::hash::HashSet;
-use crate::scan::Scanner;
+use crate::engine::hash::HashSet;
+use crate::project::scan::Scanner;
 
 /// How long DIR must be quiet before a burst of events is applied.
 pub const QUIET: Duration = Duration::from_millis(20);

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{ParseOptions, ParseState, Parser, Range, Tree};
 
-use crate::grammar::{Format, FormatId};
-use crate::hash::HashMap;
+use crate::engine::grammar::{Format, FormatId};
+use crate::engine::hash::HashMap;
 
 /// What one parse may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,7 +287,7 @@ mod counted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::Registry;
+    use crate::engine::grammar::Registry;
 
     /// Inputs that made tree-sitter 0.25's error recovery run without end
     /// (issue 8): with 0.27 they parse, and budgets bound them anyway.

@@ -25,7 +25,7 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Map, Value};
 
-use crate::hash::HashMap;
+use crate::engine::hash::HashMap;
 
 /// The rule every finding is reported under.
 pub const RULE_ID: &str = "duplicate-code";
@@ -431,7 +431,7 @@ fn byte_column(text: &str, line: u32, column: u32) -> u32 {
 }
 
 #[cfg(test)]
-#[path = "../tests/common/sarif_schema.rs"]
+#[path = "../../tests/common/sarif_schema.rs"]
 mod schema;
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
 
-use crate::config::Config;
-use crate::grammar::{FormatId, Registry};
+use crate::engine::grammar::{FormatId, Registry};
+use crate::project::config::Config;
 
 /// A file to scan.
 #[derive(Debug, Clone)]
@@ -251,7 +251,7 @@ fn read_text(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<Strin
     }
     let text = String::from_utf8(bytes).map_err(|_| SkipReason::NotUtf8)?;
     if let Some(max) = max_lines {
-        let lines = crate::tokens::LineIndex::new(&text).editor_lines(&text);
+        let lines = crate::engine::tokens::LineIndex::new(&text).editor_lines(&text);
         if u64::from(lines) > max {
             return Err(SkipReason::TooManyLines);
         }

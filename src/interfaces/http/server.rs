@@ -20,10 +20,10 @@ use tokio::net::TcpListener;
 use super::conn::{answer_dropped, JsonErrorsIo};
 use super::error::ApiError;
 use super::{router, State};
-use crate::check::Admission;
-use crate::config::Config;
-use crate::grammar::Registry;
-use crate::scan::Scanner;
+use crate::engine::check::Admission;
+use crate::engine::grammar::Registry;
+use crate::project::config::Config;
+use crate::project::scan::Scanner;
 
 /// How long in-flight requests get after a stop signal.
 pub const GRACE: Duration = Duration::from_secs(5);
@@ -62,7 +62,7 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     });
     // Watch before the first scan, so no change made during it is lost.
     let _watcher = if scanner.config().watch {
-        crate::watch::spawn(Arc::clone(&scanner))
+        crate::project::watch::spawn(Arc::clone(&scanner))
     } else {
         None
     };
@@ -120,11 +120,11 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
         () = tokio::time::sleep(GRACE) => {
             tracing::warn!("requests still running after {GRACE:?} are answered 503");
             let _ = grace_over.send(true);
-            crate::parse::stop();
+            crate::engine::parse::stop();
             let _ = tokio::time::timeout(LAST_ANSWERS, &mut drained).await;
         }
     }
-    crate::parse::stop();
+    crate::engine::parse::stop();
     let flush = tokio::task::spawn_blocking(move || scanner.flush_cache());
     if tokio::time::timeout(LAST_CACHE_WRITE, flush).await.is_err() {
         tracing::warn!("the cache was not written in time; the next start rebuilds what changed");

@@ -15,10 +15,10 @@ use std::sync::{Arc, OnceLock};
 use serde::Deserialize;
 use tree_sitter::Language;
 
-use crate::hash::HashMap;
+use crate::engine::hash::HashMap;
 
 /// The grammars file, embedded so the binary needs nothing beside it.
-pub const GRAMMARS_TOML: &str = include_str!("../grammars.toml");
+pub const GRAMMARS_TOML: &str = include_str!("../../grammars.toml");
 
 /// The tree-sitter grammar registered under `name` in `grammars.toml`.
 ///

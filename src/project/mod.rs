@@ -1,0 +1,18 @@
+//! The project: the one working directory dupcheck is bound to. Its
+//! settings ([`config`]), which files are read ([`walk`]), the scan that
+//! turns them into an immutable snapshot and swaps it in whole ([`scan`]),
+//! the index kept on disk ([`cache`]), live updates ([`watch`]) and editors'
+//! last buffers ([`buffers`]).
+
+/// Editors' buffers: the last parse of each checked path, for reparsing.
+pub mod buffers;
+/// The persisted index for warm restarts.
+pub mod cache;
+/// Flags and the config file, merged into one validated `Config`.
+pub mod config;
+/// Scans, snapshots, and the scanner that swaps them.
+pub mod scan;
+/// Which files of DIR are scanned, and reading them.
+pub mod walk;
+/// Live updates from file-system events.
+pub mod watch;
