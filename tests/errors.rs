@@ -16,6 +16,9 @@ fn validation_errors_in_field_order() {
         ("{\"code\": ", error("ValidationError", "Request body is not valid JSON: EOF while parsing a value at line 1 column 9", 400)),
         ("[1, 2]", error("ValidationError", "Request body must be a JSON object", 400)),
         ("{}", error("ValidationError", "Missing required field: code", 400)),
+        // null is a missing field, as in jscpd-server.
+        (r#"{"code": null, "format": "js"}"#, error("ValidationError", "Missing required field: code", 400)),
+        (r#"{"code": "x", "format": null}"#, error("ValidationError", "Missing required field: format", 400)),
         (r#"{"code": 5, "format": 7}"#, error("ValidationError", "Field \"code\" must be a string", 400)),
         (r#"{"code": "  \n ", "format": "js"}"#, error("ValidationError", "Field \"code\" cannot be empty", 400)),
         (r#"{"code": "x"}"#, error("ValidationError", "Missing required field: format", 400)),
@@ -24,6 +27,7 @@ fn validation_errors_in_field_order() {
         (r#"{"code": "x", "format": "cobol", "recheck": 1}"#, error("UnsupportedFormat", &unsupported, 400)),
         (r#"{"code": "x", "format": "js", "recheck": "yes"}"#, error("ValidationError", "Field \"recheck\" must be a boolean", 400)),
         (r#"{"code": "x", "format": "js", "path": 3}"#, error("ValidationError", "Field \"path\" must be a string", 400)),
+        (r#"{"code": "x", "format": "cobol", "path": null, "recheck": null}"#, error("UnsupportedFormat", &unsupported, 400)),
         (r#"{"code": "x", "path": 3}"#, error("ValidationError", "Field \"path\" must be a string", 400)),
         (
             r#"{"code": "x", "path": "notes.txt"}"#,

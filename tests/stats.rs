@@ -156,6 +156,7 @@ fn root_describes_the_api() {
         names,
         [
             "GET /",
+            "GET /api/clones",
             "GET /api/health",
             "GET /api/stats",
             "POST /api/check",

@@ -12,6 +12,8 @@
 
 /// One snippet checked within its budgets.
 pub mod check;
+/// The project's clones, filtered and paged: `/api/clones`.
+pub mod clones;
 /// Unified diffs: changed files, hunks, new texts rebuilt from their base.
 pub mod diff;
 /// One diff checked: the duplications its added lines make.

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use super::error::ApiError;
 use super::{json, json_response, typed_response, Resp, State};
 use crate::engine::check::{CheckAnswer, CheckRequest};
+use crate::engine::clones::{ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
 use crate::engine::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::matching::{SnippetMatch, Span};
@@ -410,18 +411,12 @@ pub fn validate(
     };
     let fields = &fields;
     let path = || match fields.get("path") {
-        None => Ok(None),
+        None | Some(Value::Null) => Ok(None),
         Some(Value::String(p)) => Ok(Some(p.as_str())),
         Some(_) => Err(must_be("path", "a string")),
     };
-    let format = if fields.contains_key("format") {
-        let name = required_str(fields, "format")?;
-        registry.lookup(name).ok_or_else(|| {
-            ApiError::UnsupportedFormat(format!(
-                "Unsupported format {name:?}; supported formats: {} (aliases and extensions such as js, ts, py and rs work too)",
-                registry.names().join(", ")
-            ))
-        })?
+    let format = if fields.get("format").is_some_and(|v| !v.is_null()) {
+        format_named(registry, required_str(fields, "format")?)?
     } else if let Some(path) = path()? {
         registry.for_path(Path::new(path)).ok_or_else(|| {
             let what = Path::new(path)
@@ -440,7 +435,7 @@ pub fn validate(
         ));
     };
     let recheck = match fields.get("recheck") {
-        None => false,
+        None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(must_be("recheck", "a boolean")),
     };
@@ -453,10 +448,21 @@ pub fn validate(
     Ok((request, recheck))
 }
 
-/// The value of a required, non-blank string field.
+/// The format `name` names (a name, alias or extension).
+fn format_named<'r>(registry: &'r Registry, name: &str) -> Result<&'r Format, ApiError> {
+    registry.lookup(name).ok_or_else(|| {
+        ApiError::UnsupportedFormat(format!(
+            "Unsupported format {name:?}; supported formats: {} (aliases and extensions such as js, ts, py and rs work too)",
+            registry.names().join(", ")
+        ))
+    })
+}
+
+/// The value of a required, non-blank string field (`null` is missing, as
+/// in jscpd-server).
 fn required_str<'a>(fields: &'a Map<String, Value>, name: &str) -> Result<&'a str, ApiError> {
     match fields.get(name) {
-        None => Err(ApiError::Validation(format!(
+        None | Some(Value::Null) => Err(ApiError::Validation(format!(
             "Missing required field: {name}"
         ))),
         Some(Value::String(s)) if s.trim().is_empty() => Err(ApiError::Validation(format!(
@@ -717,6 +723,122 @@ pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
     })
 }
 
+/// GET /api/clones: the project's clones, largest first, a page at a time.
+pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+    let fields = query_fields(req.uri().query().unwrap_or(""))?;
+    let scanner = &state.scanner;
+    let query = clones_query(&fields, scanner.registry(), &scanner.config().dir)?;
+    let snapshot = scanner.snapshot().ok_or(ApiError::NotReady)?;
+    let state = Arc::clone(state);
+    // Clone detection runs on first use of a snapshot: off the reactor.
+    tokio::task::spawn_blocking(move || {
+        let scanner = &state.scanner;
+        let page =
+            crate::engine::clones::list(&snapshot, scanner.config(), scanner.registry(), &query);
+        json(StatusCode::OK, &page)
+    })
+    .await
+    .map_err(|err| {
+        tracing::error!("clone list failed: {err}");
+        ApiError::Internal
+    })
+}
+
+/// The parameters of a query string as an object of strings, refusing
+/// repeated names.
+fn query_fields(query: &str) -> Result<Map<String, Value>, ApiError> {
+    let decode = |raw: &str| {
+        let spaced = raw.replace('+', " ");
+        percent_encoding::percent_decode_str(&spaced)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let mut fields = Map::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = decode(key);
+        if fields.contains_key(&key) {
+            return Err(ApiError::Validation(format!(
+                "Parameter \"{key}\" is given twice"
+            )));
+        }
+        fields.insert(key, Value::String(decode(value)));
+    }
+    Ok(fields)
+}
+
+/// The parameters of a clone list: `path`, `format`, `minTokens`, `limit`,
+/// `cursor` and `fragments`, as query strings (`GET /api/clones`) or as
+/// JSON values (MCP's `list_clones`); anything else is refused.
+pub fn clones_query(
+    fields: &Map<String, Value>,
+    registry: &Registry,
+    dir: &Path,
+) -> Result<ClonesQuery, ApiError> {
+    const KNOWN: [&str; 6] = [
+        "path",
+        "format",
+        "minTokens",
+        "limit",
+        "cursor",
+        "fragments",
+    ];
+    if let Some(name) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(ApiError::Validation(format!(
+            "Unknown parameter \"{name}\"; the clone list takes {}",
+            KNOWN.join(", ")
+        )));
+    }
+    let text = |name: &str| match fields.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(must_be(name, "a string")),
+    };
+    let whole = |name: &str, range: std::ops::RangeInclusive<u64>| {
+        let number = match fields.get(name) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Number(n)) => n.as_u64(),
+            Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
+            Some(_) => None,
+        };
+        match number {
+            Some(n) if range.contains(&n) => Ok(Some(n)),
+            _ => Err(must_be(
+                name,
+                &format!("a whole number from {} to {}", range.start(), range.end()),
+            )),
+        }
+    };
+    let format = text("format")?
+        .map(|name| format_named(registry, name).map(|f| f.id))
+        .transpose()?;
+    let after = text("cursor")?
+        .map(|c| {
+            Cursor::decode(c).ok_or_else(|| {
+                ApiError::Validation(
+                    "Field \"cursor\" is not a cursor of this server: send back the nextCursor of the previous page".into(),
+                )
+            })
+        })
+        .transpose()?;
+    let fragments = match fields.get("fragments") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) if s == "true" || s == "1" => true,
+        Some(Value::String(s)) if s == "false" || s == "0" || s.is_empty() => false,
+        Some(_) => return Err(must_be("fragments", "true or false")),
+    };
+    Ok(ClonesQuery {
+        path: text("path")?.map_or_else(String::new, |p| relative_to_dir(p, dir)),
+        format,
+        min_tokens: whole("minTokens", 0..=u64::from(u32::MAX))?.map_or(0, |n| n as u32),
+        limit: whole("limit", 1..=MAX_LIMIT as u64)?.map_or(DEFAULT_LIMIT, |n| n as usize),
+        after,
+        fragments,
+    })
+}
+
 /// GET /api/health.
 pub fn health(state: &State) -> Resp {
     #[derive(Serialize)]
@@ -770,6 +892,7 @@ pub fn root(state: &State) -> Resp {
             "POST /api/check": "Check a code snippet for duplications: {\"code\": \"...\", \"format\": \"javascript\"}, optional \"recheck\" and \"path\"; ?output=sarif or rdjsonl for SARIF 2.1.0 or reviewdog",
             "POST /api/check-diff": "Check what a diff adds for duplications: the output of git diff as text/x-diff, or {\"diff\": \"...\"}; ?output=sarif or rdjsonl for SARIF 2.1.0 or reviewdog",
             "GET /api/stats": "Duplication statistics of the whole project, per file and per format",
+            "GET /api/clones": "The project's clones, largest first: ?limit=100 (at most 1000), cursor (the answer's nextCursor), path (a file or folder), format, minTokens, fragments=true",
             "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
             "GET /": "This description",

@@ -22,7 +22,7 @@ use crate::project::scan::panic_message;
 /// Answers one request.
 pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, Infallible> {
     let method = req.method().clone();
-    let path = req.uri().path().to_owned();
+    let path = route_of(req.uri().path()).to_owned();
     let started = std::time::Instant::now();
     let answer = match check_browser(&state, &req, &path) {
         Err(err) => Err(err),
@@ -56,6 +56,7 @@ async fn dispatch(
         ("/api/check-diff", &Method::POST) => handlers::check_diff(&state, req).await,
         ("/api/recheck", &Method::POST) => handlers::recheck(&state).await,
         ("/api/stats", _) if get => handlers::stats(&state).await,
+        ("/api/clones", _) if get => handlers::clones(&state, req).await,
         ("/api/health", _) if get => Ok(handlers::health(&state)),
         ("/", _) if get => Ok(handlers::root(&state)),
         ("/api/check" | "/api/check-diff" | "/api/recheck", _) => Err(ApiError::MethodNotAllowed {
@@ -63,12 +64,23 @@ async fn dispatch(
             path,
             allow: "POST",
         }),
-        ("/api/stats" | "/api/health" | "/", _) => Err(ApiError::MethodNotAllowed {
-            method,
-            path,
-            allow: "GET",
-        }),
+        ("/api/stats" | "/api/clones" | "/api/health" | "/", _) => {
+            Err(ApiError::MethodNotAllowed {
+                method,
+                path,
+                allow: "GET",
+            })
+        }
         _ => Err(ApiError::NotFound { method, path }),
+    }
+}
+
+/// The route a request path names: trailing slashes do not count
+/// (`/api/health/` is `/api/health`), as in jscpd-server.
+fn route_of(path: &str) -> &str {
+    match path.trim_end_matches('/') {
+        "" => "/",
+        route => route,
     }
 }
 
@@ -132,6 +144,19 @@ fn check_browser<B>(state: &State, req: &Request<B>, path: &str) -> Result<(), A
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailing_slashes_name_the_same_route() {
+        for (path, route) in [
+            ("/", "/"),
+            ("//", "/"),
+            ("/api/health/", "/api/health"),
+            ("/api/clones//", "/api/clones"),
+            ("/api/check", "/api/check"),
+        ] {
+            assert_eq!(route_of(path), route, "{path}");
+        }
+    }
 
     #[tokio::test]
     async fn a_panicking_handler_is_a_500_and_the_runtime_survives() {
