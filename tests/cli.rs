@@ -148,6 +148,49 @@ fn unknown_config_keys_warn_on_stderr() {
     );
 }
 
+/// The whole stderr of a server started with `args` and `env`, until its
+/// summary line, then stopped.
+#[cfg(unix)]
+fn stderr_until_ready(args: &[&str], env: &[(&str, &str)]) -> String {
+    use std::io::Read;
+    let temp = fixture("stats");
+    let mut child = std::process::Command::new(BIN)
+        .arg(temp.path())
+        .args(["--port", "0", "--no-watch", "--no-cache"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start dupcheck");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut all = String::new();
+    while !all.contains("dupcheck: scanned") {
+        let read = std::io::BufRead::read_line(&mut stderr, &mut all).expect("stderr line");
+        assert!(read > 0, "stderr ended before the summary line: {all}");
+    }
+    sigterm(&child);
+    let _ = stderr.read_to_string(&mut all);
+    let _ = child.wait();
+    all
+}
+
+#[cfg(unix)]
+#[test]
+fn serving_every_interface_is_said_and_logs_have_no_colour_codes_in_a_pipe() {
+    let all = stderr_until_ready(&["--host", "0.0.0.0"], &[]);
+    let warning = "dupcheck: warning: bound to 0.0.0.0, so reachable from the network, and any Host is served; bind to 127.0.0.1 (--host) or name the hosts to serve (--allowed-host) to refuse the rest\n";
+    assert!(all.contains(warning), "{all}");
+    let local = stderr_until_ready(
+        &["--host", "127.0.0.1"],
+        &[("DUPCHECK_LOG", "dupcheck=debug")],
+    );
+    assert!(!local.contains("warning"), "{local}");
+    assert!(local.contains(" DEBUG "), "debug logs were on: {local}");
+    assert!(local.contains(" INFO "), "the stop is logged: {local}");
+    assert!(!local.contains('\x1b'), "no ANSI escape codes: {local:?}");
+}
+
 #[test]
 fn ignore_rules_format_filter_and_hidden_files() {
     let temp = fixture("project");

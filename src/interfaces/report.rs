@@ -87,6 +87,7 @@ impl Statistics {
 
 /// Runs `dupcheck report`.
 pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Outcome, String> {
+    let started = std::time::Instant::now();
     let config = Config::resolve_parts(&args.scan, &ServeArgs::default(), cwd, &registry, |w| {
         crate::stderr_line(&format!("dupcheck: {w}"))
     })
@@ -107,8 +108,12 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
     if let Some(dir) = &config.cache_dir {
         reuse.cached = crate::project::cache::load(dir, key);
     }
-    let snapshot = scan::scan(&config, &registry, &reuse, Progress::Console)
-        .map_err(|e| format!("cannot scan {}: {e}", config.dir.display()))?;
+    let progress = Progress::console(started);
+    let scanned = scan::scan(&config, &registry, &reuse, &progress);
+    let snapshot = scanned.map_err(|e| {
+        progress.finish();
+        format!("cannot scan {}: {e}", config.dir.display())
+    })?;
     drop(reuse);
     if args.write_cache {
         if let Some(dir) = &config.cache_dir {
@@ -119,11 +124,13 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
     let summary = !std::io::stderr().is_terminal();
     let mut found = match diff {
         None => {
+            progress.phase("detecting clones");
             let (clones, _) = snapshot.clones(&config);
             let clones = clone_list(&snapshot.index, clones, &registry);
             let stats = snapshot.stats(&config, &registry).clone();
+            let seconds = progress.finish();
             if summary {
-                crate::stderr_line(&scan::summary(&snapshot, &stats));
+                crate::stderr_line(&scan::summary(&snapshot, &stats, seconds));
             }
             Found {
                 clones,
@@ -133,8 +140,10 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
             }
         }
         Some(bytes) => {
-            let answer = check_diff(&config, &registry, &snapshot, &bytes, |_| Ok(()))
-                .map_err(|e| format!("cannot check the diff: {e}"))?;
+            progress.phase("checking the diff");
+            let answer = check_diff(&config, &registry, &snapshot, &bytes, |_| Ok(()));
+            progress.finish();
+            let answer = answer.map_err(|e| format!("cannot check the diff: {e}"))?;
             if summary {
                 crate::stderr_line(&diff_summary(&snapshot, &answer));
             }

@@ -133,13 +133,60 @@ impl<'a> Reuse<'a> {
     }
 }
 
-/// How a scan reports progress.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
-    /// A progress bar on a terminal, then a summary line on stderr.
-    Console,
-    /// Only log lines.
-    Quiet,
+/// How a scan shows progress: on a terminal, one line through every phase
+/// (walking, files, indexing, and the caller's clone detection), cleared
+/// when [`Progress::finish`] says how long it all took; elsewhere nothing.
+pub struct Progress {
+    bar: ProgressBar,
+    started: Instant,
+}
+
+impl Progress {
+    /// A progress line on stderr if it is a terminal, counting time from
+    /// `started` (the process's start, for the summary line's seconds).
+    pub fn console(started: Instant) -> Progress {
+        let bar = if std::io::stderr().is_terminal() {
+            ProgressBar::new_spinner()
+        } else {
+            ProgressBar::hidden()
+        };
+        Progress { bar, started }
+    }
+
+    /// No progress shown.
+    pub fn quiet() -> Progress {
+        Progress {
+            bar: ProgressBar::hidden(),
+            started: Instant::now(),
+        }
+    }
+
+    /// A phase without a count: a spinner and `what`.
+    pub fn phase(&self, what: &'static str) {
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            self.bar.set_style(style);
+        }
+        self.bar.set_message(what);
+        self.bar.enable_steady_tick(Duration::from_millis(120));
+    }
+
+    /// The phase that reads and tokenizes `len` files.
+    fn files(&self, len: usize) {
+        self.bar.disable_steady_tick();
+        if let Ok(style) =
+            ProgressStyle::with_template("scanning {bar:40} {pos}/{len} files ({per_sec}, {eta})")
+        {
+            self.bar.set_style(style);
+        }
+        self.bar.set_length(len as u64);
+        self.bar.set_position(0);
+    }
+
+    /// Clears the line; the wall time since `started`.
+    pub fn finish(&self) -> Duration {
+        self.bar.finish_and_clear();
+        self.started.elapsed()
+    }
 }
 
 /// What became of one candidate.
@@ -158,13 +205,14 @@ pub fn scan(
     config: &Config,
     registry: &Registry,
     reuse: &Reuse<'_>,
-    progress: Progress,
+    progress: &Progress,
 ) -> Result<Snapshot, ScanError> {
     let started = Instant::now();
+    progress.phase("walking");
     let (candidates, mut skipped) =
         walk::candidates(config, registry).map_err(|e| ScanError::Walk(e.to_string()))?;
     let walked = started.elapsed();
-    let bar = progress_bar(progress, candidates.len());
+    progress.files(candidates.len());
     let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
     let mut biggest_first: Vec<&Candidate> = candidates.iter().collect();
     biggest_first.sort_by_key(|c| std::cmp::Reverse(c.size));
@@ -181,11 +229,11 @@ pub fn scan(
             if let Outcome::Skipped(reason) = &outcome {
                 tracing::debug!("skipped {}: {reason}", c.rel);
             }
-            bar.inc(1);
+            progress.bar.inc(1);
             outcome
         })
         .collect();
-    bar.finish_and_clear();
+    progress.phase("indexing");
     let mut files = Vec::with_capacity(outcomes.len());
     let mut parsed = 0;
     for outcome in outcomes {
@@ -214,19 +262,6 @@ pub fn scan(
         clones: OnceLock::new(),
         stats: OnceLock::new(),
     })
-}
-
-fn progress_bar(progress: Progress, len: usize) -> ProgressBar {
-    if progress != Progress::Console || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len as u64);
-    if let Ok(style) =
-        ProgressStyle::with_template("scanning {bar:40} {pos}/{len} files ({per_sec}, {eta})")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// Reads, reuses or tokenizes one candidate.
@@ -301,15 +336,16 @@ fn load(
     }
 }
 
-/// The one-line summary of a scan.
-pub fn summary(s: &Snapshot, stats: &ProjectStats) -> String {
+/// The one-line summary of a scan that took `seconds` from start to ready
+/// (statistics computed).
+pub fn summary(s: &Snapshot, stats: &ProjectStats, seconds: Duration) -> String {
     let total = &stats.total;
     let mut line = format!(
         "dupcheck: scanned {} files, {} lines, {} tokens in {:.2} s ({} parsed, {} reused): {} clones, {}% duplicated lines",
         total.sources,
         total.lines,
         total.tokens,
-        s.duration.as_secs_f64(),
+        seconds.as_secs_f64(),
         s.parsed,
         total.sources as usize - s.parsed,
         total.clones,
@@ -345,6 +381,9 @@ pub struct Scanner {
     first: AtomicBool,
     /// Whether updates happened since the cache was last written.
     cache_dirty: AtomicBool,
+    /// When the scanner was made (at the server's start): the first
+    /// summary line counts from here.
+    created: Instant,
 }
 
 impl Scanner {
@@ -359,6 +398,7 @@ impl Scanner {
             last_update: Mutex::new(None),
             first: AtomicBool::new(true),
             cache_dirty: AtomicBool::new(false),
+            created: Instant::now(),
         })
     }
 
@@ -414,27 +454,32 @@ impl Scanner {
         let this = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
             let first = this.first.swap(false, Ordering::SeqCst);
+            let progress = if first {
+                Progress::console(this.created)
+            } else {
+                Progress::quiet()
+            };
             let outcome = this.build(|previous| {
                 let mut reuse = Reuse::previous(previous);
                 if first {
                     if let Some(dir) = &this.config.cache_dir {
+                        progress.phase("reading the cache");
                         reuse.cached = cache::load(dir, this.cache_key());
                     }
                 }
-                let progress = if first {
-                    Progress::Console
-                } else {
-                    Progress::Quiet
-                };
-                scan(&this.config, &this.registry, &reuse, progress)
+                scan(&this.config, &this.registry, &reuse, &progress)
             });
             if let Ok(snapshot) = &outcome {
+                progress.phase("detecting clones");
                 let stats = snapshot.stats(&this.config, &this.registry);
+                let line = summary(snapshot, stats, progress.finish());
                 if first {
-                    crate::stderr_line(&summary(snapshot, stats));
+                    crate::stderr_line(&line);
                 } else {
-                    tracing::info!("{}", summary(snapshot, stats));
+                    tracing::info!("{line}");
                 }
+            } else {
+                progress.finish();
             }
             *this.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
             // Nobody waiting is fine: the snapshot is published already.
@@ -456,7 +501,7 @@ impl Scanner {
             let previous = previous.ok_or(ScanError::NoIndex)?;
             let mut reuse = Reuse::previous(Some(previous));
             reuse.changed = Some(changed);
-            scan(&self.config, &self.registry, &reuse, Progress::Quiet)
+            scan(&self.config, &self.registry, &reuse, &Progress::quiet())
         });
         if outcome.is_ok() {
             *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());
@@ -529,4 +574,19 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(no message)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_counts_from_the_start_it_is_given() {
+        let started = Instant::now() - Duration::from_secs(5);
+        let progress = Progress::console(started);
+        progress.phase("walking");
+        progress.files(3);
+        progress.phase("detecting clones");
+        assert!(progress.finish() >= Duration::from_secs(5));
+    }
 }
