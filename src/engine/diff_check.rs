@@ -56,6 +56,7 @@ use crate::engine::tokens::{tokenize_within, LineIndex, Mode, Token};
 use crate::interfaces::sarif::{merge_by_location, Finding, Notice};
 use crate::project::config::Config;
 use crate::project::scan::Snapshot;
+use crate::project::walk;
 
 /// Why a diff was not checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,6 +133,8 @@ pub enum Skip {
     NotUtf8,
     /// Its parse needed more memory than the check's budget.
     ParseMemory,
+    /// Its new text is generated or minified, as the scan skips it.
+    Generated,
 }
 
 impl Skip {
@@ -154,6 +157,7 @@ impl Skip {
             Skip::TooManyLines => "tooManyLines",
             Skip::NotUtf8 => "notUtf8",
             Skip::ParseMemory => "parseMemory",
+            Skip::Generated => "generated",
         }
     }
 }
@@ -652,6 +656,10 @@ fn build(
             None => return skipped(Skip::UnknownFormat),
         },
     };
+    let generated = !config.include_generated;
+    if generated && walk::minified(&text) {
+        return skipped(Skip::Generated);
+    }
     if change.kind == ChangeKind::Copied && pieces.is_none() {
         // A copy is new code, all of it.
         added = (1..=lines.editor_lines(&text)).collect();
@@ -670,6 +678,10 @@ fn build(
             )))
         }
     };
+    let code = tokens.first().map_or(text.len(), |t| t.start as usize);
+    if generated && walk::generated_header(&text[..code]) {
+        return skipped(Skip::Generated);
+    }
     let fps = fingerprints(&tokens, index.winnow);
     let path = if config.absolute {
         config.dir.join(&rel).to_string_lossy().into_owned()
