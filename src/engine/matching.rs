@@ -211,7 +211,10 @@ pub fn check_snippet(
         })
         .filter(|run| {
             run.len >= thresholds.min_tokens
-                && !is_repetitive(&tokens[run.a as usize..(run.a + run.len) as usize])
+                && informative(
+                    &tokens[run.a as usize..(run.a + run.len) as usize],
+                    thresholds,
+                )
         })
         .filter_map(|run| {
             let last = (run.a + run.len - 1) as usize;
@@ -338,11 +341,46 @@ pub fn is_repetitive(run: &[Token]) -> bool {
     (1..=MAX_PERIOD.min(run.len() / 3)).any(|p| (p..run.len()).all(|i| run[i].id == run[i - p].id))
 }
 
+/// Tokens of the longest stretch of `run` that repeats the unit before it
+/// (a unit of at most [`MAX_PERIOD`] tokens, repeated at least three times
+/// in all): the tokens a table of literals or a list of trivial statements
+/// adds beyond its first unit.
+pub fn repeated_stretch(run: &[Token]) -> usize {
+    let mut longest = 0;
+    for period in 1..=MAX_PERIOD.min(run.len() / 3) {
+        let mut stretch = 0;
+        for i in period..run.len() {
+            if run[i].id == run[i - period].id {
+                stretch += 1;
+                if stretch >= 2 * period {
+                    longest = longest.max(stretch);
+                }
+            } else {
+                stretch = 0;
+            }
+        }
+    }
+    longest
+}
+
+/// Whether a run says something about copying: it is not one short unit
+/// repeated, and without the repeats of its longest repetitive stretch
+/// (counted once, as one unit) it still has min-tokens tokens. So a
+/// declaration followed by a long table of numbers (`{ $num , $num , ...`
+/// in weak mode) is not a duplication, while code around a few repeated
+/// statements is.
+fn informative(run: &[Token], t: Thresholds) -> bool {
+    !is_repetitive(run) && run.len() - repeated_stretch(run) >= t.min_tokens as usize
+}
+
 /// Whether a clone meets min-tokens, and min-lines on both sides.
 fn qualifies(index: &Index, clone: &Clone, t: Thresholds) -> bool {
     let (file, start) = (clone.first.0 as usize, clone.first.1 as usize);
     clone.len >= t.min_tokens
-        && !is_repetitive(&index.files[file].tokens[start..start + clone.len as usize])
+        && informative(
+            &index.files[file].tokens[start..start + clone.len as usize],
+            t,
+        )
         && [clone.first, clone.second].iter().all(|&(f, start)| {
             let file = &index.files[f as usize];
             file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1
@@ -652,6 +690,34 @@ mod tests {
         assert!(!is_repetitive(&ids(&[1, 2, 3, 1, 2, 3, 1, 2, 4])));
         let long_unit: Vec<u64> = (0..17).chain(0..17).chain(0..17).collect();
         assert!(!is_repetitive(&ids(&long_unit)));
+
+        // A head, then `7 8` repeated: what repeats after the first unit.
+        let table: Vec<u64> = [1, 2, 3].into_iter().chain([7, 8].repeat(10)).collect();
+        assert_eq!(repeated_stretch(&ids(&table)), 18);
+        assert_eq!(repeated_stretch(&ids(&[1, 2, 1, 2, 1])), 0);
+        assert_eq!(repeated_stretch(&ids(&[1, 2, 3, 4, 5, 6])), 0);
+        // The longest stretch of any period counts, once.
+        let two: Vec<u64> = [5]
+            .repeat(4)
+            .into_iter()
+            .chain([1, 2, 3].repeat(5))
+            .collect();
+        assert_eq!(repeated_stretch(&ids(&two)), 12);
+    }
+
+    #[test]
+    fn a_declaration_before_a_table_of_literals_is_not_a_duplication() {
+        // Weak mode: every number is `$num`, so two different tables of
+        // twenty numbers look alike but for their heads.
+        let table = |name: &str, first: u32| {
+            let numbers: Vec<String> = (first..first + 40).map(|n| n.to_string()).collect();
+            format!("const {name} = [\n  {}\n];\n", numbers.join(",\n  "))
+        };
+        let idx = index(&[("a.js", &table("primes", 2))], Mode::Weak, 20);
+        assert_eq!(
+            check(&idx, &table("squares", 100), Mode::Weak, 20, 1),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
