@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{fingerprints, folder_of, Index, Posting};
-use crate::engine::tokens::{LineIndex, Position, Token};
+use crate::engine::tokens::{LineIndex, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS};
 
 /// Fingerprints occurring in more places than this are skipped by
 /// whole-project detection (SPEC 5.3) and by snippet checks: such code
@@ -341,36 +341,54 @@ pub fn is_repetitive(run: &[Token]) -> bool {
     (1..=MAX_PERIOD.min(run.len() / 3)).any(|p| (p..run.len()).all(|i| run[i].id == run[i - p].id))
 }
 
-/// Tokens of the longest stretch of `run` that repeats the unit before it
-/// (a unit of at most [`MAX_PERIOD`] tokens, repeated at least three times
-/// in all): the tokens a table of literals or a list of trivial statements
-/// adds beyond its first unit.
-pub fn repeated_stretch(run: &[Token]) -> usize {
+/// Entries from which a list of literals is a table: fewer (the four
+/// numbers of a colour) are part of ordinary code.
+pub const TABLE_ENTRIES: usize = 8;
+
+/// Tokens of the longest stretch of `run` that repeats a unit of literals
+/// and separators before it (a unit of at most [`MAX_PERIOD`] tokens, such
+/// as `$num ,` or `{ $str , $num } ,` in weak mode), [`TABLE_ENTRIES`]
+/// entries in all at least: what a table of literals adds beyond its first
+/// entry.
+pub fn table_stretch(run: &[Token]) -> usize {
     let mut longest = 0;
     for period in 1..=MAX_PERIOD.min(run.len() / 3) {
         let mut stretch = 0;
         for i in period..run.len() {
-            if run[i].id == run[i - period].id {
-                stretch += 1;
-                if stretch >= 2 * period {
-                    longest = longest.max(stretch);
-                }
-            } else {
+            if run[i].id != run[i - period].id {
                 stretch = 0;
+                continue;
+            }
+            stretch += 1;
+            if stretch >= (TABLE_ENTRIES - 1) * period && stretch > longest {
+                let start = i + 1 - stretch;
+                if table_entry(&run[start - period..start]) {
+                    longest = stretch;
+                }
             }
         }
     }
     longest
 }
 
+/// Whether `unit` is one entry of a table: literals and separators only,
+/// one literal at least.
+fn table_entry(unit: &[Token]) -> bool {
+    let literal = |t: &Token| ABSTRACT_LITERALS.contains(&t.id);
+    unit.iter().any(literal)
+        && unit
+            .iter()
+            .all(|t| literal(t) || TABLE_SEPARATORS.contains(&t.id))
+}
+
 /// Whether a run says something about copying: it is not one short unit
-/// repeated, and without the repeats of its longest repetitive stretch
-/// (counted once, as one unit) it still has min-tokens tokens. So a
-/// declaration followed by a long table of numbers (`{ $num , $num , ...`
-/// in weak mode) is not a duplication, while code around a few repeated
-/// statements is.
+/// repeated, and without the entries of its longest table of literals
+/// (beyond the first) it still has min-tokens tokens. So in weak mode, where
+/// every number is `$num`, a declaration before a long table is not a
+/// duplication of another such table; code that repeats a statement is
+/// judged as before.
 fn informative(run: &[Token], t: Thresholds) -> bool {
-    !is_repetitive(run) && run.len() - repeated_stretch(run) >= t.min_tokens as usize
+    !is_repetitive(run) && run.len() - table_stretch(run) >= t.min_tokens as usize
 }
 
 /// Whether a clone meets min-tokens, and min-lines on both sides.
@@ -691,18 +709,20 @@ mod tests {
         let long_unit: Vec<u64> = (0..17).chain(0..17).chain(0..17).collect();
         assert!(!is_repetitive(&ids(&long_unit)));
 
-        // A head, then `7 8` repeated: what repeats after the first unit.
-        let table: Vec<u64> = [1, 2, 3].into_iter().chain([7, 8].repeat(10)).collect();
-        assert_eq!(repeated_stretch(&ids(&table)), 18);
-        assert_eq!(repeated_stretch(&ids(&[1, 2, 1, 2, 1])), 0);
-        assert_eq!(repeated_stretch(&ids(&[1, 2, 3, 4, 5, 6])), 0);
-        // The longest stretch of any period counts, once.
-        let two: Vec<u64> = [5]
-            .repeat(4)
+        let lit = ABSTRACT_LITERALS[1];
+        let comma = TABLE_SEPARATORS[0];
+        // A head, then `$num ,` repeated: the entries after the first.
+        let table: Vec<u64> = [1, 2, 3]
             .into_iter()
-            .chain([1, 2, 3].repeat(5))
+            .chain([lit, comma].repeat(10))
             .collect();
-        assert_eq!(repeated_stretch(&ids(&two)), 12);
+        assert_eq!(table_stretch(&ids(&table)), 18);
+        // Statements repeated are not a table.
+        let statements: Vec<u64> = [1, 2, 3].into_iter().chain([7, 8].repeat(10)).collect();
+        assert_eq!(table_stretch(&ids(&statements)), 0);
+        // Seven entries are not a table yet; eight are.
+        assert_eq!(table_stretch(&ids(&[lit, comma].repeat(7))), 0);
+        assert_eq!(table_stretch(&ids(&[lit, comma].repeat(8))), 14);
     }
 
     #[test]

@@ -118,6 +118,26 @@ const STR: &str = "\0$str";
 const NUM: &str = "\0$num";
 const LIT: &str = "\0$lit";
 
+/// Ids of the abstract literals of weak mode (`$str`, `$num`, `$lit`).
+pub const ABSTRACT_LITERALS: [u64; 3] = [
+    fnv1a(STR.as_bytes()),
+    fnv1a(NUM.as_bytes()),
+    fnv1a(LIT.as_bytes()),
+];
+
+/// Ids of the separators between the entries of a table of literals.
+pub const TABLE_SEPARATORS: [u64; 9] = [
+    fnv1a(b","),
+    fnv1a(b";"),
+    fnv1a(b":"),
+    fnv1a(b"("),
+    fnv1a(b")"),
+    fnv1a(b"["),
+    fnv1a(b"]"),
+    fnv1a(b"{"),
+    fnv1a(b"}"),
+];
+
 /// The identity as a person reads it: placeholders without their NUL.
 fn readable(identity: &str) -> &str {
     identity.strip_prefix('\0').unwrap_or(identity)
