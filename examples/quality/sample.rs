@@ -94,6 +94,15 @@ pub fn read_source(path: &Path) -> Option<String> {
     (text.len() <= MAX_FILE_BYTES && !text.contains('\0')).then_some(text)
 }
 
+/// Whether the server skips `src` as generated or minified (by the same
+/// rules).
+fn generated(format: &Format, src: &str) -> bool {
+    use dupcheck::project::walk::{generated_header, minified};
+    let tokens = tokenize(format, src, Mode::Strict).unwrap_or_default();
+    let code = tokens.first().map_or(src.len(), |t| t.start as usize);
+    minified(src) || generated_header(&src[..code])
+}
+
 /// Every node of the subtree of `node`, in preorder.
 pub fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
     let mut out = Vec::new();
@@ -167,6 +176,9 @@ fn functions_in(format: &Format, lang: &dyn Sampler, path: &Path, file: &str) ->
     let Some(src) = read_source(path) else {
         return Vec::new();
     };
+    if generated(format, &src) {
+        return Vec::new();
+    }
     let Some(tree) = parse(format, &src) else {
         return Vec::new();
     };

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
-use crate::engine::index::{fingerprints, folder_of, Index, Posting};
+use crate::engine::index::{fingerprints, folder_of, Index, Posting, SourceFile};
 use crate::engine::tokens::{LineIndex, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS};
 
 /// Fingerprints occurring in more places than this are skipped by
@@ -212,7 +212,8 @@ pub fn check_snippet(
         .filter(|run| {
             run.len >= thresholds.min_tokens
                 && informative(
-                    &tokens[run.a as usize..(run.a + run.len) as usize],
+                    Place::new(code, tokens, run.a, run.len),
+                    Place::of(&index.files[run.file as usize], run.b, run.len),
                     thresholds,
                 )
         })
@@ -345,13 +346,13 @@ pub fn is_repetitive(run: &[Token]) -> bool {
 /// numbers of a colour) are part of ordinary code.
 pub const TABLE_ENTRIES: usize = 8;
 
-/// Tokens of the longest stretch of `run` that repeats a unit of literals
-/// and separators before it (a unit of at most [`MAX_PERIOD`] tokens, such
-/// as `$num ,` or `{ $str , $num } ,` in weak mode), [`TABLE_ENTRIES`]
-/// entries in all at least: what a table of literals adds beyond its first
-/// entry.
-pub fn table_stretch(run: &[Token]) -> usize {
-    let mut longest = 0;
+/// The longest stretch of `run` that repeats a unit of literals and
+/// separators before it (a unit of at most [`MAX_PERIOD`] tokens, such as
+/// `$num ,` or `{ $str , $num } ,` in weak mode), [`TABLE_ENTRIES`]
+/// entries in all at least, as a range of `run`: what a table of literals
+/// adds beyond its first entry. Empty when there is none.
+pub fn table_stretch(run: &[Token]) -> std::ops::Range<usize> {
+    let mut longest = 0..0;
     for period in 1..=MAX_PERIOD.min(run.len() / 3) {
         let mut stretch = 0;
         for i in period..run.len() {
@@ -360,10 +361,10 @@ pub fn table_stretch(run: &[Token]) -> usize {
                 continue;
             }
             stretch += 1;
-            if stretch >= (TABLE_ENTRIES - 1) * period && stretch > longest {
+            if stretch >= (TABLE_ENTRIES - 1) * period && stretch > longest.len() {
                 let start = i + 1 - stretch;
                 if table_entry(&run[start - period..start]) {
-                    longest = stretch;
+                    longest = start..i + 1;
                 }
             }
         }
@@ -381,24 +382,54 @@ fn table_entry(unit: &[Token]) -> bool {
             .all(|t| literal(t) || TABLE_SEPARATORS.contains(&t.id))
 }
 
-/// Whether a run says something about copying: it is not one short unit
-/// repeated, and without the entries of its longest table of literals
-/// (beyond the first) it still has min-tokens tokens. So in weak mode, where
-/// every number is `$num`, a declaration before a long table is not a
-/// duplication of another such table; code that repeats a statement is
-/// judged as before.
-fn informative(run: &[Token], t: Thresholds) -> bool {
-    !is_repetitive(run) && run.len() - table_stretch(run) >= t.min_tokens as usize
+/// One side of a run: its tokens and the text they index.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    text: &'a str,
+    tokens: &'a [Token],
+}
+
+impl<'a> Place<'a> {
+    fn new(text: &'a str, tokens: &'a [Token], start: u32, len: u32) -> Place<'a> {
+        Place {
+            text,
+            tokens: &tokens[start as usize..(start + len) as usize],
+        }
+    }
+
+    fn of(file: &'a SourceFile, start: u32, len: u32) -> Place<'a> {
+        Place::new(&file.text, &file.tokens, start, len)
+    }
+
+    fn text_of(&self, i: usize) -> &'a str {
+        let token = self.tokens[i];
+        self.text
+            .get(token.start as usize..token.end as usize)
+            .unwrap_or("")
+    }
+}
+
+/// Whether a run (its two places `a` and `b`, equal in the mode) says
+/// something about copying: it is not one short unit repeated, and it
+/// still has min-tokens tokens without the entries of its longest table of
+/// literals beyond the first, unless the two tables are the same text. So
+/// in weak mode, where every number is `$num`, a declaration before a long
+/// table is not a duplication of another table; a table copied as it is
+/// still is, as in the stricter modes.
+fn informative(a: Place<'_>, b: Place<'_>, t: Thresholds) -> bool {
+    if is_repetitive(a.tokens) {
+        return false;
+    }
+    let table = table_stretch(a.tokens);
+    let same_table = || table.clone().all(|i| a.text_of(i) == b.text_of(i));
+    a.tokens.len() - table.len() >= t.min_tokens as usize || same_table()
 }
 
 /// Whether a clone meets min-tokens, and min-lines on both sides.
 fn qualifies(index: &Index, clone: &Clone, t: Thresholds) -> bool {
-    let (file, start) = (clone.first.0 as usize, clone.first.1 as usize);
+    let place = |(f, start): (u32, u32)| Place::of(&index.files[f as usize], start, clone.len);
     clone.len >= t.min_tokens
-        && informative(
-            &index.files[file].tokens[start..start + clone.len as usize],
-            t,
-        )
+        && informative(place(clone.first), place(clone.second), t)
         && [clone.first, clone.second].iter().all(|&(f, start)| {
             let file = &index.files[f as usize];
             file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1
@@ -716,13 +747,13 @@ mod tests {
             .into_iter()
             .chain([lit, comma].repeat(10))
             .collect();
-        assert_eq!(table_stretch(&ids(&table)), 18);
+        assert_eq!(table_stretch(&ids(&table)), 5..23);
         // Statements repeated are not a table.
         let statements: Vec<u64> = [1, 2, 3].into_iter().chain([7, 8].repeat(10)).collect();
-        assert_eq!(table_stretch(&ids(&statements)), 0);
+        assert!(table_stretch(&ids(&statements)).is_empty());
         // Seven entries are not a table yet; eight are.
-        assert_eq!(table_stretch(&ids(&[lit, comma].repeat(7))), 0);
-        assert_eq!(table_stretch(&ids(&[lit, comma].repeat(8))), 14);
+        assert!(table_stretch(&ids(&[lit, comma].repeat(7))).is_empty());
+        assert_eq!(table_stretch(&ids(&[lit, comma].repeat(8))), 2..16);
     }
 
     #[test]
@@ -738,6 +769,16 @@ mod tests {
             check(&idx, &table("squares", 100), Mode::Weak, 20, 1),
             Vec::<String>::new()
         );
+        // The same table copied is a duplication in every mode.
+        let copy = table("primes", 2);
+        for mode in [Mode::Strict, Mode::Mild, Mode::Weak] {
+            let idx = index(&[("a.js", &copy)], mode, 20);
+            assert_eq!(
+                check(&idx, &copy, mode, 20, 1),
+                ["1:1-42:3 -> a.js 1:1-42:3 (85)"],
+                "{mode:?}"
+            );
+        }
     }
 
     #[test]
