@@ -39,7 +39,7 @@
 //! Last, the cold scan of each positive corpus alone (`scan`): a fresh
 //! `dupcheck DIR --no-cache --no-watch`, from spawn to its summary line,
 //! against the parse floor of the same files, both measured as
-//! `examples/bench.rs` measures them.
+//! `examples/bench/scan.rs` measures them.
 //!
 //! ```text
 //! make quality    # = bash bench/fetch-corpora.sh, cargo build --release

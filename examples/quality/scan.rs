@@ -3,7 +3,7 @@
 //! the tree-sitter parse floor of the same files: the texts dupcheck scans
 //! (its own walk and reader, default options), preloaded, each parsed once
 //! in this process with `dupcheck::engine::parse::parse` on all cores. Both are
-//! measured as `examples/bench.rs` measures them: the floor first (its
+//! measured as `examples/bench/scan.rs` measures them: the floor first (its
 //! preload also warms the page cache for the scans), the fastest of its
 //! timed runs after one untimed run; the scan the median of its runs. Here
 //! the timed runs alternate, a floor then a scan, so that both see the
