@@ -26,6 +26,9 @@ corpora:
 peers:
 	bash bench/fetch-peers.sh
 
+# Speed and memory beside the peers (examples/bench/, one module per part):
+# cold scans against the parse floor, warm start, checks, update, RSS
+# (target/bench.json).
 bench: corpora peers
 	$(CARGO) build --release --bins --examples
 	$(CARGO) run --release --example bench
