@@ -1,8 +1,9 @@
 //! The engine: code in, duplications out. Formats and their grammars
 //! ([`grammar`]), parsing within a budget ([`parse`]), normalization into
 //! token streams ([`tokens`], [`embed`] for markup, [`snippet`] for code cut
-//! out of its file), winnowing ([`fingerprint`]), the index ([`index`]) and
-//! verified matching ([`matching`]).
+//! out of its file, [`patterns`] for code blocks skipped), winnowing
+//! ([`fingerprint`]), the index ([`index`]) and verified matching
+//! ([`matching`]).
 //!
 //! The engine calls every interface makes live here too: [`check::check`]
 //! (a snippet), [`diff_check::check_diff`] (a diff), and the clone list and
@@ -32,6 +33,8 @@ pub mod index;
 pub mod matching;
 /// Parsing under a time and memory budget.
 pub mod parse;
+/// `--ignore-pattern`: code blocks whose tokens are dropped.
+pub mod patterns;
 /// Snippets cut out of their context, and editors' buffers reparsed.
 pub mod snippet;
 /// Statistics rows and snippet statistics.
