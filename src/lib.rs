@@ -26,9 +26,13 @@
 //! use dupcheck::engine::{grammar::Registry, tokens::{tokenize, Mode}};
 //! let registry = Registry::builtin();
 //! let js = registry.lookup("js").unwrap();
-//! let tokens = tokenize(js, "let a = 1; // note", Mode::Mild).unwrap();
+//! let tokens = tokenize(js, "let a = 1; // note", &Mode::Mild.into()).unwrap();
 //! assert_eq!(tokens.len(), 5); // `let $id = 1 ;`, the comment dropped
 //! ```
+//!
+//! A [`engine::tokens::Normalization`] from a `Mode` is the common case; the
+//! configuration's (`--ignoreCase`, `--ignore-pattern`) is built once in
+//! [`project::config::Config`].
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 /// Code in, duplications out: grammars, parsing, tokens, fingerprints,

@@ -74,16 +74,24 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
     served.map_err(|e| format!("cannot serve on port {port}: {e}"))
 }
 
-/// `--dump-tokens FILE`: prints the normalized tokens of FILE.
+/// `--dump-tokens FILE`: prints the normalized tokens of FILE, as the
+/// command line's `--mode`, `--ignoreCase` and `--ignore-pattern` make them.
 fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result<(), String> {
     let (format, text) = read_for_dump(registry, path)?;
-    let mode = cli
-        .scan
-        .mode
-        .as_deref()
-        .and_then(dupcheck::engine::tokens::Mode::parse)
-        .unwrap_or_default();
-    let dump = dupcheck::engine::tokens::dump(format, &text, mode)
+    let normalization = dupcheck::engine::tokens::Normalization {
+        mode: cli
+            .scan
+            .mode
+            .as_deref()
+            .and_then(dupcheck::engine::tokens::Mode::parse)
+            .unwrap_or_default(),
+        ignore_case: cli.scan.ignore_case,
+        ignore_patterns: dupcheck::engine::patterns::IgnorePatterns::new(
+            &cli.scan.ignore_patterns(),
+        )
+        .map_err(|e| format!("invalid value for --ignore-pattern: {e}"))?,
+    };
+    let dump = dupcheck::engine::tokens::dump(format, &text, &normalization)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     print!("{dump}");
     Ok(())

@@ -82,7 +82,7 @@ impl Files {
         self.0.entry(path.to_path_buf()).or_insert_with(|| {
             let src = read_source(path).unwrap_or_default();
             File {
-                tokens: tokenize(format, &src, mode).unwrap_or_default(),
+                tokens: tokenize(format, &src, &mode.into()).unwrap_or_default(),
                 tree: parse(format, &src),
                 src,
             }
@@ -108,8 +108,10 @@ pub fn diagnose(
         |t: &&Token| t.start as usize >= function.start_byte && t.end as usize <= function.end_byte;
     let reference: Vec<Token> = file.tokens.iter().filter(in_function).cloned().collect();
     let snippet = src.get(function.snippet_start..function.end_byte);
-    let original = tokenize_snippet(format, snippet.unwrap_or(""), mode).unwrap_or_default();
-    let query = tokenize_snippet(format, code, mode).unwrap_or_default();
+    let normalization = mode.into();
+    let original =
+        tokenize_snippet(format, snippet.unwrap_or(""), &normalization).unwrap_or_default();
+    let query = tokenize_snippet(format, code, &normalization).unwrap_or_default();
     let run = longest_common_run(&query, &reference);
     let run_lines = match run.length {
         0 => 0,

@@ -1,20 +1,30 @@
-//! Snippet and file tokenizing in every format and mode: never a panic or a
-//! hang (parses have budgets), tokens inside the text on character
-//! boundaries in order, and an editor's buffer reparsed from its previous
-//! version tokenizes as parsed afresh.
+//! Snippet and file tokenizing in every format and mode, with and without
+//! case and ignore patterns: never a panic or a hang (parses have budgets),
+//! tokens inside the text on character boundaries in order, and an
+//! editor's buffer reparsed from its previous version tokenizes as parsed
+//! afresh.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use dupcheck::engine::grammar::Registry;
 use dupcheck::engine::parse::Budget;
+use dupcheck::engine::patterns::IgnorePatterns;
 use dupcheck::engine::snippet::{tokenize_snippet, tokenize_snippet_after};
-use dupcheck::engine::tokens::{tokenize, Mode, Token};
+use dupcheck::engine::tokens::{tokenize, Mode, Normalization, Token};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<std::sync::Arc<Registry>> = OnceLock::new();
     REGISTRY.get_or_init(Registry::builtin)
+}
+
+/// Ignore patterns for some inputs: words in pairs, block comments.
+fn patterns() -> &'static IgnorePatterns {
+    static PATTERNS: OnceLock<IgnorePatterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        IgnorePatterns::new(&[r"\w+\s+\w+", r"(?s)/\*.*?\*/"]).expect("valid patterns")
+    })
 }
 
 fn assert_fits(tokens: &[Token], text: &str) {
@@ -35,11 +45,19 @@ fuzz_target!(|data: &[u8]| {
     };
     let formats = registry().formats();
     let format = &formats[usize::from(*format) % formats.len()];
-    let mode = [Mode::Strict, Mode::Mild, Mode::Weak][usize::from(*mode) % 3];
-    if let Ok(tokens) = tokenize(format, text, mode) {
+    let mode = usize::from(*mode);
+    let normalization = Normalization {
+        mode: [Mode::Strict, Mode::Mild, Mode::Weak][mode % 3],
+        ignore_case: mode / 3 % 2 == 1,
+        ignore_patterns: match mode / 6 % 2 {
+            0 => IgnorePatterns::default(),
+            _ => patterns().clone(),
+        },
+    };
+    if let Ok(tokens) = tokenize(format, text, &normalization) {
         assert_fits(&tokens, text);
     }
-    let Ok(fresh) = tokenize_snippet(format, text, mode) else {
+    let Ok(fresh) = tokenize_snippet(format, text, &normalization) else {
         return;
     };
     assert_fits(&fresh, text);
@@ -52,7 +70,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok((_, previous)) = tokenize_snippet_after(
         format,
         earlier,
-        mode,
+        &normalization,
         None,
         &Budget::for_snippet(earlier.len()),
     ) else {
@@ -60,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let budget = Budget::for_snippet(text.len());
     if let Ok((incremental, _)) =
-        tokenize_snippet_after(format, text, mode, Some(previous), &budget)
+        tokenize_snippet_after(format, text, &normalization, Some(previous), &budget)
     {
         assert_eq!(incremental, fresh, "reparsed from {earlier:?}");
     }

@@ -138,13 +138,18 @@ pub fn check(
         // An editor's buffer: its parse is kept for its next version.
         Some(path) => {
             let previous = buffers.take(path);
-            let (tokens, parse) =
-                tokenize_snippet_after(format, &request.code, config.mode, previous, &budget)
-                    .map_err(Refusal::Parse)?;
+            let (tokens, parse) = tokenize_snippet_after(
+                format,
+                &request.code,
+                &config.normalization,
+                previous,
+                &budget,
+            )
+            .map_err(Refusal::Parse)?;
             buffers.keep(path, parse);
             tokens
         }
-        None => tokenize_snippet_once(format, &request.code, config.mode, &budget)
+        None => tokenize_snippet_once(format, &request.code, &config.normalization, &budget)
             .map_err(Refusal::Parse)?,
     };
     let tokenized = started.elapsed();

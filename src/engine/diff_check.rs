@@ -52,7 +52,7 @@ use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMa
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_once;
 use crate::engine::stats::Percent;
-use crate::engine::tokens::{tokenize_within, LineIndex, Mode, Token};
+use crate::engine::tokens::{tokenize_within, LineIndex, Normalization, Token};
 use crate::interfaces::sarif::{merge_by_location, Finding, Notice};
 use crate::project::config::Config;
 use crate::project::scan::Snapshot;
@@ -665,8 +665,8 @@ fn build(
         added = (1..=lines.editor_lines(&text)).collect();
     }
     let tokens = match &pieces {
-        None => tokenize_within(format, &text, config.mode, budget),
-        Some(pieces) => tokenize_pieces(format, &text, pieces, config.mode, &rel, budget),
+        None => tokenize_within(format, &text, &config.normalization, budget),
+        Some(pieces) => tokenize_pieces(format, &text, pieces, &config.normalization, &rel, budget),
     };
     let tokens = match tokens {
         Ok(tokens) => tokens,
@@ -731,7 +731,7 @@ fn tokenize_pieces(
     format: &Format,
     text: &str,
     pieces: &[std::ops::Range<usize>],
-    mode: Mode,
+    normalization: &Normalization,
     rel: &str,
     budget: &Budget,
 ) -> Result<Vec<Token>, ParseError> {
@@ -747,7 +747,7 @@ fn tokenize_pieces(
             });
         }
         let shift = piece.start as u32;
-        let cut = tokenize_snippet_once(format, &text[piece.clone()], mode, budget)?;
+        let cut = tokenize_snippet_once(format, &text[piece.clone()], normalization, budget)?;
         tokens.extend(cut.into_iter().map(|t| Token {
             id: t.id,
             start: t.start + shift,
@@ -894,6 +894,7 @@ fn covered_added(added: &[u32], found: &[Found]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::tokens::Mode;
 
     #[test]
     fn paths_must_stay_inside_dir() {
@@ -934,7 +935,8 @@ mod tests {
         };
         let (text, _, pieces) = hunks_at_their_lines(&[hunk(1, "f(a);\n"), hunk(4, "g(b);\n")]);
         let budget = Budget::for_file(text.len());
-        let tokens = tokenize_pieces(js, &text, &pieces, Mode::Strict, "x.js", &budget).unwrap();
+        let tokens =
+            tokenize_pieces(js, &text, &pieces, &Mode::Strict.into(), "x.js", &budget).unwrap();
         let texts: Vec<&str> = tokens
             .iter()
             .map(|t| &text[t.start as usize..t.end as usize])
@@ -943,7 +945,8 @@ mod tests {
             texts,
             ["f", "(", "a", ")", ";", "", "g", "(", "b", ")", ";"]
         );
-        let other = tokenize_pieces(js, &text, &pieces, Mode::Strict, "y.js", &budget).unwrap();
+        let other =
+            tokenize_pieces(js, &text, &pieces, &Mode::Strict.into(), "y.js", &budget).unwrap();
         assert_ne!(tokens[5].id, other[5].id);
         assert_eq!(tokens[4].id, other[4].id);
     }

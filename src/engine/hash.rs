@@ -24,6 +24,25 @@ pub const fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
+/// 64-bit FNV-1a of the lower-case form of `text`, each character as
+/// [`char::to_lowercase`] maps it (so equal to [`fnv1a`] of
+/// `text.to_lowercase()`, but for a final capital sigma), without
+/// allocating: the identity of a token compared without case.
+pub fn fnv1a_lowercase(text: &str) -> u64 {
+    let step = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+    if text.is_ascii() {
+        return text
+            .bytes()
+            .fold(FNV_OFFSET, |h, b| step(h, b.to_ascii_lowercase()));
+    }
+    let mut buf = [0u8; 4];
+    text.chars()
+        .flat_map(char::to_lowercase)
+        .fold(FNV_OFFSET, |h, c| {
+            c.encode_utf8(&mut buf).bytes().fold(h, step)
+        })
+}
+
 /// The finalizer of SplitMix64: spreads the bits of `x` so that nearby inputs
 /// give unrelated outputs. A bijection, so it never adds collisions.
 pub fn mix64(mut x: u64) -> u64 {
@@ -42,5 +61,31 @@ mod tests {
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn fnv1a_lowercase_hashes_the_lower_case_text() {
+        for text in [
+            "",
+            "SELECT",
+            "getUser",
+            "already lower",
+            "ÄÖÜ straße",
+            "İx",
+            "ΣΑΣ a",
+        ] {
+            assert_eq!(
+                fnv1a_lowercase(text),
+                fnv1a(
+                    text.chars()
+                        .flat_map(char::to_lowercase)
+                        .collect::<String>()
+                        .as_bytes()
+                ),
+                "{text}"
+            );
+        }
+        assert_eq!(fnv1a_lowercase("SELECT"), fnv1a(b"select"));
+        assert_eq!(fnv1a_lowercase("Straße"), fnv1a("straße".as_bytes()));
     }
 }

@@ -18,7 +18,7 @@ use crate::engine::fingerprint::{Fingerprint, Winnow};
 use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::hash::HashMap;
 use crate::engine::parse::ParseError;
-use crate::engine::tokens::{tokenize, LineIndex, Mode, Position, Token};
+use crate::engine::tokens::{tokenize, LineIndex, Normalization, Position, Token};
 
 /// What identifies a file's content on disk: compared to decide whether
 /// tokens from a previous scan or the cache can be reused.
@@ -75,10 +75,10 @@ impl SourceFile {
         format: &Format,
         text: String,
         meta: FileMeta,
-        mode: Mode,
+        normalization: &Normalization,
         winnow: Winnow,
     ) -> Result<SourceFile, ParseError> {
-        let tokens = tokenize(format, &text, mode)?;
+        let tokens = tokenize(format, &text, normalization)?;
         let fingerprints = fingerprints(&tokens, winnow);
         Ok(SourceFile::with_tokens(
             path,

@@ -465,7 +465,7 @@ mod tests {
                         js,
                         c.to_string(),
                         FileMeta::of(c, c.len() as u64, 0),
-                        mode,
+                        &mode.into(),
                         winnow,
                     )
                     .unwrap(),
@@ -486,7 +486,7 @@ mod tests {
     ) -> Vec<String> {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, snippet, mode).unwrap();
+        let tokens = tokenize(js, snippet, &mode.into()).unwrap();
         let t = Thresholds {
             min_tokens,
             min_lines,
@@ -530,7 +530,7 @@ mod tests {
     ) -> Result<Vec<SnippetMatch>, Expired> {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, ADD, Mode::Strict).unwrap();
+        let tokens = tokenize(js, ADD, &Mode::Strict.into()).unwrap();
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 1,
@@ -664,7 +664,7 @@ mod tests {
         let idx = index(&[("a.js", &twice)], Mode::Strict, 10);
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, &twice, Mode::Strict).unwrap();
+        let tokens = tokenize(js, &twice, &Mode::Strict.into()).unwrap();
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 4,
@@ -693,8 +693,8 @@ mod tests {
     fn content_hashes_are_of_identities_not_places() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let here = tokenize(js, ADD, Mode::Strict).unwrap();
-        let there = tokenize(js, &format!("\n\n  {ADD}"), Mode::Strict).unwrap();
+        let here = tokenize(js, ADD, &Mode::Strict.into()).unwrap();
+        let there = tokenize(js, &format!("\n\n  {ADD}"), &Mode::Strict.into()).unwrap();
         assert_ne!(here[0].start, there[0].start);
         assert_eq!(content_hash(&here), content_hash(&there));
         assert_ne!(content_hash(&here), content_hash(&here[1..]));

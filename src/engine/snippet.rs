@@ -22,12 +22,21 @@ use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::engine::grammar::{Class, Format, FormatId};
 use crate::engine::parse::{parse, Budget, ParseError};
-use crate::engine::tokens::{push, walk, walk_from, walk_parse, Mode, Token};
+use crate::engine::tokens::{walk, walk_from, walk_parse, Normalization, Token};
 
 /// The normalized token stream of a snippet, within the
 /// [`Budget::for_snippet`] of its length.
-pub fn tokenize_snippet(format: &Format, text: &str, mode: Mode) -> Result<Vec<Token>, ParseError> {
-    tokenize_snippet_once(format, text, mode, &Budget::for_snippet(text.len()))
+pub fn tokenize_snippet(
+    format: &Format,
+    text: &str,
+    normalization: &Normalization,
+) -> Result<Vec<Token>, ParseError> {
+    tokenize_snippet_once(
+        format,
+        text,
+        normalization,
+        &Budget::for_snippet(text.len()),
+    )
 }
 
 /// The normalized token stream of a snippet, all its parses within
@@ -36,13 +45,13 @@ pub fn tokenize_snippet(format: &Format, text: &str, mode: Mode) -> Result<Vec<T
 pub fn tokenize_snippet_once(
     format: &Format,
     text: &str,
-    mode: Mode,
+    normalization: &Normalization,
     budget: &Budget,
 ) -> Result<Vec<Token>, ParseError> {
     let parse = snippet_parse(format, &blank_cut_comments(format, text), None, budget)?;
     let offset = parse.offset(format);
     let SnippetParse { leaves, .. } = parse;
-    Ok(tokens_of(format, text, mode, &leaves, offset))
+    Ok(tokens_of(format, text, normalization, &leaves, offset))
 }
 
 /// The normalized token stream of a snippet whose earlier version was
@@ -59,37 +68,37 @@ pub fn tokenize_snippet_once(
 pub fn tokenize_snippet_after(
     format: &Format,
     text: &str,
-    mode: Mode,
+    normalization: &Normalization,
     previous: Option<SnippetParse>,
     budget: &Budget,
 ) -> Result<(Vec<Token>, SnippetParse), ParseError> {
     let parse = snippet_parse(format, &blank_cut_comments(format, text), previous, budget)?;
-    let tokens = tokens_of(format, text, mode, &parse.leaves, parse.offset(format));
+    let tokens = tokens_of(
+        format,
+        text,
+        normalization,
+        &parse.leaves,
+        parse.offset(format),
+    );
     Ok((tokens, parse))
 }
 
 /// The tokens of the leaves of a snippet parsed at `offset` (after its
-/// wrapper's prefix).
+/// wrapper's prefix). Ignore patterns match the snippet's own text, as
+/// they match a file's: the wrapper and the blanking are not seen.
 fn tokens_of(
     format: &Format,
     text: &str,
-    mode: Mode,
+    normalization: &Normalization,
     leaves: &[Leaf],
     offset: usize,
 ) -> Vec<Token> {
     let mut tokens = Vec::with_capacity(leaves.len());
+    let mut normalizer = normalization.of(text);
     for &Leaf { class, start, end } in leaves {
         let (start, end) = (start as usize, end as usize);
         if start >= offset && end <= offset + text.len() {
-            push(
-                &mut tokens,
-                format,
-                text,
-                mode,
-                class,
-                start - offset,
-                end - offset,
-            );
+            normalizer.push(&mut tokens, format, class, start - offset, end - offset);
         }
     }
     tokens
@@ -537,7 +546,7 @@ fn count_errors(tree: &Tree, missing: bool) -> usize {
 mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
-    use crate::engine::tokens::tokenize;
+    use crate::engine::tokens::{tokenize, Mode};
 
     #[test]
     fn a_method_pasted_without_its_class_tokenizes_as_in_its_file() {
@@ -551,14 +560,14 @@ mod tests {
                 .collect();
             let method = format!("{head}{body}}}");
             let file = format!("class Action<T> {{\n{method}\n}}\n");
-            let in_file = tokenize(ts, &file, Mode::Mild).unwrap();
+            let in_file = tokenize(ts, &file, &Mode::Mild.into()).unwrap();
             let at = file.find("public").unwrap() as u32;
             let expected: Vec<u64> = in_file
                 .iter()
                 .filter(|t| t.start >= at && (t.end as usize) <= at as usize + method.len())
                 .map(|t| t.id)
                 .collect();
-            let snippet: Vec<u64> = tokenize_snippet(ts, &method, Mode::Mild)
+            let snippet: Vec<u64> = tokenize_snippet(ts, &method, &Mode::Mild.into())
                 .unwrap()
                 .iter()
                 .map(|t| t.id)
@@ -566,7 +575,7 @@ mod tests {
             assert_eq!(snippet, expected, "{body_lines} body lines");
             // Out of context, `number` would be taken for an identifier.
             assert_ne!(
-                tokenize(ts, &method, Mode::Mild)
+                tokenize(ts, &method, &Mode::Mild.into())
                     .unwrap()
                     .iter()
                     .map(|t| t.id)
@@ -574,6 +583,51 @@ mod tests {
                 expected
             );
         }
+    }
+
+    #[test]
+    fn ignore_patterns_match_a_snippet_as_they_match_its_file() {
+        let registry = Registry::builtin();
+        let ts = registry.lookup("ts").unwrap();
+        let normalization = Normalization {
+            ignore_patterns: crate::engine::patterns::IgnorePatterns::new(&[
+                r"(?s)// generated.*?// end",
+            ])
+            .unwrap(),
+            ..Mode::Strict.into()
+        };
+        // A method: parsed inside a wrapper, the patterns still see its text.
+        let method = "public area(): number {\n  // generated\n  const k = 2;\n  // end\n  return this.w * k;\n}";
+        let file = format!("class Box {{\n{method}\n}}\n");
+        let at = file.find(method).unwrap();
+        let in_file: Vec<(u64, usize)> = tokenize(ts, &file, &normalization)
+            .unwrap()
+            .iter()
+            .filter(|t| t.start as usize >= at && t.end as usize <= at + method.len())
+            .map(|t| (t.id, t.start as usize - at))
+            .collect();
+        let snippet: Vec<(u64, usize)> = tokenize_snippet(ts, method, &normalization)
+            .unwrap()
+            .iter()
+            .map(|t| (t.id, t.start as usize))
+            .collect();
+        assert_eq!(snippet, in_file);
+        // `const k = 2 ;` is dropped.
+        let all = tokenize_snippet(ts, method, &Mode::Strict.into()).unwrap();
+        assert_eq!(all.len(), snippet.len() + 5);
+        // An editor's buffer, reparsed from its previous version, too.
+        let budget = Budget::for_snippet(method.len());
+        let (_, previous) =
+            tokenize_snippet_after(ts, &method[..40], &normalization, None, &budget).unwrap();
+        let (again, _) =
+            tokenize_snippet_after(ts, method, &normalization, Some(previous), &budget).unwrap();
+        assert_eq!(
+            again
+                .iter()
+                .map(|t| (t.id, t.start as usize))
+                .collect::<Vec<_>>(),
+            snippet
+        );
     }
 
     /// Cases in `testdata/snippets`: each `NAME.EXT` source file has a
@@ -601,7 +655,7 @@ mod tests {
             let line_starts: Vec<usize> = std::iter::once(0)
                 .chain(file.match_indices('\n').map(|(i, _)| i + 1))
                 .collect();
-            let in_file = tokenize(format, &file, Mode::Mild).unwrap();
+            let in_file = tokenize(format, &file, &Mode::Mild.into()).unwrap();
             for line in std::fs::read_to_string(&ranges_path).unwrap().lines() {
                 let (lines, what) = line.split_once(' ').unwrap_or((line, ""));
                 let (first, last) = lines.split_once('-').unwrap();
@@ -614,7 +668,7 @@ mod tests {
                     .filter(|t| t.start as usize >= from && t.end as usize <= to)
                     .map(|t| (t.id, t.start as usize - from))
                     .collect();
-                let got: Vec<(u64, usize)> = tokenize_snippet(format, snippet, Mode::Mild)
+                let got: Vec<(u64, usize)> = tokenize_snippet(format, snippet, &Mode::Mild.into())
                     .unwrap()
                     .iter()
                     .map(|t| (t.id, t.start as usize))
@@ -741,10 +795,11 @@ mod tests {
                 reused += usize::from(previous.is_some());
                 let budget = Budget::for_snippet(version.len());
                 let (tokens, parse) =
-                    tokenize_snippet_after(format, version, Mode::Mild, previous, &budget).unwrap();
+                    tokenize_snippet_after(format, version, &Mode::Mild.into(), previous, &budget)
+                        .unwrap();
                 assert_eq!(
                     tokens,
-                    tokenize_snippet(format, version, Mode::Mild).unwrap(),
+                    tokenize_snippet(format, version, &Mode::Mild.into()).unwrap(),
                     "{file}, step {step}:\n{version}"
                 );
                 previous = Some(parse);
@@ -762,16 +817,18 @@ mod tests {
         let registry = Registry::builtin();
         let ts = registry.lookup("ts").unwrap();
         let text = " \n\n&_[z  o  oo\n*/\n\n]      nnnn      */";
-        let fresh = tokenize_snippet(ts, text, Mode::Strict).unwrap();
+        let fresh = tokenize_snippet(ts, text, &Mode::Strict.into()).unwrap();
         let texts: Vec<&str> = fresh
             .iter()
             .map(|t| &text[t.start as usize..t.end as usize])
             .collect();
         assert_eq!(texts, ["]", "nnnn", "*", "/"]);
         let budget = Budget::for_snippet(text.len());
-        let (_, previous) = tokenize_snippet_after(ts, text, Mode::Strict, None, &budget).unwrap();
+        let (_, previous) =
+            tokenize_snippet_after(ts, text, &Mode::Strict.into(), None, &budget).unwrap();
         let (again, _) =
-            tokenize_snippet_after(ts, text, Mode::Strict, Some(previous), &budget).unwrap();
+            tokenize_snippet_after(ts, text, &Mode::Strict.into(), Some(previous), &budget)
+                .unwrap();
         assert_eq!(again, fresh);
     }
 

@@ -1,22 +1,26 @@
 //! Tokens: parses source text and normalizes the tree's leaves.
 //!
-//! In: a [`Format`], source text and a [`Mode`]. Out: the token stream, each
+//! In: a [`Format`], source text and a [`Normalization`] (the [`Mode`],
+//! whether case counts, the ignore patterns). Out: the token stream, each
 //! [`Token`] an identity hash plus its byte range. Line and column are
 //! recovered from byte offsets by a [`LineIndex`].
 //!
 //! Invariants: parsing never fails. Leaves inside ERROR nodes are tokens like
 //! any other, zero-width (MISSING) nodes are not, declared literals and
-//! comments are one leaf each, comments are dropped. The identity never
-//! includes the node kind, only the class and (per mode) the text, so a
-//! snippet parsed out of context still matches the code it came from. The
-//! token stream is the sole contract between parsing and later stages.
+//! comments are one leaf each, comments are dropped, and so are tokens that
+//! lie inside a match of an ignore pattern against the text tokenized. The
+//! identity never includes the node kind, only the class and (per mode) the
+//! text, so a snippet parsed out of context still matches the code it came
+//! from. The token stream is the sole contract between parsing and later
+//! stages.
 
 use tree_sitter::{Node, Tree};
 
 use crate::engine::embed;
 use crate::engine::grammar::{Class, Format};
-use crate::engine::hash::fnv1a;
+use crate::engine::hash::{fnv1a, fnv1a_lowercase};
 use crate::engine::parse::{parse, parse_ranges, Budget, ParseError};
+use crate::engine::patterns::{IgnorePatterns, Skipper};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
@@ -97,6 +101,103 @@ impl Mode {
             Class::Literal if self.abstracts_literals() => LIT,
             Class::String | Class::Number | Class::Literal => text,
         })
+    }
+}
+
+/// Everything besides the grammar that decides a text's tokens: the
+/// [`Mode`], whether case counts, and the code blocks skipped. Built once
+/// from the configuration and passed to every tokenizing call (scan,
+/// checks, diffs); `Normalization::from(Mode::Strict)` (or `default()`)
+/// is the common case.
+///
+/// With `ignore_case`, every identity kept as text is compared without
+/// case, as jscpd does (it lower-cases each token before hashing): in
+/// strict mode identifiers, keywords and literals; in mild mode keywords
+/// and literals (identifiers are `$id` already); in weak mode keywords and
+/// the like. The placeholders (`$id`, `$str`, ...) are unchanged.
+#[derive(Debug, Clone, Default)]
+pub struct Normalization {
+    /// How much of a token's text its identity keeps.
+    pub mode: Mode,
+    /// Compare identities kept as text without case (`--ignoreCase`).
+    pub ignore_case: bool,
+    /// Tokens inside a match of one of these are dropped (`--ignore-pattern`).
+    pub ignore_patterns: IgnorePatterns,
+}
+
+impl From<Mode> for Normalization {
+    fn from(mode: Mode) -> Normalization {
+        Normalization {
+            mode,
+            ..Normalization::default()
+        }
+    }
+}
+
+impl Normalization {
+    /// This normalization applied to `text`: its leaves are then turned
+    /// into tokens in source order with [`Normalizer::push`].
+    pub(crate) fn of<'n, 't>(&'n self, text: &'t str) -> Normalizer<'n, 't> {
+        Normalizer {
+            mode: self.mode,
+            ignore_case: self.ignore_case,
+            text,
+            skipper: self.ignore_patterns.in_text(text),
+        }
+    }
+
+    /// The identity as a person reads it, or why the token is dropped: for
+    /// `--dump-tokens` and golden tests.
+    fn shown(&self, format: &Format, class: Class, source: &str, skipped: bool) -> String {
+        match self.mode.identity_text(format, class, source) {
+            None => "(dropped)".to_owned(),
+            Some(_) if skipped => "(ignored)".to_owned(),
+            Some(identity) if self.ignore_case => readable(identity).to_lowercase(),
+            Some(identity) => readable(identity).to_owned(),
+        }
+    }
+}
+
+/// A [`Normalization`] applied to one text, whose leaves it turns into
+/// tokens in source order (the ignore patterns' matches are walked along).
+pub(crate) struct Normalizer<'n, 't> {
+    mode: Mode,
+    ignore_case: bool,
+    text: &'t str,
+    skipper: Skipper<'n, 't>,
+}
+
+impl Normalizer<'_, '_> {
+    /// Appends the token of the leaf at `start..end` of the text, unless its
+    /// class is dropped or it lies inside an ignore pattern's match.
+    pub(crate) fn push(
+        &mut self,
+        tokens: &mut Vec<Token>,
+        format: &Format,
+        class: Class,
+        start: usize,
+        end: usize,
+    ) {
+        let Some(identity) = self
+            .mode
+            .identity_text(format, class, &self.text[start..end])
+        else {
+            return;
+        };
+        if self.skipper.skips(start, end) {
+            return;
+        }
+        let id = if self.ignore_case {
+            fnv1a_lowercase(identity)
+        } else {
+            fnv1a(identity.as_bytes())
+        };
+        // Files are limited to 4 GiB by the walker, so offsets fit.
+        tokens.push(Token {
+            id,
+            start: start as u32,
+            end: end as u32,
+        });
     }
 }
 
@@ -278,8 +379,12 @@ fn string_with_interpolations(
 
 /// The normalized token stream of a file's `text`, unless its parse runs
 /// out of budget.
-pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Result<Vec<Token>, ParseError> {
-    tokenize_within(format, text, mode, &Budget::for_file(text.len()))
+pub fn tokenize(
+    format: &Format,
+    text: &str,
+    normalization: &Normalization,
+) -> Result<Vec<Token>, ParseError> {
+    tokenize_within(format, text, normalization, &Budget::for_file(text.len()))
 }
 
 /// The normalized token stream of a file's `text`, its parses within
@@ -287,34 +392,15 @@ pub fn tokenize(format: &Format, text: &str, mode: Mode) -> Result<Vec<Token>, P
 pub fn tokenize_within(
     format: &Format,
     text: &str,
-    mode: Mode,
+    normalization: &Normalization,
     budget: &Budget,
 ) -> Result<Vec<Token>, ParseError> {
     let mut tokens = Vec::with_capacity(text.len() / 4);
+    let mut normalizer = normalization.of(text);
     for_each_leaf_within(format, text, budget, |class, start, end| {
-        push(&mut tokens, format, text, mode, class, start, end)
+        normalizer.push(&mut tokens, format, class, start, end)
     })?;
     Ok(tokens)
-}
-
-/// Appends the token of one leaf, unless its class is dropped.
-pub(crate) fn push(
-    tokens: &mut Vec<Token>,
-    format: &Format,
-    text: &str,
-    mode: Mode,
-    class: Class,
-    start: usize,
-    end: usize,
-) {
-    if let Some(identity) = mode.identity_text(format, class, &text[start..end]) {
-        // Files are limited to 4 GiB by the walker, so offsets fit.
-        tokens.push(Token {
-            id: fnv1a(identity.as_bytes()),
-            start: start as u32,
-            end: end as u32,
-        });
-    }
 }
 
 /// Lines and columns of byte offsets in one text.
@@ -383,15 +469,20 @@ impl LineIndex {
 }
 
 /// Renders the normalized tokens of `text` one per line, as
-/// `line:column class identity`, for `--dump-tokens` and golden tests.
-pub fn dump(format: &Format, text: &str, mode: Mode) -> Result<String, ParseError> {
+/// `line:column class identity`, for `--dump-tokens` and golden tests:
+/// comments show as `(dropped)`, tokens inside an ignore pattern's match as
+/// `(ignored)`, identities compared without case in lower case.
+pub fn dump(
+    format: &Format,
+    text: &str,
+    normalization: &Normalization,
+) -> Result<String, ParseError> {
     let lines = LineIndex::new(text);
     let mut out = String::new();
+    let mut skipper = normalization.ignore_patterns.in_text(text);
     for_each_leaf(format, text, |class, start, end| {
         let source = &text[start..end];
-        let shown = mode
-            .identity_text(format, class, source)
-            .map_or("(dropped)", readable);
+        let shown = normalization.shown(format, class, source, skipper.skips(start, end));
         let at = lines.start_position(text, start as u32);
         out.push_str(&format!(
             "{}:{} {} {}\n",
@@ -442,12 +533,24 @@ pub fn dump_tree(format: &Format, text: &str) -> Result<String, ParseError> {
 }
 
 /// The identity texts of `text` joined by spaces: the normalized form a
-/// person reads, used by golden tests.
-pub fn normalized(format: &Format, text: &str, mode: Mode) -> Result<String, ParseError> {
+/// person reads (without case in lower case), used by golden tests.
+pub fn normalized(
+    format: &Format,
+    text: &str,
+    normalization: &Normalization,
+) -> Result<String, ParseError> {
     let mut parts = Vec::new();
+    let mut skipper = normalization.ignore_patterns.in_text(text);
     for_each_leaf(format, text, |class, start, end| {
-        if let Some(identity) = mode.identity_text(format, class, &text[start..end]) {
-            parts.push(readable(identity).replace('\n', "\\n"));
+        let source = &text[start..end];
+        if normalization
+            .mode
+            .identity_text(format, class, source)
+            .is_some()
+            && !skipper.skips(start, end)
+        {
+            let shown = normalization.shown(format, class, source, false);
+            parts.push(shown.replace('\n', "\\n"));
         }
     })?;
     Ok(parts.join(" "))
@@ -457,13 +560,20 @@ pub fn normalized(format: &Format, text: &str, mode: Mode) -> Result<String, Par
 mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
+    use crate::engine::patterns::IgnorePatterns;
 
     /// Normalizes `code` as format `format` in `mode`.
     fn check(format: &str, mode: Mode, code: &str, expected: &str) {
         let registry = Registry::builtin();
         let format = registry.lookup(format).unwrap();
-        let got = normalized(format, code, mode).unwrap();
-        assert_eq!(got, expected, "\n{}", dump(format, code, mode).unwrap());
+        let normalization = Normalization::from(mode);
+        let got = normalized(format, code, &normalization).unwrap();
+        assert_eq!(
+            got,
+            expected,
+            "\n{}",
+            dump(format, code, &normalization).unwrap()
+        );
     }
 
     #[test]
@@ -579,6 +689,114 @@ mod tests {
         check("js", Mode::Strict, "f(a", "f ( a");
     }
 
+    /// Normalizes `code` as format `format` in `mode`, without case when
+    /// `ignore_case`, skipping the matches of `patterns`.
+    fn check_with(
+        format: &str,
+        (mode, ignore_case, patterns): (Mode, bool, &[&str]),
+        code: &str,
+        expected: &str,
+    ) {
+        let registry = Registry::builtin();
+        let format = registry.lookup(format).unwrap();
+        let normalization = Normalization {
+            mode,
+            ignore_case,
+            ignore_patterns: IgnorePatterns::new(patterns).unwrap(),
+        };
+        let got = normalized(format, code, &normalization).unwrap();
+        assert_eq!(
+            got,
+            expected,
+            "\n{}",
+            dump(format, code, &normalization).unwrap()
+        );
+        // The token stream agrees with what is shown: one token per part.
+        let tokens = tokenize(format, code, &normalization).unwrap();
+        assert_eq!(tokens.len(), got.split_whitespace().count(), "{got}");
+    }
+
+    #[test]
+    fn ignore_case_folds_what_each_mode_keeps_as_text() {
+        let sql = "SELECT Name FROM Users WHERE Kind = 'Admin' AND Active = TRUE;";
+        check_with(
+            "sql",
+            (Mode::Strict, true, &[]),
+            sql,
+            "select name from users where kind = 'admin' and active = true ;",
+        );
+        check_with(
+            "sql",
+            (Mode::Mild, true, &[]),
+            sql,
+            "select $id from $id where $id = 'admin' and $id = true ;",
+        );
+        check_with(
+            "sql",
+            (Mode::Weak, true, &[]),
+            sql,
+            "select $id from $id where $id = $lit and $id = $lit ;",
+        );
+        check_with(
+            "py",
+            (Mode::Strict, true, &[]),
+            "def GetUser(Id): return None",
+            "def getuser ( id ) : return none",
+        );
+    }
+
+    #[test]
+    fn ignore_case_makes_equal_ids_of_text_differing_only_in_case() {
+        let registry = Registry::builtin();
+        let sql = registry.lookup("sql").unwrap();
+        let ids = |text: &str, ignore_case: bool| -> Vec<u64> {
+            let normalization = Normalization {
+                ignore_case,
+                ..Normalization::default()
+            };
+            let tokens = tokenize(sql, text, &normalization).unwrap();
+            tokens.iter().map(|t| t.id).collect()
+        };
+        let (upper, lower) = ("SELECT Id FROM T;", "select id from t;");
+        assert_eq!(ids(upper, true), ids(lower, true));
+        assert_ne!(ids(upper, false), ids(lower, false));
+        // Folded identities are those of the lower-case text, kept as is.
+        assert_eq!(ids(upper, true), ids(lower, false));
+    }
+
+    #[test]
+    fn tokens_inside_an_ignore_pattern_match_are_dropped() {
+        let code = "import a from 'a';\nlet x = 1; // one\nlet y = 2;\n";
+        check_with(
+            "js",
+            (Mode::Strict, false, &[r"import.*from.*;"]),
+            code,
+            "let x = 1 ; let y = 2 ;",
+        );
+        // A match that cuts `let` in half keeps it; `x` lies inside.
+        check_with(
+            "js",
+            (Mode::Strict, false, &["et x"]),
+            code,
+            "import a from 'a' ; let = 1 ; let y = 2 ;",
+        );
+        // Several patterns, several matches each.
+        check_with(
+            "js",
+            (Mode::Strict, false, &["import.*;", r"= \d"]),
+            code,
+            "let x ; let y ;",
+        );
+        // The match is against the text: across lines with (?s), comments
+        // included, and the tokens of other modes are dropped alike.
+        check_with(
+            "js",
+            (Mode::Mild, true, &[r"(?s)let x.*?// one"]),
+            code,
+            "import $id from 'a' ; let $id = 2 ;",
+        );
+    }
+
     /// Golden cases in `testdata/tokens/<format>.txt`: `=== MODE: title`,
     /// the code, `---`, the normalized tokens. `DUPCHECK_BLESS=1` rewrites
     /// the expectations from what the code produces now.
@@ -599,7 +817,7 @@ mod tests {
                 let (title, rest) = case.split_once('\n').unwrap();
                 let (code, expected) = rest.split_once("\n---\n").unwrap();
                 let mode = Mode::parse(title.split(':').next().unwrap()).unwrap();
-                let got = normalized(format, code, mode).unwrap();
+                let got = normalized(format, code, &mode.into()).unwrap();
                 if got != expected.trim() {
                     failures.push(format!(
                         "{}: {title}\n  expected: {}\n  got:      {got}",
@@ -620,8 +838,8 @@ mod tests {
     fn identity_ignores_node_kind() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let method = tokenize(js, "a.push", Mode::Strict).unwrap();
-        let plain = tokenize(js, "push", Mode::Strict).unwrap();
+        let method = tokenize(js, "a.push", &Mode::Strict.into()).unwrap();
+        let plain = tokenize(js, "push", &Mode::Strict.into()).unwrap();
         assert_eq!(method[2].id, plain[0].id);
     }
 
@@ -629,8 +847,8 @@ mod tests {
     fn placeholders_never_collide_with_source_text() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let abstracted = tokenize(js, "a", Mode::Mild).unwrap()[0].id;
-        let literal = tokenize(js, "$id", Mode::Strict).unwrap()[0].id;
+        let abstracted = tokenize(js, "a", &Mode::Mild.into()).unwrap()[0].id;
+        let literal = tokenize(js, "$id", &Mode::Strict.into()).unwrap()[0].id;
         assert_ne!(abstracted, literal);
     }
 

@@ -103,7 +103,7 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
         .as_deref()
         .map(|path| read_diff(cwd, path))
         .transpose()?;
-    let key = crate::project::cache::key(config.mode, config.thresholds.min_tokens);
+    let key = crate::project::cache::key(&config.normalization, config.thresholds.min_tokens);
     let mut reuse = Reuse::default();
     if let Some(dir) = &config.cache_dir {
         reuse.cached = crate::project::cache::load(dir, key);
@@ -486,7 +486,7 @@ fn json_report(found: &Found, config: &Config) -> String {
         .collect();
     let mut report = json!({
         "version": crate::VERSION,
-        "mode": config.mode.name(),
+        "mode": config.normalization.mode.name(),
         "minLines": config.thresholds.min_lines,
         "minTokens": config.thresholds.min_tokens,
         "clones": clones,

@@ -84,7 +84,7 @@ mod tests {
         // Budgets are not under test here: a loaded machine may take long.
         let budget =
             crate::engine::parse::Budget::new(std::time::Duration::from_secs(600), usize::MAX);
-        tokenize_snippet_after(js, text, Mode::Mild, None, &budget)
+        tokenize_snippet_after(js, text, &Mode::Mild.into(), None, &budget)
             .unwrap()
             .1
     }

@@ -7,7 +7,8 @@
 //! Layout (little-endian): magic, format version, key, entry count, entries
 //! (path, size, mtime, content hash, tokens, fingerprints), then an XXH3
 //! checksum of everything before it. The key hashes everything that changes
-//! tokens: dupcheck's version, the normalization version, the mode,
+//! tokens: dupcheck's version, the normalization version, the
+//! [`Normalization`] (mode, `--ignoreCase`, `--ignore-pattern`s),
 //! `grammars.toml`, min-tokens.
 //!
 //! Invariants: a cache is never trusted. A wrong magic, version, key or
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, SourceFile};
-use crate::engine::tokens::{Mode, Token};
+use crate::engine::tokens::{Normalization, Token};
 
 /// The first bytes of a cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
@@ -31,7 +32,8 @@ pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 pub const FORMAT_VERSION: u32 = 1;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
-const OTHER_KEY: &str = "made for another version, mode, grammar set or min-tokens";
+const OTHER_KEY: &str =
+    "made for another version, mode, case or ignore patterns, grammar set or min-tokens";
 
 /// Tokens and fingerprints of one file, as the cache stored them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,15 +69,25 @@ impl CachedFile {
 }
 
 /// What a cache is valid for: a hash of everything that changes tokens.
-pub fn key(mode: Mode, min_tokens: u32) -> u64 {
-    let material = format!(
-        "{}\0{}\0{}\0{}\0{}",
+/// Each ignore pattern is hashed with its length, so no two lists of
+/// patterns give the same material.
+pub fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
+    let mut material = format!(
+        "{}\0{}\0{}\0{}\0{}\0case:{}",
         crate::VERSION,
         crate::engine::tokens::NORMALIZATION_VERSION,
-        mode.name(),
+        normalization.mode.name(),
         min_tokens,
-        crate::engine::grammar::GRAMMARS_TOML
+        crate::engine::grammar::GRAMMARS_TOML,
+        if normalization.ignore_case {
+            "ignored"
+        } else {
+            "kept"
+        },
     );
+    for pattern in normalization.ignore_patterns.sources() {
+        material.push_str(&format!("\0pattern:{}:{pattern}", pattern.len()));
+    }
     xxhash_rust::xxh3::xxh3_64(material.as_bytes())
 }
 
@@ -364,6 +376,8 @@ mod tests {
     use super::*;
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
+    use crate::engine::patterns::IgnorePatterns;
+    use crate::engine::tokens::Mode;
 
     fn files() -> Vec<Arc<SourceFile>> {
         let registry = Registry::builtin();
@@ -377,11 +391,44 @@ mod tests {
                 js,
                 text,
                 meta,
-                Mode::Mild,
+                &Mode::Mild.into(),
                 Winnow::for_min_tokens(10),
             )
             .unwrap(),
         )]
+    }
+
+    #[test]
+    fn the_key_changes_with_every_normalization_option() {
+        let with = |mode: Mode, ignore_case: bool, patterns: &[&str]| Normalization {
+            mode,
+            ignore_case,
+            ignore_patterns: IgnorePatterns::new(patterns).unwrap(),
+        };
+        let plain = key(&with(Mode::Strict, false, &[]), 50);
+        assert_eq!(plain, key(&Mode::Strict.into(), 50));
+        let keys = [
+            plain,
+            key(&with(Mode::Strict, false, &[]), 40),
+            key(&with(Mode::Mild, false, &[]), 50),
+            key(&with(Mode::Strict, true, &[]), 50),
+            key(&with(Mode::Strict, false, &["a"]), 50),
+            key(&with(Mode::Strict, false, &["b"]), 50),
+            key(&with(Mode::Strict, false, &["a", "b"]), 50),
+            key(&with(Mode::Strict, false, &["a,b"]), 50),
+            key(&with(Mode::Strict, true, &["a"]), 50),
+        ];
+        let distinct: crate::engine::hash::HashSet<u64> = keys.iter().copied().collect();
+        assert_eq!(distinct.len(), keys.len(), "{keys:x?}");
+        // The same options give the same key: a restart reuses its cache.
+        assert_eq!(
+            key(&with(Mode::Strict, true, &["a", "b"]), 50),
+            key(&with(Mode::Strict, true, &["a", "b"]), 50)
+        );
+        assert_eq!(
+            decode(&encode(keys[3], &files()), keys[0]).unwrap_err(),
+            OTHER_KEY
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Configuration: the command line and `.dupcheck.json`, merged and checked.
 //!
 //! In: raw flags ([`Cli`], parsed by clap) and the config file's JSON. Out:
-//! one validated [`Config`] with typed values (mode, byte sizes, format ids,
-//! origin host names). Precedence lives in one place, [`Config::resolve`]:
-//! command line over config file over defaults.
+//! one validated [`Config`] with typed values (the [`Normalization`]: mode,
+//! case, compiled ignore patterns; byte sizes, format ids, origin host
+//! names). Precedence lives in one place, [`Config::resolve`]: command line
+//! over config file over defaults. jscpd-server's own options are accepted
+//! too (`-g`, `--store`, `--ignoreCase`, `--ignore-pattern`).
 //!
 //! Invariant: every error names the option or key at fault and what it
 //! accepts; `main` prints it on one line and exits with status 2.
@@ -17,7 +19,8 @@ use serde_json::{Map, Value};
 
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::matching::Thresholds;
-use crate::engine::tokens::Mode;
+use crate::engine::patterns::IgnorePatterns;
+use crate::engine::tokens::{Mode, Normalization};
 
 /// Raw command-line flags, before merging with the config file.
 #[derive(Debug, Parser)]
@@ -108,6 +111,30 @@ pub struct ScanArgs {
     /// Do not read or write the cache
     #[arg(long)]
     pub no_cache: bool,
+    /// Compare tokens kept as text without case: identifiers (strict mode), keywords, literals
+    #[arg(long = "ignoreCase")]
+    pub ignore_case: bool,
+    /// Skip code blocks matching this regular expression: tokens inside a match are dropped;
+    /// repeatable, or comma-separated as in jscpd (commas in (), [], {} or escaped belong to the pattern)
+    #[arg(long = "ignore-pattern", value_name = "REGEX")]
+    pub ignore_pattern: Vec<String>,
+    /// Accepted for jscpd: dupcheck always honours .gitignore (and .ignore)
+    #[arg(short = 'g', long)]
+    pub gitignore: bool,
+    /// Accepted for jscpd and ignored, with a warning: dupcheck keeps its own index cache (--cache-dir)
+    #[arg(long, value_name = "NAME")]
+    pub store: Option<String>,
+}
+
+impl ScanArgs {
+    /// The `--ignore-pattern`s given, each occurrence split at its commas
+    /// as jscpd splits them ([`split_patterns`]).
+    pub fn ignore_patterns(&self) -> Vec<String> {
+        self.ignore_pattern
+            .iter()
+            .flat_map(|p| split_patterns(p))
+            .collect()
+    }
 }
 
 /// The flags of the server alone.
@@ -239,8 +266,8 @@ pub struct Config {
     pub ignore: Override,
     /// Detection thresholds.
     pub thresholds: Thresholds,
-    /// Normalization mode.
-    pub mode: Mode,
+    /// How tokens are made: mode, case, ignore patterns.
+    pub normalization: Normalization,
     /// Report absolute paths.
     pub absolute: bool,
     /// Do not follow symbolic links.
@@ -277,7 +304,7 @@ const CONFIG_FILE: &str = ".dupcheck.json";
 const CACHE_DIR: &str = ".dupcheck-cache";
 
 /// Keys the config file accepts.
-const KNOWN_KEYS: [&str; 16] = [
+const KNOWN_KEYS: [&str; 18] = [
     "port",
     "host",
     "format",
@@ -294,6 +321,8 @@ const KNOWN_KEYS: [&str; 16] = [
     "maxBody",
     "allowedOrigins",
     "allowedHosts",
+    "ignoreCase",
+    "ignorePattern",
 ];
 
 /// The config file's values, each already type-checked.
@@ -315,11 +344,14 @@ struct FileValues {
     max_body: Option<u64>,
     allowed_origins: Option<Vec<String>>,
     allowed_hosts: Option<Vec<String>>,
+    ignore_case: Option<bool>,
+    ignore_pattern: Option<IgnorePatterns>,
 }
 
 impl Config {
     /// Merges `cli` over the config file over the defaults. `cwd` resolves
-    /// relative paths; `warn` receives one line per unknown config key.
+    /// relative paths; `warn` receives one line per unknown config key, and
+    /// one for `--store`.
     pub fn resolve(
         cli: &Cli,
         cwd: &Path,
@@ -391,6 +423,18 @@ impl Config {
             })?,
             None => file.mode.unwrap_or_default(),
         };
+        let ignore_patterns = match scan.ignore_patterns() {
+            given if given.is_empty() => file.ignore_pattern.unwrap_or_default(),
+            given => IgnorePatterns::new(&given).map_err(|e| ConfigError::Option {
+                option: "--ignore-pattern",
+                problem: e.to_string(),
+            })?,
+        };
+        let normalization = Normalization {
+            mode,
+            ignore_case: scan.ignore_case || file.ignore_case.unwrap_or(false),
+            ignore_patterns,
+        };
         let hosts = |option, given: &[String], from_file: &Option<Vec<String>>| {
             given
                 .iter()
@@ -409,6 +453,22 @@ impl Config {
             &file.allowed_origins,
         )?;
         let allowed_hosts = hosts("--allowed-host", &serve.allowed_host, &file.allowed_hosts)?;
+        let cache_dir = match (&scan.cache_dir, scan.no_cache) {
+            (_, true) => None,
+            (Some(path), false) => Some(cwd.join(path)),
+            (None, false) => Some(dir.join(CACHE_DIR)),
+        };
+        if let Some(store) = &scan.store {
+            warn(match &cache_dir {
+                Some(cache) => format!(
+                    "warning: --store {store} is ignored: dupcheck keeps its own index cache in {} (see --cache-dir, --no-cache)",
+                    cache.display()
+                ),
+                None => format!(
+                    "warning: --store {store} is ignored: dupcheck keeps its own index cache, off here (--no-cache)"
+                ),
+            });
+        }
         Ok(Config {
             host,
             port: serve.port.or(file.port).unwrap_or(DEFAULT_PORT),
@@ -424,7 +484,7 @@ impl Config {
                     .or(file.min_tokens)
                     .unwrap_or(DEFAULT_MIN_TOKENS),
             },
-            mode,
+            normalization,
             absolute: scan.absolute || file.absolute.unwrap_or(false),
             no_symlinks: scan.no_symlinks || file.no_symlinks.unwrap_or(false),
             skip_local: scan.skip_local || file.skip_local.unwrap_or(false),
@@ -435,11 +495,7 @@ impl Config {
             allowed_origins,
             allowed_hosts,
             header_timeout: std::time::Duration::from_secs(serve.header_timeout.max(1)),
-            cache_dir: match (&scan.cache_dir, scan.no_cache) {
-                (_, true) => None,
-                (Some(path), false) => Some(cwd.join(path)),
-                (None, false) => Some(dir.join(CACHE_DIR)),
-            },
+            cache_dir,
             watch: !serve.no_watch,
             dir,
         })
@@ -472,6 +528,38 @@ fn compile_ignore(dir: &Path, globs: &[String]) -> Result<Override, ConfigError>
         builder.add(&format!("!{glob}")).map_err(|e| bad(glob, e))?;
     }
     builder.build().map_err(|e| bad(&globs.join(","), e))
+}
+
+/// Splits `--ignore-pattern`'s value at its commas, as jscpd does, but for
+/// the commas a regular expression holds: escaped (`\,`) or inside
+/// parentheses, brackets or braces (`a{1,3}`, `[,;]`). Empty items are
+/// dropped; nothing is trimmed (a space may be part of a pattern).
+pub fn split_patterns(s: &str) -> Vec<String> {
+    let mut patterns = Vec::new();
+    let (mut depth, mut in_class, mut escaped) = (0usize, 0usize, false);
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' => in_class += 1,
+            ']' if in_class > 0 => in_class -= 1,
+            _ if in_class > 0 => {}
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                patterns.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    patterns.push(&s[start..]);
+    patterns
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// Splits a comma-separated list, dropping empty items.
@@ -596,6 +684,21 @@ fn read_config(path: &Path, warn: &mut impl FnMut(String)) -> Result<FileValues,
         )?,
         allowed_origins: keys.get("allowedOrigins", "must be an array of strings", array)?,
         allowed_hosts: keys.get("allowedHosts", "must be an array of strings", array)?,
+        ignore_case: keys.get("ignoreCase", "must be true or false", Value::as_bool)?,
+        ignore_pattern: keys
+            .get(
+                "ignorePattern",
+                "must be an array of strings (regular expressions)",
+                array,
+            )?
+            .map(|patterns| {
+                IgnorePatterns::new(&patterns).map_err(|e| ConfigError::Key {
+                    path: path.to_owned(),
+                    key: "ignorePattern",
+                    problem: format!("has {e}"),
+                })
+            })
+            .transpose()?,
     })
 }
 
@@ -710,7 +813,9 @@ mod tests {
         assert_eq!(c.port, 3000);
         assert_eq!(c.host.to_string(), "0.0.0.0");
         assert_eq!((c.thresholds.min_lines, c.thresholds.min_tokens), (5, 50));
-        assert_eq!(c.mode, Mode::Strict);
+        assert_eq!(c.normalization.mode, Mode::Strict);
+        assert!(!c.normalization.ignore_case);
+        assert!(c.normalization.ignore_patterns.is_empty());
         assert_eq!(
             (c.max_size, c.max_body, c.max_lines),
             (1 << 20, 10 << 20, None)
@@ -724,12 +829,78 @@ mod tests {
         let file = r#"{"port": 4000, "minLines": 7, "mode": "weak", "format": ["py", "rust"], "skipLocal": true, "maxSize": "2kb"}"#;
         let (c, _) = resolve(&["--port", "5000", "-m", "mild"], Some(file)).unwrap();
         assert_eq!(
-            (c.port, c.thresholds.min_lines, c.mode),
+            (c.port, c.thresholds.min_lines, c.normalization.mode),
             (5000, 7, Mode::Mild)
         );
         assert_eq!(c.formats, [3, 4]);
         assert!(c.skip_local);
         assert_eq!(c.max_size, 2048);
+    }
+
+    #[test]
+    fn jscpd_options_and_their_keys() {
+        let (c, warnings) = resolve(&["--ignoreCase", "-g"], None).unwrap();
+        assert!(c.normalization.ignore_case && warnings.is_empty());
+        let sources = |c: &Config| -> Vec<String> {
+            c.normalization
+                .ignore_patterns
+                .sources()
+                .map(String::from)
+                .collect()
+        };
+        let file = r#"{"ignoreCase": true, "ignorePattern": ["from file", "a,b"]}"#;
+        let (c, _) = resolve(&[], Some(file)).unwrap();
+        assert!(c.normalization.ignore_case);
+        assert_eq!(sources(&c), ["from file", "a,b"]);
+        // The command line's patterns replace the file's.
+        let (c, _) = resolve(
+            &["--ignore-pattern", "x,y{1,2}", "--ignore-pattern=z"],
+            Some(file),
+        )
+        .unwrap();
+        assert_eq!(sources(&c), ["x", "y{1,2}", "z"]);
+        let err = resolve(&[], Some(r#"{"ignoreCase": "yes"}"#)).unwrap_err();
+        assert!(
+            err.ends_with("key \"ignoreCase\" must be true or false"),
+            "{err}"
+        );
+        let err = resolve(&["--ignore-pattern", "(x"], None).unwrap_err();
+        assert_eq!(
+            err,
+            "invalid value for --ignore-pattern: \"(x\" is not a usable regular expression: unclosed group (at character 1)"
+        );
+    }
+
+    #[test]
+    fn store_is_accepted_with_one_warning() {
+        let (c, warnings) = resolve(&["--store", "leveldb"], None).unwrap();
+        assert_eq!(
+            warnings,
+            [format!(
+                "warning: --store leveldb is ignored: dupcheck keeps its own index cache in {} (see --cache-dir, --no-cache)",
+                c.cache_dir.unwrap().display()
+            )]
+        );
+        let (_, warnings) = resolve(&["--store", "x", "--no-cache"], None).unwrap();
+        assert_eq!(
+            warnings,
+            ["warning: --store x is ignored: dupcheck keeps its own index cache, off here (--no-cache)"]
+        );
+    }
+
+    #[test]
+    fn patterns_split_at_commas_but_those_a_pattern_holds() {
+        for (value, patterns) in [
+            ("a,b", &["a", "b"][..]),
+            ("a{1,3},b", &["a{1,3}", "b"]),
+            ("[,;]x,(a|b,c)", &["[,;]x", "(a|b,c)"]),
+            (r"a\,b,c", &[r"a\,b", "c"]),
+            (r"[\],]", &[r"[\],]"]),
+            (",a,,b,", &["a", "b"]),
+            (" a , b", &[" a ", " b"]),
+        ] {
+            assert_eq!(split_patterns(value), patterns, "{value}");
+        }
     }
 
     #[test]

@@ -320,8 +320,15 @@ fn load(
             meta,
         ),
         None => {
-            let file =
-                SourceFile::new(path, c.rel.clone(), format, text, meta, config.mode, winnow);
+            let file = SourceFile::new(
+                path,
+                c.rel.clone(),
+                format,
+                text,
+                meta,
+                &config.normalization,
+                winnow,
+            );
             return match file {
                 Ok(file) if generated(config, &file) => Outcome::Skipped(SkipReason::Generated),
                 Ok(file) => Outcome::Indexed {
@@ -553,7 +560,10 @@ impl Scanner {
     }
 
     fn cache_key(&self) -> u64 {
-        cache::key(self.config.mode, self.config.thresholds.min_tokens)
+        cache::key(
+            &self.config.normalization,
+            self.config.thresholds.min_tokens,
+        )
     }
 
     /// Writes the cache of `snapshot`, if caching is on; failures are logged.
