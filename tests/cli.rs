@@ -293,7 +293,16 @@ fn version_and_help() {
         "--max-lines",
         "--max-body",
         "--allowed-origin",
+        "--ignoreCase",
+        "--ignore-pattern <REGEX>",
+        "--store <NAME>",
     ] {
         assert!(help.contains(option), "{option} missing from --help");
     }
+    assert!(
+        help.contains(
+            "-g, --gitignore               Accepted for jscpd: dupcheck always honours .gitignore (and .ignore)"
+        ),
+        "{help}"
+    );
 }

@@ -66,6 +66,14 @@ fn clone_counts_equal_api_stats_for_the_same_options() {
             "--min-tokens",
             "40",
         ],
+        &[
+            "--no-cache",
+            "--ignoreCase",
+            "--ignore-pattern",
+            r"throw new Error\(.*\);",
+            "--min-tokens",
+            "30",
+        ],
     ] {
         let out = report(
             temp.path(),
