@@ -1,8 +1,10 @@
 //! The interfaces: thin adapters over the engine calls. The HTTP API
 //! ([`http`]), the command line's one run for CI ([`report`]), and the
-//! renderings they share ([`sarif`], [`time`]). An adapter decodes,
-//! validates and renders; it never tokenizes or matches itself.
+//! renderings they share ([`answers`], [`sarif`], [`time`]). An adapter
+//! decodes, validates and renders; it never tokenizes or matches itself.
 
+/// The JSON answers of the engine calls, shared by every JSON adapter.
+pub mod answers;
 /// The HTTP API.
 pub mod http;
 /// `dupcheck report`: one scan, the clones reported, an exit status for CI.
