@@ -794,6 +794,7 @@ pub fn root(state: &State) -> Resp {
             "GET /api/clones": "The project's clones, largest first: ?limit=100 (at most 1000), cursor (the answer's nextCursor), path (a file or folder), format, minTokens, fragments=true",
             "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
+            "POST /mcp": "The MCP endpoint for AI coding assistants (streamable HTTP, stateless): tools check_code, check_diff and project_stats answer as /api/check, /api/check-diff and /api/stats do",
             "GET /": "This description",
         }),
         formats: state.scanner.registry().names(),
@@ -829,7 +830,7 @@ pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
     use crate::project::config::{Cli, Config};
@@ -837,7 +838,7 @@ mod tests {
     use clap::Parser;
 
     /// State whose first scan has not finished (it was never started).
-    fn initializing() -> (tempfile::TempDir, Arc<State>) {
+    pub(crate) fn initializing() -> (tempfile::TempDir, Arc<State>) {
         let dir = tempfile::tempdir().unwrap();
         let cli = Cli::try_parse_from(["dupcheck", dir.path().to_str().unwrap()]).unwrap();
         let registry = Registry::builtin();
