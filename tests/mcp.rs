@@ -1,7 +1,7 @@
 //! POST /mcp driven by rmcp's own client over HTTP, as an AI assistant's
 //! MCP client would, on both protocol revisions: 2026-07-28 (stateless,
 //! `server/discover`) and 2025-11-25 (`initialize`,
-//! `notifications/initialized`, `ping`). The tools are listed with
+//! `notifications/initialized`, `ping`). The four tools are listed with
 //! descriptions and input schemas; each answers the REST endpoint's JSON
 //! for the same input as structured content, with a text summary naming
 //! file and lines; bad input is a tool error with REST's message; the
@@ -169,7 +169,10 @@ async fn the_tools_are_listed_with_descriptions_and_input_schemas() {
         let tools = client.list_all_tools().await.expect("tools/list");
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
-        assert_eq!(names, ["check_code", "check_diff", "project_stats"]);
+        assert_eq!(
+            names,
+            ["check_code", "check_diff", "list_clones", "project_stats"]
+        );
         for tool in &tools {
             let description = tool.description.as_deref().unwrap_or_default();
             assert!(
@@ -179,18 +182,37 @@ async fn the_tools_are_listed_with_descriptions_and_input_schemas() {
             );
             let schema = Value::Object((*tool.input_schema).clone());
             let (properties, required) = match tool.name.as_ref() {
-                "check_code" => (vec!["code", "format", "path"], json!(["code"])),
-                "check_diff" => (vec!["diff"], json!(["diff"])),
+                "check_code" => (
+                    vec![("code", "string"), ("format", "string"), ("path", "string")],
+                    json!(["code"]),
+                ),
+                "check_diff" => (vec![("diff", "string")], json!(["diff"])),
+                "list_clones" => (
+                    vec![
+                        ("cursor", "string"),
+                        ("format", "string"),
+                        ("fragments", "boolean"),
+                        ("limit", "integer"),
+                        ("minTokens", "integer"),
+                        ("path", "string"),
+                    ],
+                    Value::Null,
+                ),
                 _ => (vec![], Value::Null),
             };
             assert_eq!(schema["type"], "object", "{schema}");
             assert_eq!(schema["required"], required, "{schema}");
-            let listed = schema["properties"].as_object().expect("properties");
-            assert_eq!(listed.keys().collect::<Vec<_>>(), properties, "{schema}");
-            for property in listed.values() {
-                assert_eq!(property["type"], "string", "{schema}");
-                assert!(property["description"].is_string(), "{schema}");
-            }
+            let mut listed: Vec<(&str, &str)> = schema["properties"]
+                .as_object()
+                .expect("properties")
+                .iter()
+                .map(|(name, property)| {
+                    assert!(property["description"].is_string(), "{schema}");
+                    (name.as_str(), property["type"].as_str().unwrap_or_default())
+                })
+                .collect();
+            listed.sort_unstable();
+            assert_eq!(listed, properties, "{schema}");
             let annotations = tool.annotations.as_ref().expect("annotations");
             assert_eq!(annotations.read_only_hint, Some(true));
         }
@@ -294,6 +316,46 @@ async fn project_stats_answers_what_get_api_stats_answers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_clones_answers_what_get_api_clones_answers() {
+    let server = Server::start("project", &[]);
+    let (status, first) = server.get("/api/clones?limit=2&path=src");
+    assert_eq!(status, 200);
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_owned();
+    let (status, second) = server.get(&format!(
+        "/api/clones?limit=2&path=src&cursor={cursor}&fragments=true"
+    ));
+    assert_eq!(status, 200);
+    for revision in REVISIONS {
+        let client = connect(&server, revision).await;
+        assert_answer(
+            &call(&client, "list_clones", json!({"limit": 2, "path": "src"})).await,
+            &first,
+            &format!(
+                "3 clones in the project with these filters, largest first; this page lists 2:\n\
+                 - src/app/merge-copy.js:1-18 and src/types/merge.ts:1-17: 18 lines (106 tokens, javascript)\n\
+                 - src/app/merge-copy.js:4-18 and src/util/merge.js:2-15: 15 lines (105 tokens, javascript)\n\
+                 More on the next page: cursor {cursor:?}."
+            ),
+        );
+        assert_answer(
+            &call(
+                &client,
+                "list_clones",
+                json!({"limit": 2, "path": "src", "cursor": cursor, "fragments": true}),
+            )
+            .await,
+            &second,
+            "3 clones in the project with these filters, largest first; this page lists 1:\n\
+             - src/types/merge.ts:4-17 and src/util/merge.js:2-15: 14 lines (105 tokens, typescript)",
+        );
+        client.cancel().await.expect("close");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_a_tool_error_with_the_message_of_rest() {
     let server = Server::start("project", &[]);
     let unknown_format = "Unsupported format \"cobol\"; supported formats: javascript, typescript, tsx, python, rust, go, java, c, cpp, objective-c, csharp, ruby, php, kotlin, swift, scala, bash, lua, elixir, haskell, zig, dart, ocaml, ocaml-interface, julia, r, sql, solidity, html, vue, svelte (aliases and extensions such as js, ts, py and rs work too)";
@@ -324,15 +386,19 @@ async fn bad_input_is_a_tool_error_with_the_message_of_rest() {
             json!({"patch": ""}),
             "Missing required field: diff",
         ),
+        (
+            "list_clones",
+            json!({"limit": 0}),
+            "Field \"limit\" must be a whole number from 1 to 1000",
+        ),
     ];
     // REST refuses the same input with the same message.
     for (tool, input, message) in &cases {
-        let path = if *tool == "check_code" {
-            "/api/check"
-        } else {
-            "/api/check-diff"
+        let (status, body) = match *tool {
+            "check_code" => server.post("/api/check", &input.to_string()),
+            "check_diff" => server.post("/api/check-diff", &input.to_string()),
+            _ => server.get("/api/clones?limit=0"),
         };
-        let (status, body) = server.post(path, &input.to_string());
         assert_eq!(status, 400, "{body}");
         assert_eq!(body["message"], *message);
     }
@@ -382,7 +448,7 @@ async fn origins_are_guarded_as_for_the_rest_of_the_api() {
             .await
             .expect("an allowed origin connects");
         let tools = client.list_all_tools().await.expect("tools/list");
-        assert_eq!(tools.len(), 3);
+        assert_eq!(tools.len(), 4);
         client.cancel().await.expect("close");
         let refused = connect_with(&server, revision, &[("origin", "http://evil.example")]).await;
         assert!(refused.is_err(), "{revision:?}");

@@ -13,7 +13,8 @@
 //! The tools are thin adapters over the engine calls, made by the same
 //! functions as the REST handlers (admission, blocking pool, NotReady):
 //! `check_code` is `POST /api/check`, `check_diff` is
-//! `POST /api/check-diff`, `project_stats` is `GET /api/stats`. Each answers
+//! `POST /api/check-diff`, `list_clones` is `GET /api/clones`,
+//! `project_stats` is `GET /api/stats`. Each answers
 //! the REST answer's JSON object as structured content and a short text
 //! summary for the model; what REST refuses is a tool error whose text is
 //! REST's error message.
@@ -44,6 +45,7 @@ use super::http::error::ApiError;
 use super::http::router::{origin_hosts, served_hosts};
 use super::http::{handlers, Resp, State};
 use crate::engine::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
+use crate::engine::clones::ClonesPage;
 use crate::engine::diff_check::DiffAnswer;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
@@ -177,6 +179,34 @@ struct CheckDiffArgs {
     diff: String,
 }
 
+/// The arguments of `list_clones`.
+#[derive(JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // Only its schema is used: `handlers::clones_query` reads the arguments.
+struct ListClonesArgs {
+    /// Only clones with a place in this file or folder, relative to the
+    /// project root (e.g. src/util).
+    #[serde(default)]
+    path: String,
+    /// Only clones with a place in this format (a name, alias or
+    /// extension).
+    #[serde(default)]
+    format: String,
+    /// Only clones of at least this many tokens.
+    #[serde(default)]
+    min_tokens: u32,
+    /// Clones per page, 1 to 1000 (default 100).
+    #[serde(default)]
+    limit: u32,
+    /// The `nextCursor` of the previous page, for the page after it.
+    #[serde(default)]
+    cursor: String,
+    /// Whether each place carries its text (`fragment`).
+    #[serde(default)]
+    fragments: bool,
+}
+
 /// The MCP server: its tools, over the state the REST handlers share.
 #[derive(Clone)]
 struct Tools {
@@ -248,6 +278,32 @@ impl Tools {
     }
 
     #[tool(
+        description = "List the project's clones (pairs of places with the same code), largest \
+            first, a page at a time. Call it to find the duplicated code worth refactoring, in \
+            the whole project or in one file or folder (`path`), of one format, or of at least \
+            `minTokens` tokens. Returns as structured content the answer of dupcheck's \
+            GET /api/clones: `clones`, each with a stable `id`, `format`, `tokens`, `lines` and \
+            its two places `first` and `second` (file, startLine, endLine, columns, and \
+            `fragment` when `fragments` is true); `total` (clones matching the filters) and \
+            `nextCursor` (pass it as `cursor` for the next page). The text names each clone's \
+            two places as file:lines.",
+        input_schema = input_schema::<ListClonesArgs>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_clones(&self, args: JsonObject) -> CallToolResult {
+        let scanner = &self.state.scanner;
+        let query = match handlers::clones_query(&args, scanner.registry(), &scanner.config().dir) {
+            Ok(query) => query,
+            Err(err) => return failure(err),
+        };
+        let answer = handlers::run_clones(&self.state, query, |page| {
+            Ok((value(page)?, clones_summary(page)))
+        })
+        .await;
+        result(answer)
+    }
+
+    #[tool(
         description = "Duplication statistics of the whole project: in total, per format and \
             per file, the lines, tokens, files, clones, and the lines and tokens inside clones \
             with their percentages. Call it for an overview of how much of the code is \
@@ -271,8 +327,9 @@ impl Tools {
     name = "dupcheck",
     instructions = "dupcheck indexes the source files of one project and finds duplicated \
         code in them. Before writing a function, call check_code with it: if the project \
-        already has it, reuse it. Call check_diff on a change before committing it, and \
-        project_stats for an overview."
+        already has it, reuse it. Call check_diff on a change before committing it, \
+        list_clones for the duplicated code worth refactoring, and project_stats for an \
+        overview."
 )]
 impl ServerHandler for Tools {}
 
@@ -395,6 +452,46 @@ fn diff_summary(answer: &DiffAnswer) -> String {
     text
 }
 
+/// The text of `list_clones`: each clone's places as file:lines, and how
+/// to get the next page.
+fn clones_summary(page: &ClonesPage) -> String {
+    if page.total == 0 {
+        return "No clone found with these filters.".to_owned();
+    }
+    let mut text = format!(
+        "{} in the project with these filters, largest first; this page lists {}:",
+        count(page.total, "clone"),
+        page.clones.len()
+    );
+    for clone in page.clones.iter().take(SUMMARY_ITEMS) {
+        let _ = write!(
+            text,
+            "\n- {}:{}-{} and {}:{}-{}: {} ({} tokens, {})",
+            clone.first.file,
+            clone.first.start_line,
+            clone.first.end_line,
+            clone.second.file,
+            clone.second.start_line,
+            clone.second.end_line,
+            count(clone.lines as usize, "line"),
+            clone.tokens,
+            clone.format
+        );
+    }
+    let named = page.clones.len().min(SUMMARY_ITEMS);
+    if page.clones.len() > named {
+        let _ = write!(
+            text,
+            "\n- and {} more on this page",
+            page.clones.len() - named
+        );
+    }
+    if let Some(cursor) = &page.next_cursor {
+        let _ = write!(text, "\nMore on the next page: cursor {cursor:?}.");
+    }
+    text
+}
+
 /// The text of `project_stats`: totals, each format's share, and the files
 /// with the most duplicated lines.
 fn stats_summary(statistics: &ProjectStats) -> String {
@@ -467,6 +564,7 @@ mod tests {
             tools.check_code(code).await,
             tools.check_diff(diff).await,
             tools.project_stats().await,
+            tools.list_clones(JsonObject::new()).await,
         ] {
             assert_eq!(result.is_error, Some(true));
             assert_eq!(result.structured_content, None);

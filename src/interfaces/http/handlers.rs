@@ -8,8 +8,9 @@
 //! the optional fields); each check is one engine call
 //! ([`crate::engine::check::check`], [`crate::engine::diff_check::check_diff`])
 //! on the blocking pool, and the handler only decodes, validates and renders.
-//! [`run_check`], [`run_diff_check`] and [`run_stats`] make those calls for
-//! every adapter (the MCP tools too), admitted as the API admits them.
+//! [`run_check`], [`run_diff_check`], [`run_stats`] and [`run_clones`] make
+//! those calls for every adapter (the MCP tools too), admitted as the API
+//! admits them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ use serde_json::{Map, Value};
 use super::error::ApiError;
 use super::{json, typed_response, Resp, State};
 use crate::engine::check::{CheckAnswer, CheckRequest};
-use crate::engine::clones::{ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::engine::clones::{ClonesPage, ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
 use crate::engine::diff_check::DiffAnswer;
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::stats::ProjectStats;
@@ -627,20 +628,38 @@ pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, 
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let scanner = &state.scanner;
     let query = clones_query(&fields, scanner.registry(), &scanner.config().dir)?;
-    let snapshot = scanner.snapshot().ok_or(ApiError::NotReady)?;
+    run_clones(state, query, |page| Ok(json(StatusCode::OK, page))).await
+}
+
+/// One page of the clone list, as every interface reads it: of the current
+/// snapshot ([`ApiError::NotReady`] before the first scan), listed (clone
+/// detection on a snapshot's first use) and given to `render` on the
+/// blocking pool.
+pub async fn run_clones<T, R>(
+    state: &Arc<State>,
+    query: ClonesQuery,
+    render: R,
+) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    R: FnOnce(&ClonesPage) -> Result<T, ApiError> + Send + 'static,
+{
+    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
     let state = Arc::clone(state);
-    // Clone detection runs on first use of a snapshot: off the reactor.
     tokio::task::spawn_blocking(move || {
         let scanner = &state.scanner;
-        let page =
-            crate::engine::clones::list(&snapshot, scanner.config(), scanner.registry(), &query);
-        json(StatusCode::OK, &page)
+        render(&crate::engine::clones::list(
+            &snapshot,
+            scanner.config(),
+            scanner.registry(),
+            &query,
+        ))
     })
     .await
     .map_err(|err| {
         tracing::error!("clone list failed: {err}");
         ApiError::Internal
-    })
+    })?
 }
 
 /// The parameters of a query string as an object of strings, refusing
@@ -794,7 +813,7 @@ pub fn root(state: &State) -> Resp {
             "GET /api/clones": "The project's clones, largest first: ?limit=100 (at most 1000), cursor (the answer's nextCursor), path (a file or folder), format, minTokens, fragments=true",
             "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
-            "POST /mcp": "The MCP endpoint for AI coding assistants (streamable HTTP, stateless): tools check_code, check_diff and project_stats answer as /api/check, /api/check-diff and /api/stats do",
+            "POST /mcp": "The MCP endpoint for AI coding assistants (streamable HTTP, stateless): tools check_code, check_diff, list_clones and project_stats answer as /api/check, /api/check-diff, /api/clones and /api/stats do",
             "GET /": "This description",
         }),
         formats: state.scanner.registry().names(),
