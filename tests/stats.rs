@@ -161,7 +161,8 @@ fn root_describes_the_api() {
             "GET /api/stats",
             "POST /api/check",
             "POST /api/check-diff",
-            "POST /api/recheck"
+            "POST /api/recheck",
+            "POST /mcp"
         ]
     );
 }

@@ -1,10 +1,15 @@
 //! The interfaces: thin adapters over the engine calls. The HTTP API
-//! ([`http`]), the command line's one run for CI ([`report`]), and the
-//! renderings they share ([`sarif`], [`time`]). An adapter decodes,
-//! validates and renders; it never tokenizes or matches itself.
+//! ([`http`]), the MCP endpoint mounted in it ([`mcp`]), the command line's
+//! one run for CI ([`report`]), and the renderings they share ([`answers`],
+//! [`sarif`], [`time`]). An adapter decodes, validates and renders; it
+//! never tokenizes or matches itself.
 
+/// The JSON answers of the engine calls, shared by REST and MCP.
+pub mod answers;
 /// The HTTP API.
 pub mod http;
+/// The MCP endpoint (`POST /mcp`): tools over the same engine calls.
+pub mod mcp;
 /// `dupcheck report`: one scan, the clones reported, an exit status for CI.
 pub mod report;
 /// Findings as SARIF 2.1.0 and reviewdog's rdjsonl, for CI and review bots.

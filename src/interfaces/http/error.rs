@@ -66,6 +66,14 @@ pub enum ApiError {
     ShuttingDown,
     /// A rescan failed; the previous index keeps serving.
     Scan(String),
+    /// A request the MCP transport refused (not JSON-RPC, not acceptable,
+    /// an unsupported protocol version): its status and its reason.
+    Mcp {
+        /// The transport's status: a 4xx.
+        status: StatusCode,
+        /// The transport's reason, as it gave it.
+        message: String,
+    },
     /// A bug; details go to the log, never to the client.
     Internal,
 }
@@ -90,6 +98,7 @@ impl ApiError {
             Self::TooComplex(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::NotReady | Self::Busy | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             Self::Scan(_) | Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Mcp { status, .. } => *status,
         }
     }
 
@@ -114,6 +123,15 @@ impl ApiError {
             Self::ShuttingDown => "ShuttingDown",
             Self::Scan(_) => "ScanError",
             Self::Internal => "InternalError",
+            Self::Mcp { status, .. } => match *status {
+                StatusCode::BAD_REQUEST => "BadRequest",
+                StatusCode::FORBIDDEN => "Forbidden",
+                StatusCode::NOT_FOUND => "NotFound",
+                StatusCode::NOT_ACCEPTABLE => "NotAcceptable",
+                StatusCode::PAYLOAD_TOO_LARGE => "PayloadTooLarge",
+                StatusCode::UNSUPPORTED_MEDIA_TYPE => "UnsupportedMediaType",
+                _ => "McpError",
+            },
         }
     }
 
@@ -159,6 +177,7 @@ impl fmt::Display for ApiError {
             Self::Validation(text) | Self::UnsupportedFormat(text) | Self::TooComplex(text) => {
                 f.write_str(text)
             }
+            Self::Mcp { message, .. } => f.write_str(message),
             Self::Forbidden { origin } => write!(
                 f,
                 "Origin {origin:?} is not allowed; requests from browsers must come from localhost, or start dupcheck with --allowed-origin for that host"

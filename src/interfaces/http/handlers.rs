@@ -6,8 +6,11 @@
 //! [`ApiError`]. Bodies are read through a size limit and a time limit;
 //! fields are validated in the documented order (code, format or path, then
 //! the optional fields); each check is one engine call
-//! ([`crate::engine::check::check`], [`crate::engine::diff_check::check_diff`]) on the
-//! blocking pool, and the handler only decodes, validates and renders.
+//! ([`crate::engine::check::check`], [`crate::engine::diff_check::check_diff`])
+//! on the blocking pool, and the handler only decodes, validates and renders.
+//! [`run_check`], [`run_diff_check`], [`run_stats`] and [`run_clones`] make
+//! those calls for every adapter (the MCP tools too), admitted as the API
+//! admits them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,18 +20,18 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
-use hyper::{Request, StatusCode};
+use hyper::{HeaderMap, Request, StatusCode};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::error::ApiError;
-use super::{json, json_response, typed_response, Resp, State};
+use super::{json, typed_response, Resp, State};
 use crate::engine::check::{CheckAnswer, CheckRequest};
-use crate::engine::clones::{ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
-use crate::engine::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
+use crate::engine::clones::{ClonesPage, ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::engine::diff_check::DiffAnswer;
 use crate::engine::grammar::{Format, Registry};
-use crate::engine::matching::{SnippetMatch, Span};
-use crate::engine::stats::SnippetStats;
+use crate::engine::stats::ProjectStats;
+use crate::interfaces::answers;
 use crate::interfaces::sarif::{self, Extras, Finding, Notice, Snippet};
 use crate::interfaces::time::iso8601;
 use crate::project::scan::Snapshot;
@@ -43,6 +46,59 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
     let output = Output::of(&req)?;
     let fields = read_object(req, scanner.config().max_body).await?;
     let (request, recheck) = validate(fields, scanner.registry(), &scanner.config().dir)?;
+    run_check(
+        state,
+        request,
+        recheck,
+        move |state, snapshot, request, answer| {
+            let registry = state.scanner.registry();
+            match output {
+                Output::Json => Ok(json(
+                    StatusCode::OK,
+                    &answers::check(snapshot, registry, answer),
+                )),
+                Output::Sarif | Output::Rdjsonl => {
+                    let path = request.path.as_deref();
+                    let findings = answer.findings(snapshot, path);
+                    let notices: Vec<Notice> = truncation(answer.matches.len(), answer.total)
+                        .into_iter()
+                        .collect();
+                    let snippet = Snippet {
+                        text: &request.code,
+                        language: &registry.get(request.format).name,
+                    };
+                    let extras = Extras {
+                        snippet: path.is_none().then_some(snippet),
+                        notices: &notices,
+                    };
+                    let code = request.code.as_str();
+                    findings_response(output, &findings, &extras, |p| {
+                        (Some(p) == path).then_some(code)
+                    })
+                }
+            }
+        },
+    )
+    .await
+}
+
+/// One snippet check, as every interface makes it: admitted by the
+/// snippet's size, on the current snapshot (or, with `recheck`, on a fresh
+/// rescan; [`ApiError::NotReady`] before the first scan), the engine call
+/// and `render` on the blocking pool.
+pub async fn run_check<T, R>(
+    state: &Arc<State>,
+    request: CheckRequest,
+    recheck: bool,
+    render: R,
+) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    R: FnOnce(&State, &Snapshot, &CheckRequest, &CheckAnswer) -> Result<T, ApiError>
+        + Send
+        + 'static,
+{
+    let scanner = &state.scanner;
     let admitted = state.admission.admit(request.code.len()).await?;
     let snapshot = if recheck {
         scanner
@@ -57,32 +113,7 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
         let _admitted = admitted;
         let answer =
             crate::engine::check::check(&state.scanner, &state.buffers, &snapshot, &request)?;
-        let registry = state.scanner.registry();
-        match output {
-            Output::Json => Ok(json_response(
-                StatusCode::OK,
-                check_body(&snapshot, registry, &answer)?,
-            )),
-            Output::Sarif | Output::Rdjsonl => {
-                let path = request.path.as_deref();
-                let findings = answer.findings(&snapshot, path);
-                let notices: Vec<Notice> = truncation(answer.matches.len(), answer.total)
-                    .into_iter()
-                    .collect();
-                let snippet = Snippet {
-                    text: &request.code,
-                    language: &registry.get(request.format).name,
-                };
-                let extras = Extras {
-                    snippet: path.is_none().then_some(snippet),
-                    notices: &notices,
-                };
-                let code = request.code.as_str();
-                findings_response(output, &findings, &extras, |p| {
-                    (Some(p) == path).then_some(code)
-                })
-            }
-        }
+        render(&state, &snapshot, &request, &answer)
     })
     .await
     .map_err(|err| {
@@ -100,6 +131,33 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
         std::borrow::Cow::Borrowed(_) => bytes,
         std::borrow::Cow::Owned(field) => Bytes::from(field),
     };
+    run_diff_check(state, diff, move |answer| match output {
+        Output::Json => Ok(json(StatusCode::OK, &answers::diff(answer))),
+        Output::Sarif | Output::Rdjsonl => {
+            let findings = answer.findings();
+            let mut notices = answer.notices();
+            let listed = answer.files.iter().map(|f| f.duplications.len()).sum();
+            let total = answer.statistics.total_duplications as usize;
+            notices.extend(truncation(listed, total));
+            let extras = Extras {
+                snippet: None,
+                notices: &notices,
+            };
+            findings_response(output, &findings, &extras, |p| answer.text_of(p))
+        }
+    })
+    .await
+}
+
+/// One diff check, as every interface makes it: on the current snapshot
+/// ([`ApiError::NotReady`] before the first scan), the engine call (which
+/// waits for admission by the new texts' size) and `render` on the
+/// blocking pool.
+pub async fn run_diff_check<T, R>(state: &Arc<State>, diff: Bytes, render: R) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    R: FnOnce(&DiffAnswer) -> Result<T, ApiError> + Send + 'static,
+{
     let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
     let state = Arc::clone(state);
     let runtime = tokio::runtime::Handle::current();
@@ -115,21 +173,7 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
             &diff,
             admit,
         )?;
-        match output {
-            Output::Json => Ok(json_response(StatusCode::OK, diff_body(&answer)?)),
-            Output::Sarif | Output::Rdjsonl => {
-                let findings = answer.findings();
-                let mut notices = answer.notices();
-                let listed = answer.files.iter().map(|f| f.duplications.len()).sum();
-                let total = answer.statistics.total_duplications as usize;
-                notices.extend(truncation(listed, total));
-                let extras = Extras {
-                    snippet: None,
-                    notices: &notices,
-                };
-                findings_response(output, &findings, &extras, |p| answer.text_of(p))
-            }
-        }
+        render(&answer)
     })
     .await
     .map_err(|err| {
@@ -230,170 +274,6 @@ fn findings_response<'t>(
                 ApiError::Internal
             })?;
             Ok(typed_response(StatusCode::OK, SARIF_TYPE, body))
-        }
-    }
-}
-
-/// The JSON body of a diff check.
-fn diff_body(answer: &DiffAnswer) -> Result<Vec<u8>, ApiError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body<'a> {
-        files: Vec<File<'a>>,
-        skipped: Vec<Skipped<'a>>,
-        warnings: Vec<Warning<'a>>,
-        statistics: &'a DiffStats,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        truncated: bool,
-    }
-    #[derive(Serialize)]
-    struct File<'a> {
-        path: &'a str,
-        format: &'a str,
-        duplications: Vec<Duplication<'a>>,
-    }
-    #[derive(Serialize)]
-    struct Skipped<'a> {
-        path: &'a str,
-        reason: &'a str,
-    }
-    #[derive(Serialize)]
-    struct Warning<'a> {
-        path: &'a str,
-        message: &'a str,
-    }
-    let body = Body {
-        files: answer
-            .files
-            .iter()
-            .map(|f| File {
-                path: &f.path,
-                format: &f.format,
-                duplications: f.duplications.iter().map(Duplication::of_diff).collect(),
-            })
-            .collect(),
-        skipped: answer
-            .skipped
-            .iter()
-            .map(|s| Skipped {
-                path: &s.path,
-                reason: s.reason.name(),
-            })
-            .collect(),
-        warnings: answer
-            .warnings
-            .iter()
-            .map(|w| Warning {
-                path: &w.path,
-                message: &w.message,
-            })
-            .collect(),
-        statistics: &answer.statistics,
-        truncated: answer.truncated,
-    };
-    serde_json::to_vec(&body).map_err(|err| {
-        tracing::error!("cannot serialize a diff check: {err}");
-        ApiError::Internal
-    })
-}
-
-/// The response body of a check.
-fn check_body(
-    snapshot: &Snapshot,
-    registry: &Registry,
-    answer: &CheckAnswer,
-) -> Result<Vec<u8>, ApiError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body<'a> {
-        duplications: Vec<Duplication<'a>>,
-        statistics: &'a SnippetStats,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        truncated: bool,
-    }
-    let duplications = answer
-        .matches
-        .iter()
-        .map(|m| {
-            let file = &snapshot.index.files[m.file as usize];
-            Duplication::new(snapshot, registry.get(file.format), m)
-        })
-        .collect();
-    serde_json::to_vec(&Body {
-        duplications,
-        statistics: &answer.statistics,
-        truncated: answer.truncated(),
-    })
-    .map_err(|err| {
-        tracing::error!("cannot serialize a check: {err}");
-        ApiError::Internal
-    })
-}
-
-/// One entry of `duplications` (of a check, or of a file of a diff
-/// check, with `addedLines`).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Duplication<'a> {
-    snippet_location: Location<'a>,
-    codebase_location: Location<'a>,
-    lines_count: u32,
-    tokens: u32,
-    format: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    added_lines: Option<u32>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Location<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<&'a str>,
-    start_line: u32,
-    end_line: u32,
-    start_column: u32,
-    end_column: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fragment: Option<&'a str>,
-}
-
-impl<'a> Location<'a> {
-    fn new(span: Span, file: Option<&'a str>, fragment: Option<&'a str>) -> Location<'a> {
-        Location {
-            file,
-            start_line: span.start.line,
-            end_line: span.end.line,
-            start_column: span.start.column,
-            end_column: span.end.column,
-            fragment,
-        }
-    }
-}
-
-impl<'a> Duplication<'a> {
-    fn new(snapshot: &'a Snapshot, format: &'a Format, m: &SnippetMatch) -> Duplication<'a> {
-        let file = &snapshot.index.files[m.file as usize];
-        let run = m.run;
-        let fragment = file.fragment(run.b, run.b + run.len - 1);
-        Duplication {
-            snippet_location: Location::new(m.snippet, None, None),
-            codebase_location: Location::new(m.codebase, Some(&file.path), Some(fragment)),
-            lines_count: m.snippet.lines(),
-            tokens: run.len,
-            format: &format.name,
-            added_lines: None,
-        }
-    }
-
-    fn of_diff(d: &'a DiffDuplication) -> Duplication<'a> {
-        let place = &d.codebase;
-        Duplication {
-            snippet_location: Location::new(d.snippet, None, None),
-            codebase_location: Location::new(place.span, Some(&place.path), Some(&place.fragment)),
-            lines_count: d.snippet.lines(),
-            tokens: d.tokens,
-            format: &place.format,
-            added_lines: Some(d.added_lines),
         }
     }
 }
@@ -512,8 +392,19 @@ async fn read_object(
 
 /// Reads a body whole, within the size and time limits.
 async fn read_body(req: Request<Incoming>, max_body: u64) -> Result<Bytes, ApiError> {
-    let declared = req
-        .headers()
+    let (parts, body) = req.into_parts();
+    read_limited(&parts.headers, body, max_body).await
+}
+
+/// Reads `body`, sent with `headers`, whole within the size limit
+/// `max_body` and the body time limit: a declared `Content-Length` over the
+/// limit is refused before reading.
+pub async fn read_limited(
+    headers: &HeaderMap,
+    body: Incoming,
+    max_body: u64,
+) -> Result<Bytes, ApiError> {
+    let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
@@ -521,10 +412,9 @@ async fn read_body(req: Request<Incoming>, max_body: u64) -> Result<Bytes, ApiEr
         return Err(ApiError::PayloadTooLarge { limit: max_body });
     }
     let limit = usize::try_from(max_body).unwrap_or(usize::MAX);
-    let collected =
-        tokio::time::timeout(BODY_TIMEOUT, Limited::new(req.into_body(), limit).collect())
-            .await
-            .map_err(|_| ApiError::Timeout)?;
+    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect())
+        .await
+        .map_err(|_| ApiError::Timeout)?;
     let bytes: Bytes = match collected {
         Ok(body) => body.to_bytes(),
         Err(err)
@@ -642,9 +532,14 @@ pub fn decode_diff(
         DiffBodyKind::Form if bytes.starts_with(b"diff=") => parse_form(bytes)?,
         DiffBodyKind::Form | DiffBodyKind::Unlabelled => return Ok(bytes.into()),
     };
+    Ok(diff_field(&fields)?.as_bytes().to_vec().into())
+}
+
+/// The `diff` field of a diff check's fields: a string, which may be empty.
+pub fn diff_field(fields: &Map<String, Value>) -> Result<&str, ApiError> {
     match fields.get("diff") {
         None => Err(ApiError::Validation("Missing required field: diff".into())),
-        Some(Value::String(diff)) => Ok(diff.clone().into_bytes().into()),
+        Some(Value::String(diff)) => Ok(diff),
         Some(_) => Err(must_be("diff", "a string")),
     }
 }
@@ -698,29 +593,34 @@ fn parse_form(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
 
 /// GET /api/stats.
 pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
-    #[derive(Serialize)]
-    struct Body<'a> {
-        statistics: &'a crate::engine::stats::ProjectStats,
-        timestamp: String,
-    }
+    run_stats(state, |statistics| {
+        Ok(json(
+            StatusCode::OK,
+            &answers::stats(statistics, std::time::SystemTime::now()),
+        ))
+    })
+    .await
+}
+
+/// The project's statistics, as every interface reads them: of the current
+/// snapshot ([`ApiError::NotReady`] before the first scan), computed (clone
+/// detection on a snapshot's first use) and given to `render` on the
+/// blocking pool.
+pub async fn run_stats<T, R>(state: &Arc<State>, render: R) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    R: FnOnce(&ProjectStats) -> Result<T, ApiError> + Send + 'static,
+{
     let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
     let state = Arc::clone(state);
-    // Clone detection runs on first use of a snapshot: off the reactor.
     tokio::task::spawn_blocking(move || {
-        let statistics = snapshot.stats(state.scanner.config(), state.scanner.registry());
-        json(
-            StatusCode::OK,
-            &Body {
-                statistics,
-                timestamp: iso8601(std::time::SystemTime::now()),
-            },
-        )
+        render(snapshot.stats(state.scanner.config(), state.scanner.registry()))
     })
     .await
     .map_err(|err| {
         tracing::error!("stats failed: {err}");
         ApiError::Internal
-    })
+    })?
 }
 
 /// GET /api/clones: the project's clones, largest first, a page at a time.
@@ -728,20 +628,38 @@ pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, 
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let scanner = &state.scanner;
     let query = clones_query(&fields, scanner.registry(), &scanner.config().dir)?;
-    let snapshot = scanner.snapshot().ok_or(ApiError::NotReady)?;
+    run_clones(state, query, |page| Ok(json(StatusCode::OK, page))).await
+}
+
+/// One page of the clone list, as every interface reads it: of the current
+/// snapshot ([`ApiError::NotReady`] before the first scan), listed (clone
+/// detection on a snapshot's first use) and given to `render` on the
+/// blocking pool.
+pub async fn run_clones<T, R>(
+    state: &Arc<State>,
+    query: ClonesQuery,
+    render: R,
+) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    R: FnOnce(&ClonesPage) -> Result<T, ApiError> + Send + 'static,
+{
+    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
     let state = Arc::clone(state);
-    // Clone detection runs on first use of a snapshot: off the reactor.
     tokio::task::spawn_blocking(move || {
         let scanner = &state.scanner;
-        let page =
-            crate::engine::clones::list(&snapshot, scanner.config(), scanner.registry(), &query);
-        json(StatusCode::OK, &page)
+        render(&crate::engine::clones::list(
+            &snapshot,
+            scanner.config(),
+            scanner.registry(),
+            &query,
+        ))
     })
     .await
     .map_err(|err| {
         tracing::error!("clone list failed: {err}");
         ApiError::Internal
-    })
+    })?
 }
 
 /// The parameters of a query string as an object of strings, refusing
@@ -895,6 +813,7 @@ pub fn root(state: &State) -> Resp {
             "GET /api/clones": "The project's clones, largest first: ?limit=100 (at most 1000), cursor (the answer's nextCursor), path (a file or folder), format, minTokens, fragments=true",
             "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
+            "POST /mcp": "The MCP endpoint for AI coding assistants (streamable HTTP, stateless): tools check_code, check_diff, list_clones and project_stats answer as /api/check, /api/check-diff, /api/clones and /api/stats do",
             "GET /": "This description",
         }),
         formats: state.scanner.registry().names(),
@@ -930,7 +849,7 @@ pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
     use crate::project::config::{Cli, Config};
@@ -938,7 +857,7 @@ mod tests {
     use clap::Parser;
 
     /// State whose first scan has not finished (it was never started).
-    fn initializing() -> (tempfile::TempDir, Arc<State>) {
+    pub(crate) fn initializing() -> (tempfile::TempDir, Arc<State>) {
         let dir = tempfile::tempdir().unwrap();
         let cli = Cli::try_parse_from(["dupcheck", dir.path().to_str().unwrap()]).unwrap();
         let registry = Registry::builtin();

@@ -16,7 +16,8 @@ use hyper::{Method, Request};
 
 use super::error::ApiError;
 use super::{handlers, Resp, State};
-use crate::project::config::origin_host;
+use crate::interfaces::mcp;
+use crate::project::config::{origin_host, Config};
 use crate::project::scan::panic_message;
 
 /// Answers one request.
@@ -59,11 +60,16 @@ async fn dispatch(
         ("/api/clones", _) if get => handlers::clones(&state, req).await,
         ("/api/health", _) if get => Ok(handlers::health(&state)),
         ("/", _) if get => Ok(handlers::root(&state)),
-        ("/api/check" | "/api/check-diff" | "/api/recheck", _) => Err(ApiError::MethodNotAllowed {
-            method,
-            path,
-            allow: "POST",
-        }),
+        ("/mcp", &Method::POST) => mcp::serve(&state, req).await,
+        // The stateless MCP transport has no stream to open (GET) and no
+        // session to end (DELETE).
+        ("/api/check" | "/api/check-diff" | "/api/recheck" | "/mcp", _) => {
+            Err(ApiError::MethodNotAllowed {
+                method,
+                path,
+                allow: "POST",
+            })
+        }
         ("/api/stats" | "/api/clones" | "/api/health" | "/", _) => {
             Err(ApiError::MethodNotAllowed {
                 method,
@@ -105,40 +111,55 @@ where
 }
 
 /// Refuses what a page on another site could send through a browser (DNS
-/// rebinding, SPEC 8): an `Origin` whose host is not loopback, the bound
-/// host or an `--allowed-origin`; and, when bound to a specific address or
-/// given allowed hosts, a `Host` that is none of those nor an
-/// `--allowed-host`. `/api/health` is never refused.
+/// rebinding, SPEC 8): an `Origin` whose host is not one of
+/// [`origin_hosts`]; and a `Host` that is not one of [`served_hosts`], when
+/// those are named. `/api/health` is never refused.
 fn check_browser<B>(state: &State, req: &Request<B>, path: &str) -> Result<(), ApiError> {
     if path == "/api/health" {
         return Ok(());
     }
     let config = state.scanner.config();
-    let bound = (!config.host.is_unspecified()).then(|| config.host.to_string());
-    let known = |host: &str| {
-        matches!(host, "localhost" | "127.0.0.1" | "::1")
-            || bound.as_deref() == Some(host)
-            || config.allowed_origins.iter().any(|h| h == host)
-    };
+    let origins = origin_hosts(config);
     // Every Origin counts: a second one must not slip past the first.
     for origin in req.headers().get_all(ORIGIN) {
         let text = String::from_utf8_lossy(origin.as_bytes()).into_owned();
-        if !origin_host(&text).is_some_and(|host| known(&host)) {
+        if !origin_host(&text).is_some_and(|host| origins.contains(&host)) {
             return Err(ApiError::Forbidden { origin: text });
         }
     }
-    let guards_host = bound.is_some() || !config.allowed_hosts.is_empty();
-    if guards_host {
+    if let Some(served) = served_hosts(config) {
         for value in req.headers().get_all(HOST) {
             let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            let served = origin_host(&text)
-                .is_some_and(|host| known(&host) || config.allowed_hosts.contains(&host));
-            if !served {
+            if !origin_host(&text).is_some_and(|host| served.contains(&host)) {
                 return Err(ApiError::ForbiddenHost { host: text });
             }
         }
     }
     Ok(())
+}
+
+/// The hosts a browser's `Origin` may name, whatever its scheme and port:
+/// loopback, the address dupcheck is bound to (unless unspecified) and
+/// every `--allowed-origin`.
+pub fn origin_hosts(config: &Config) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
+    if !config.host.is_unspecified() {
+        hosts.push(config.host.to_string());
+    }
+    hosts.extend(config.allowed_origins.iter().cloned());
+    hosts
+}
+
+/// The hosts a request's `Host` may name, whatever the port: `None` (any)
+/// when dupcheck is bound to an unspecified address and given no
+/// `--allowed-host`; else the [`origin_hosts`] and every `--allowed-host`.
+pub fn served_hosts(config: &Config) -> Option<Vec<String>> {
+    if config.host.is_unspecified() && config.allowed_hosts.is_empty() {
+        return None;
+    }
+    let mut hosts = origin_hosts(config);
+    hosts.extend(config.allowed_hosts.iter().cloned());
+    Some(hosts)
 }
 
 #[cfg(test)]

@@ -1,0 +1,604 @@
+//! MCP: `POST /mcp`, the Model Context Protocol endpoint for AI coding
+//! assistants, built with the official SDK (`rmcp`).
+//!
+//! In: a request the router has passed (Origin and Host guard, panic guard,
+//! grace period). Its body is read through `--max-body` and the body time
+//! limit, then handed to rmcp's `StreamableHttpService`, stateless and with
+//! JSON responses: revision 2026-07-28 (`server/discover`, per-request
+//! metadata) and the earlier ones (`initialize`,
+//! `notifications/initialized`, `ping`). Out: rmcp's answer collected
+//! within a size and time bound; the transport's own refusals (406, 415, a
+//! bad protocol version) as dupcheck's JSON error body.
+//!
+//! The tools are thin adapters over the engine calls, made by the same
+//! functions as the REST handlers (admission, blocking pool, NotReady):
+//! `check_code` is `POST /api/check`, `check_diff` is
+//! `POST /api/check-diff`, `list_clones` is `GET /api/clones`,
+//! `project_stats` is `GET /api/stats`. Each answers
+//! the REST answer's JSON object as structured content and a short text
+//! summary for the model; what REST refuses is a tool error whose text is
+//! REST's error message.
+
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::CONTENT_TYPE;
+use hyper::{Request, Response};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::schema_for_input;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::schemars::JsonSchema;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::answers;
+use super::http::error::ApiError;
+use super::http::router::{origin_hosts, served_hosts};
+use super::http::{handlers, Resp, State};
+use crate::engine::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
+use crate::engine::clones::ClonesPage;
+use crate::engine::diff_check::DiffAnswer;
+use crate::engine::matching::Thresholds;
+use crate::engine::stats::{Percent, ProjectStats, Row};
+use crate::project::config::Config;
+use crate::project::scan::Snapshot;
+
+/// The most bytes of an answer rmcp may give: its JSON holds the REST
+/// answer (whose fragments the checks cap at [`MAX_FRAGMENT_BYTES`]),
+/// escaped, and the summary.
+const ANSWER_LIMIT: usize = 4 * MAX_FRAGMENT_BYTES;
+/// How long rmcp may take to give its answer's body once it has answered:
+/// a JSON answer is whole at once.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How many duplications or files a text summary names.
+const SUMMARY_ITEMS: usize = 10;
+
+/// POST /mcp: one JSON-RPC message through rmcp's stateless transport.
+pub async fn serve(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+    let config = state.scanner.config();
+    let (parts, body) = req.into_parts();
+    let body = handlers::read_limited(&parts.headers, body, config.max_body).await?;
+    let tools = Tools {
+        state: Arc::clone(state),
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        Arc::new(NeverSessionManager::default()),
+        transport_config(config),
+    );
+    let answer = service
+        .handle(Request::from_parts(parts, Full::new(body)))
+        .await;
+    collect(answer).await
+}
+
+/// rmcp's settings: stateless (no sessions, so no GET stream and no
+/// DELETE), JSON answers, no SSE keep-alive; the body limit, and the
+/// Origin and Host checks of the router (rmcp's own default leaves Origin
+/// unchecked), as origins `http` and `https` on any port.
+fn transport_config(config: &Config) -> StreamableHttpServerConfig {
+    let bracketed = |host: &String| {
+        if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        }
+    };
+    let origins: Vec<String> = origin_hosts(config)
+        .iter()
+        .flat_map(|host| {
+            let host = bracketed(host);
+            [format!("http://{host}:*"), format!("https://{host}:*")]
+        })
+        .collect();
+    let settings = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_sse_retry(None)
+        .with_max_request_body_bytes(usize::try_from(config.max_body).unwrap_or(usize::MAX))
+        .with_allowed_origins(origins)
+        .enforce_origin_validation();
+    match served_hosts(config) {
+        Some(hosts) => settings.with_allowed_hosts(hosts.iter().map(bracketed)),
+        None => settings.disable_allowed_hosts(),
+    }
+}
+
+/// rmcp's answer as the router's response, its body read within
+/// [`ANSWER_LIMIT`] and [`ANSWER_TIMEOUT`]. JSON (JSON-RPC results and
+/// errors) and empty answers pass as they are; a refusal in plain text
+/// becomes an [`ApiError::Mcp`] (a 4xx) or, logged, [`ApiError::Internal`].
+async fn collect(answer: Response<BoxBody<Bytes, Infallible>>) -> Result<Resp, ApiError> {
+    let (parts, body) = answer.into_parts();
+    let read = tokio::time::timeout(ANSWER_TIMEOUT, Limited::new(body, ANSWER_LIMIT).collect())
+        .await
+        .map_err(|_| {
+            tracing::error!("MCP answer not complete within {ANSWER_TIMEOUT:?}");
+            ApiError::Internal
+        })?;
+    let bytes = read
+        .map_err(|err| {
+            tracing::error!("MCP answer not read: {err}");
+            ApiError::Internal
+        })?
+        .to_bytes();
+    let json = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let status = parts.status;
+    if json || bytes.is_empty() || !(status.is_client_error() || status.is_server_error()) {
+        return Ok(Response::from_parts(parts, Full::new(bytes)));
+    }
+    let message = String::from_utf8_lossy(&bytes).trim().to_owned();
+    if status.is_server_error() {
+        tracing::error!("MCP transport: {status} {message}");
+        return Err(ApiError::Internal);
+    }
+    Err(ApiError::Mcp { status, message })
+}
+
+/// The arguments of `check_code`.
+#[derive(JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[allow(dead_code)] // Only its schema is used: `handlers::validate` reads the arguments.
+struct CheckCodeArgs {
+    /// The code to look for: a function, a method, a class or a block, as
+    /// it is or will be written.
+    code: String,
+    /// Its language: a name, alias or extension such as javascript, ts,
+    /// python, rust, go, java, c, cpp, csharp, ruby, php, kotlin, swift.
+    /// May be left out when `path` has a known extension.
+    #[serde(default)]
+    format: String,
+    /// The file the code is or will be in, relative to the project root
+    /// (e.g. src/util/merge.js): gives the format by its extension, and the
+    /// file's own indexed version is not reported as a duplicate of it.
+    #[serde(default)]
+    path: String,
+}
+
+/// The arguments of `check_diff`.
+#[derive(JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[allow(dead_code)] // Only its schema is used: `handlers::diff_field` reads the arguments.
+struct CheckDiffArgs {
+    /// A unified diff, as `git diff` prints it, of changes to the project's
+    /// files (paths relative to the project root, a/ and b/ prefixes
+    /// allowed).
+    diff: String,
+}
+
+/// The arguments of `list_clones`.
+#[derive(JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // Only its schema is used: `handlers::clones_query` reads the arguments.
+struct ListClonesArgs {
+    /// Only clones with a place in this file or folder, relative to the
+    /// project root (e.g. src/util).
+    #[serde(default)]
+    path: String,
+    /// Only clones with a place in this format (a name, alias or
+    /// extension).
+    #[serde(default)]
+    format: String,
+    /// Only clones of at least this many tokens.
+    #[serde(default)]
+    min_tokens: u32,
+    /// Clones per page, 1 to 1000 (default 100).
+    #[serde(default)]
+    limit: u32,
+    /// The `nextCursor` of the previous page, for the page after it.
+    #[serde(default)]
+    cursor: String,
+    /// Whether each place carries its text (`fragment`).
+    #[serde(default)]
+    fragments: bool,
+}
+
+/// The MCP server: its tools, over the state the REST handlers share.
+#[derive(Clone)]
+struct Tools {
+    state: Arc<State>,
+}
+
+/// The tools, built once (their schemas are generated then).
+static TOOLS: LazyLock<ToolRouter<Tools>> = LazyLock::new(Tools::tool_router);
+
+#[tool_router]
+impl Tools {
+    #[tool(
+        description = "Find where the project already has this code. Call it before writing a \
+            function, method or block (to reuse the existing one instead of adding a copy) and \
+            after writing one. Give the code and its format (language) or the path of its file. \
+            Returns as structured content the answer of dupcheck's POST /api/check: \
+            `duplications`, each with `codebaseLocation` (file, startLine, endLine, columns, \
+            the duplicated `fragment`), `snippetLocation` (lines of your code), `linesCount`, \
+            `tokens`, `format`; and `statistics`. The text names each place as file:lines; an \
+            empty list means no duplication was found.",
+        input_schema = input_schema::<CheckCodeArgs>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn check_code(&self, mut args: JsonObject) -> CallToolResult {
+        // A rescan before the check is the REST API's option alone.
+        args.remove("recheck");
+        let scanner = &self.state.scanner;
+        let request = match handlers::validate(args, scanner.registry(), &scanner.config().dir) {
+            Ok((request, _)) => request,
+            Err(err) => return failure(err),
+        };
+        let thresholds = scanner.config().thresholds;
+        let answer = handlers::run_check(
+            &self.state,
+            request,
+            false,
+            move |state, snapshot, _, answer| {
+                let body = answers::check(snapshot, state.scanner.registry(), answer);
+                Ok((value(&body)?, check_summary(snapshot, answer, thresholds)))
+            },
+        )
+        .await;
+        result(answer)
+    }
+
+    #[tool(
+        description = "Find the duplicated code a change adds, before committing it. Give a \
+            unified diff (the output of git diff) of changes to this project's files. Each \
+            changed file is checked whole against the code the change leaves: moved code is \
+            not reported, code pasted twice within the diff is. Returns as structured content \
+            the answer of dupcheck's POST /api/check-diff: `files` (path, format, \
+            `duplications` with `snippetLocation` in the file's new text, the \
+            `codebaseLocation` it duplicates with its `fragment`, `addedLines`), `skipped` \
+            files with the reason, `warnings`, `statistics`. The text names each added \
+            duplication and what it copies as file:lines.",
+        input_schema = input_schema::<CheckDiffArgs>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn check_diff(&self, args: JsonObject) -> CallToolResult {
+        let diff = match handlers::diff_field(&args) {
+            Ok(diff) => Bytes::copy_from_slice(diff.as_bytes()),
+            Err(err) => return failure(err),
+        };
+        let answer = handlers::run_diff_check(&self.state, diff, |answer| {
+            Ok((value(&answers::diff(answer))?, diff_summary(answer)))
+        })
+        .await;
+        result(answer)
+    }
+
+    #[tool(
+        description = "List the project's clones (pairs of places with the same code), largest \
+            first, a page at a time. Call it to find the duplicated code worth refactoring, in \
+            the whole project or in one file or folder (`path`), of one format, or of at least \
+            `minTokens` tokens. Returns as structured content the answer of dupcheck's \
+            GET /api/clones: `clones`, each with a stable `id`, `format`, `tokens`, `lines` and \
+            its two places `first` and `second` (file, startLine, endLine, columns, and \
+            `fragment` when `fragments` is true); `total` (clones matching the filters) and \
+            `nextCursor` (pass it as `cursor` for the next page). The text names each clone's \
+            two places as file:lines.",
+        input_schema = input_schema::<ListClonesArgs>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_clones(&self, args: JsonObject) -> CallToolResult {
+        let scanner = &self.state.scanner;
+        let query = match handlers::clones_query(&args, scanner.registry(), &scanner.config().dir) {
+            Ok(query) => query,
+            Err(err) => return failure(err),
+        };
+        let answer = handlers::run_clones(&self.state, query, |page| {
+            Ok((value(page)?, clones_summary(page)))
+        })
+        .await;
+        result(answer)
+    }
+
+    #[tool(
+        description = "Duplication statistics of the whole project: in total, per format and \
+            per file, the lines, tokens, files, clones, and the lines and tokens inside clones \
+            with their percentages. Call it for an overview of how much of the code is \
+            duplicated and where. Returns as structured content the answer of dupcheck's \
+            GET /api/stats (`statistics`, `timestamp`); the text gives the totals, each \
+            format's share and the most duplicated files.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn project_stats(&self) -> CallToolResult {
+        let answer = handlers::run_stats(&self.state, |statistics| {
+            let body = answers::stats(statistics, std::time::SystemTime::now());
+            Ok((value(&body)?, stats_summary(statistics)))
+        })
+        .await;
+        result(answer)
+    }
+}
+
+#[tool_handler(
+    router = TOOLS,
+    name = "dupcheck",
+    instructions = "dupcheck indexes the source files of one project and finds duplicated \
+        code in them. Before writing a function, call check_code with it: if the project \
+        already has it, reuse it. Call check_diff on a change before committing it, \
+        list_clones for the duplicated code worth refactoring, and project_stats for an \
+        overview."
+)]
+impl ServerHandler for Tools {}
+
+/// The input schema of a tool whose arguments are `T`.
+fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    // A derived schema of a struct is an object: rmcp accepts it.
+    schema_for_input::<T>().expect("a struct's schema is an object")
+}
+
+/// `body` as a JSON value, for structured content.
+fn value<T: Serialize>(body: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(body).map_err(|err| {
+        tracing::error!("cannot serialize a tool's answer: {err}");
+        ApiError::Internal
+    })
+}
+
+/// A tool's answer: the REST answer as structured content with the
+/// summary as text, or REST's refusal as a tool error.
+fn result(answer: Result<(Value, String), ApiError>) -> CallToolResult {
+    match answer {
+        Ok((value, summary)) => {
+            let mut result = CallToolResult::structured(value);
+            result.content = vec![ContentBlock::text(summary)];
+            result
+        }
+        Err(err) => failure(err),
+    }
+}
+
+/// A tool error whose text is the message of REST's error body.
+fn failure(err: ApiError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(err.to_string())])
+}
+
+/// `n` and `noun`, in the plural unless `n` is 1.
+fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A percentage as answers write it: `80`, `88.89`.
+fn percent(p: Percent) -> String {
+    format!("{}%", p.0)
+}
+
+/// The text of `check_code`: each duplication as file:lines.
+fn check_summary(snapshot: &Snapshot, answer: &CheckAnswer, thresholds: Thresholds) -> String {
+    if answer.total == 0 {
+        return format!(
+            "No duplication found: the project has no run of at least {} tokens and {} lines of this code.",
+            thresholds.min_tokens, thresholds.min_lines
+        );
+    }
+    let mut text = format!(
+        "{} found in the project:",
+        count(answer.total, "duplication")
+    );
+    for m in answer.matches.iter().take(SUMMARY_ITEMS) {
+        let file = &snapshot.index.files[m.file as usize];
+        let _ = write!(
+            text,
+            "\n- {}:{}-{}: {} ({} tokens), lines {}-{} of the code",
+            file.path,
+            m.codebase.start.line,
+            m.codebase.end.line,
+            count(m.snippet.lines() as usize, "line"),
+            m.run.len,
+            m.snippet.start.line,
+            m.snippet.end.line
+        );
+    }
+    let named = answer.matches.len().min(SUMMARY_ITEMS);
+    if answer.total > named {
+        let _ = write!(text, "\n- and {} more", answer.total - named);
+    }
+    text
+}
+
+/// The text of `check_diff`: each added duplication and what it copies,
+/// as file:lines, and the files not checked.
+fn diff_summary(answer: &DiffAnswer) -> String {
+    let total = answer.statistics.total_duplications as usize;
+    let mut text = if total == 0 {
+        "No duplication added: the diff adds no code that duplicates the project or itself."
+            .to_owned()
+    } else {
+        format!("{} added:", count(total, "duplication"))
+    };
+    let listed = answer
+        .files
+        .iter()
+        .flat_map(|f| f.duplications.iter().map(move |d| (f.path.as_str(), d)));
+    let mut named = 0;
+    for (path, d) in listed.take(SUMMARY_ITEMS) {
+        named += 1;
+        let _ = write!(
+            text,
+            "\n- {path}:{}-{} duplicates {}:{}-{}: {} ({} tokens, {} added)",
+            d.snippet.start.line,
+            d.snippet.end.line,
+            d.codebase.path,
+            d.codebase.span.start.line,
+            d.codebase.span.end.line,
+            count(d.snippet.lines() as usize, "line"),
+            d.tokens,
+            d.added_lines
+        );
+    }
+    if total > named {
+        let _ = write!(text, "\n- and {} more", total - named);
+    }
+    if !answer.skipped.is_empty() {
+        let skipped: Vec<String> = answer
+            .skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.path, s.reason.name()))
+            .collect();
+        let _ = write!(text, "\nNot checked: {}.", skipped.join(", "));
+    }
+    text
+}
+
+/// The text of `list_clones`: each clone's places as file:lines, and how
+/// to get the next page.
+fn clones_summary(page: &ClonesPage) -> String {
+    if page.total == 0 {
+        return "No clone found with these filters.".to_owned();
+    }
+    let mut text = format!(
+        "{} in the project with these filters, largest first; this page lists {}:",
+        count(page.total, "clone"),
+        page.clones.len()
+    );
+    for clone in page.clones.iter().take(SUMMARY_ITEMS) {
+        let _ = write!(
+            text,
+            "\n- {}:{}-{} and {}:{}-{}: {} ({} tokens, {})",
+            clone.first.file,
+            clone.first.start_line,
+            clone.first.end_line,
+            clone.second.file,
+            clone.second.start_line,
+            clone.second.end_line,
+            count(clone.lines as usize, "line"),
+            clone.tokens,
+            clone.format
+        );
+    }
+    let named = page.clones.len().min(SUMMARY_ITEMS);
+    if page.clones.len() > named {
+        let _ = write!(
+            text,
+            "\n- and {} more on this page",
+            page.clones.len() - named
+        );
+    }
+    if let Some(cursor) = &page.next_cursor {
+        let _ = write!(text, "\nMore on the next page: cursor {cursor:?}.");
+    }
+    text
+}
+
+/// The text of `project_stats`: totals, each format's share, and the files
+/// with the most duplicated lines.
+fn stats_summary(statistics: &ProjectStats) -> String {
+    let total = &statistics.total;
+    let mut text = format!(
+        "{}, {}: {}, {} duplicated ({}).",
+        count(total.sources as usize, "file"),
+        count(total.lines as usize, "line"),
+        count(total.clones as usize, "clone"),
+        count(total.duplicated_lines as usize, "line"),
+        percent(total.percentage)
+    );
+    if !statistics.formats.is_empty() {
+        let formats: Vec<String> = statistics
+            .formats
+            .iter()
+            .map(|(name, rows)| {
+                format!(
+                    "{name} {} of {} ({})",
+                    percent(rows.total.percentage),
+                    count(rows.total.lines as usize, "line"),
+                    count(rows.total.sources as usize, "file")
+                )
+            })
+            .collect();
+        let _ = write!(text, "\nPer format: {}.", formats.join(", "));
+    }
+    let mut files: Vec<(&str, &Row)> = statistics
+        .formats
+        .values()
+        .flat_map(|rows| rows.sources.iter().map(|(path, row)| (path.as_str(), row)))
+        .filter(|(_, row)| row.duplicated_lines > 0)
+        .collect();
+    files.sort_by(|a, b| {
+        (b.1.duplicated_lines.cmp(&a.1.duplicated_lines))
+            .then(b.1.percentage.0.total_cmp(&a.1.percentage.0))
+            .then(a.0.cmp(b.0))
+    });
+    if !files.is_empty() {
+        let most: Vec<String> = files
+            .iter()
+            .take(SUMMARY_ITEMS)
+            .map(|(path, row)| {
+                format!(
+                    "{path} {} ({})",
+                    count(row.duplicated_lines as usize, "line"),
+                    percent(row.percentage)
+                )
+            })
+            .collect();
+        let _ = write!(text, "\nMost duplicated files: {}.", most.join(", "));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interfaces::http::handlers::tests::initializing;
+
+    #[tokio::test]
+    async fn before_the_first_scan_every_tool_says_the_index_is_not_ready() {
+        let (_dir, state) = initializing();
+        let tools = Tools { state };
+        let code: JsonObject =
+            serde_json::from_value(serde_json::json!({"code": "let a = 1;", "format": "js"}))
+                .unwrap();
+        let diff: JsonObject = serde_json::from_value(serde_json::json!({"diff": ""})).unwrap();
+        for result in [
+            tools.check_code(code).await,
+            tools.check_diff(diff).await,
+            tools.project_stats().await,
+            tools.list_clones(JsonObject::new()).await,
+        ] {
+            assert_eq!(result.is_error, Some(true));
+            assert_eq!(result.structured_content, None);
+            assert_eq!(
+                result.content[0].as_text().unwrap().text,
+                "The initial scan is still running; retry shortly"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn rmcp_checks_the_origins_and_hosts_of_the_router() {
+        let (_dir, state) = initializing();
+        let config = state.scanner.config();
+        // The default: bound to 0.0.0.0, so any Host, and loopback origins.
+        let settings = transport_config(config);
+        assert_eq!(
+            settings.allowed_origins,
+            [
+                "http://localhost:*",
+                "https://localhost:*",
+                "http://127.0.0.1:*",
+                "https://127.0.0.1:*",
+                "http://[::1]:*",
+                "https://[::1]:*"
+            ]
+        );
+        assert!(settings.allowed_hosts.is_empty());
+        let mut named = config.clone();
+        named.allowed_hosts = vec!["tools.internal".into()];
+        let settings = transport_config(&named);
+        assert_eq!(
+            settings.allowed_hosts,
+            ["localhost", "127.0.0.1", "[::1]", "tools.internal"]
+        );
+    }
+}
