@@ -20,6 +20,7 @@ use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, StatusCode};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::error::ApiError;
 use super::{json, json_response, typed_response, Resp, State};
@@ -139,7 +140,8 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
 }
 
 /// What an answer is written as: `?output=` or, without it, `Accept`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum Output {
     /// The JSON of SPEC 6.1 (and of check-diff).
     Json,
@@ -234,39 +236,66 @@ fn findings_response<'t>(
     }
 }
 
+/// The JSON answer of `POST /api/check-diff`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = DiffCheckAnswer)]
+pub struct DiffCheckBody<'a> {
+    /// The changed files checked, by path, each with its duplications.
+    files: Vec<DiffFile<'a>>,
+    /// The changed files not checked, by path, with the reason.
+    skipped: Vec<DiffSkip<'a>>,
+    /// The files checked from their hunks alone (the diff does not apply to
+    /// the indexed text), by path.
+    warnings: Vec<DiffWarning<'a>>,
+    /// Statistics of all the duplications, listed or not.
+    statistics: &'a DiffStats,
+    /// Present and true when some duplications were left out (at most
+    /// 1,000 and 16 MB of fragments per answer).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
+}
+
+/// A changed file of a diff check.
+#[derive(Serialize, ToSchema)]
+pub struct DiffFile<'a> {
+    /// Its path in the diff's new version, relative to DIR.
+    path: &'a str,
+    /// Its format.
+    format: &'a str,
+    /// The duplications that hold at least one added line.
+    duplications: Vec<Duplication<'a>>,
+}
+
+/// A changed file that was not checked.
+#[derive(Serialize, ToSchema)]
+pub struct DiffSkip<'a> {
+    /// Its path as the diff names it.
+    path: &'a str,
+    /// Why: `deleted`, `binary`, `modeOnly`, `symlink`, `submodule`,
+    /// `outsideDirectory`, `unknownFormat`, `formatNotScanned`, `ignored`,
+    /// `notIndexed`, `repeated`, `tooLarge`, `tooManyLines`, `notUtf8` or
+    /// `parseMemory`.
+    #[schema(examples("deleted"))]
+    reason: &'a str,
+}
+
+/// A file checked from its hunks alone.
+#[derive(Serialize, ToSchema)]
+pub struct DiffWarning<'a> {
+    /// Its path.
+    path: &'a str,
+    /// What happened and what it means for the answer.
+    message: &'a str,
+}
+
 /// The JSON body of a diff check.
 fn diff_body(answer: &DiffAnswer) -> Result<Vec<u8>, ApiError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body<'a> {
-        files: Vec<File<'a>>,
-        skipped: Vec<Skipped<'a>>,
-        warnings: Vec<Warning<'a>>,
-        statistics: &'a DiffStats,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        truncated: bool,
-    }
-    #[derive(Serialize)]
-    struct File<'a> {
-        path: &'a str,
-        format: &'a str,
-        duplications: Vec<Duplication<'a>>,
-    }
-    #[derive(Serialize)]
-    struct Skipped<'a> {
-        path: &'a str,
-        reason: &'a str,
-    }
-    #[derive(Serialize)]
-    struct Warning<'a> {
-        path: &'a str,
-        message: &'a str,
-    }
-    let body = Body {
+    let body = DiffCheckBody {
         files: answer
             .files
             .iter()
-            .map(|f| File {
+            .map(|f| DiffFile {
                 path: &f.path,
                 format: &f.format,
                 duplications: f.duplications.iter().map(Duplication::of_diff).collect(),
@@ -275,7 +304,7 @@ fn diff_body(answer: &DiffAnswer) -> Result<Vec<u8>, ApiError> {
         skipped: answer
             .skipped
             .iter()
-            .map(|s| Skipped {
+            .map(|s| DiffSkip {
                 path: &s.path,
                 reason: s.reason.name(),
             })
@@ -283,7 +312,7 @@ fn diff_body(answer: &DiffAnswer) -> Result<Vec<u8>, ApiError> {
         warnings: answer
             .warnings
             .iter()
-            .map(|w| Warning {
+            .map(|w| DiffWarning {
                 path: &w.path,
                 message: &w.message,
             })
@@ -297,20 +326,28 @@ fn diff_body(answer: &DiffAnswer) -> Result<Vec<u8>, ApiError> {
     })
 }
 
+/// The JSON answer of `POST /api/check`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = CheckAnswer)]
+pub struct CheckBody<'a> {
+    /// Every place in the codebase the snippet duplicates, by snippet line,
+    /// longer first, then by file and line.
+    duplications: Vec<Duplication<'a>>,
+    /// Totals over the snippet.
+    statistics: &'a SnippetStats,
+    /// Present and true when some duplications were left out (at most
+    /// 1,000 and 16 MB of fragments per answer).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
+}
+
 /// The response body of a check.
 fn check_body(
     snapshot: &Snapshot,
     registry: &Registry,
     answer: &CheckAnswer,
 ) -> Result<Vec<u8>, ApiError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body<'a> {
-        duplications: Vec<Duplication<'a>>,
-        statistics: &'a SnippetStats,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        truncated: bool,
-    }
     let duplications = answer
         .matches
         .iter()
@@ -319,7 +356,7 @@ fn check_body(
             Duplication::new(snapshot, registry.get(file.format), m)
         })
         .collect();
-    serde_json::to_vec(&Body {
+    serde_json::to_vec(&CheckBody {
         duplications,
         statistics: &answer.statistics,
         truncated: answer.truncated(),
@@ -332,28 +369,46 @@ fn check_body(
 
 /// One entry of `duplications` (of a check, or of a file of a diff
 /// check, with `addedLines`).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct Duplication<'a> {
+pub struct Duplication<'a> {
+    /// Where in the snippet (or the changed file).
     snippet_location: Location<'a>,
+    /// Where in the codebase, with the file and the duplicated text.
     codebase_location: Location<'a>,
+    /// Lines of the snippet's range: `endLine - startLine + 1`.
     lines_count: u32,
+    /// Matched tokens.
     tokens: u32,
+    /// The codebase file's format.
     format: &'a str,
+    /// Diff checks only: the added lines inside the range.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = u32)]
     added_lines: Option<u32>,
 }
 
-#[derive(Serialize)]
+/// A range of text: lines and columns are 1-based and count characters;
+/// the end is the line of the last character and the column just after it.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct Location<'a> {
+pub struct Location<'a> {
+    /// Codebase locations only: the file, relative to DIR, with `/`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
     file: Option<&'a str>,
+    /// The line of the first matched character.
     start_line: u32,
+    /// The line of the last matched character.
     end_line: u32,
+    /// The column of the first matched character.
     start_column: u32,
+    /// The column just after the last matched character.
     end_column: u32,
+    /// Codebase locations only: the file's text from the first matched
+    /// token to the last.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
     fragment: Option<&'a str>,
 }
 
@@ -696,13 +751,19 @@ fn parse_form(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     Ok(map)
 }
 
+/// The JSON answer of `GET /api/stats`.
+#[derive(Serialize, ToSchema)]
+#[schema(as = StatsAnswer)]
+pub struct StatsBody<'a> {
+    /// The rows of the last scan.
+    statistics: &'a crate::engine::stats::ProjectStats,
+    /// When this answer was made, ISO 8601 UTC with milliseconds.
+    #[schema(examples("2026-11-22T10:30:00.000Z"))]
+    timestamp: String,
+}
+
 /// GET /api/stats.
 pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
-    #[derive(Serialize)]
-    struct Body<'a> {
-        statistics: &'a crate::engine::stats::ProjectStats,
-        timestamp: String,
-    }
     let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
     let state = Arc::clone(state);
     // Clone detection runs on first use of a snapshot: off the reactor.
@@ -710,7 +771,7 @@ pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
         let statistics = snapshot.stats(state.scanner.config(), state.scanner.registry());
         json(
             StatusCode::OK,
-            &Body {
+            &StatsBody {
                 statistics,
                 timestamp: iso8601(std::time::SystemTime::now()),
             },
@@ -839,27 +900,55 @@ pub fn clones_query(
     })
 }
 
+/// The JSON answer of `GET /api/health`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Health)]
+pub struct HealthBody<'a> {
+    /// `initializing` until the first scan completes, then `ready` (also
+    /// while a rescan runs: checks use the previous index).
+    status: Readiness,
+    /// The scanned directory, absolute.
+    working_directory: String,
+    /// When the last scan finished, ISO 8601 UTC with milliseconds; null
+    /// before the first.
+    #[schema(required = true, examples("2026-11-22T10:30:00.000Z"))]
+    last_scan_time: Option<String>,
+    /// When the watcher last applied a change, ISO 8601 UTC with
+    /// milliseconds; null if it has not.
+    #[schema(required = true, examples("2026-11-22T10:31:12.345Z"))]
+    last_update_time: Option<String>,
+    /// Whether a scan is running.
+    scanning: bool,
+    /// Files in the index.
+    files: usize,
+    /// Files the last scan skipped, by reason (`tooLarge`,
+    /// `tooManyLines`, `binary`, `notUtf8`, `unreadable`, `parseTimeout`,
+    /// `parseMemory`); reasons with none are left out.
+    skipped: std::collections::BTreeMap<&'a str, u64>,
+    /// dupcheck's version.
+    version: &'a str,
+}
+
+/// Whether the first scan has completed.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Readiness {
+    /// The first scan is running: checks and statistics answer 503.
+    Initializing,
+    /// The index is ready.
+    Ready,
+}
+
 /// GET /api/health.
 pub fn health(state: &State) -> Resp {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body<'a> {
-        status: &'a str,
-        working_directory: String,
-        last_scan_time: Option<String>,
-        last_update_time: Option<String>,
-        scanning: bool,
-        files: usize,
-        skipped: std::collections::BTreeMap<&'a str, u64>,
-        version: &'a str,
-    }
     let scanner = &state.scanner;
     let snapshot = scanner.snapshot();
-    let body = Body {
+    let body = HealthBody {
         status: if snapshot.is_some() {
-            "ready"
+            Readiness::Ready
         } else {
-            "initializing"
+            Readiness::Initializing
         },
         working_directory: scanner.config().dir.to_string_lossy().into_owned(),
         last_scan_time: snapshot.as_ref().map(|s| iso8601(s.finished)),
@@ -875,17 +964,31 @@ pub fn health(state: &State) -> Resp {
     json(StatusCode::OK, &body)
 }
 
+/// The JSON answer of `GET /`.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Description)]
+pub struct RootBody<'a> {
+    /// `dupcheck`.
+    name: &'a str,
+    /// dupcheck's version.
+    version: &'a str,
+    /// What each endpoint does, by `METHOD /path`.
+    #[schema(value_type = std::collections::BTreeMap<String, String>)]
+    endpoints: serde_json::Value,
+    /// The canonical names of the formats dupcheck reads.
+    formats: Vec<&'a str>,
+    /// How to start.
+    documentation: &'a str,
+}
+
 /// GET /.
 pub fn root(state: &State) -> Resp {
-    #[derive(Serialize)]
-    struct Body<'a> {
-        name: &'a str,
-        version: &'a str,
-        endpoints: serde_json::Value,
-        formats: Vec<&'a str>,
-        documentation: &'a str,
-    }
-    let body = Body {
+    json(StatusCode::OK, &root_body(state.scanner.registry()))
+}
+
+/// The answer of `GET /` of a server reading the formats of `registry`.
+pub fn root_body(registry: &Registry) -> RootBody<'_> {
+    RootBody {
         name: "dupcheck",
         version: VERSION,
         endpoints: serde_json::json!({
@@ -897,22 +1000,30 @@ pub fn root(state: &State) -> Resp {
             "POST /api/recheck": "Rescan the working directory now and answer when done",
             "GET /": "This description",
         }),
-        formats: state.scanner.registry().names(),
+        formats: registry.names(),
         documentation: "POST a snippet and its format to /api/check; the answer lists every place in the scanned code that it duplicates, with exact lines. See README.md.",
-    };
-    json(StatusCode::OK, &body)
+    }
+}
+
+/// The JSON answer of `POST /api/recheck`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = RecheckAnswer)]
+pub struct RecheckBody {
+    /// `Rescan complete`.
+    message: &'static str,
+    /// When the scan finished, ISO 8601 UTC with milliseconds.
+    #[schema(examples("2026-11-22T10:30:00.000Z"))]
+    last_scan_time: String,
+    /// Files in the index.
+    files: usize,
+    /// How long the scan took, in milliseconds.
+    #[schema(value_type = u64)]
+    duration_ms: u128,
 }
 
 /// POST /api/recheck.
 pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body {
-        message: &'static str,
-        last_scan_time: String,
-        files: usize,
-        duration_ms: u128,
-    }
     let snapshot = state
         .scanner
         .rescan()
@@ -920,7 +1031,7 @@ pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
         .map_err(|e| ApiError::Scan(e.to_string()))?;
     Ok(json(
         StatusCode::OK,
-        &Body {
+        &RecheckBody {
             message: "Rescan complete",
             last_scan_time: iso8601(snapshot.finished),
             files: snapshot.index.files.len(),

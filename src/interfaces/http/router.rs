@@ -1,7 +1,8 @@
 //! Routing: one table of routes ([`ROUTES`]: method, path, endpoint) that
-//! the dispatcher and the tests read, plus the checks every request passes
-//! first (browser `Origin` and `Host`, against DNS rebinding), the panic
-//! guard around handlers, and the end of the grace period on stop.
+//! the dispatcher, the OpenAPI document and the tests read, plus the checks
+//! every request passes first (browser `Origin` and `Host`, against DNS
+//! rebinding), the panic guard around handlers, and the end of the grace
+//! period on stop.
 //!
 //! Invariants: a panic inside a handler becomes a logged 500 for that request
 //! only, and the server keeps serving; once the grace period of a stop is
@@ -61,6 +62,8 @@ pub enum Endpoint {
     CheckDiff,
     /// `POST /api/recheck`.
     Recheck,
+    /// `GET /api/openapi.json`: the OpenAPI document of these routes.
+    OpenApi,
 }
 
 /// One route: the method and path of an endpoint. A GET route answers
@@ -76,7 +79,8 @@ pub struct Route {
 }
 
 /// Every route of the server, one per path: the dispatcher serves these
-/// and only these.
+/// and only these, and the OpenAPI document describes each (a test holds
+/// both to this table).
 pub const ROUTES: &[Route] = &[
     Route {
         method: Method::GET,
@@ -113,6 +117,11 @@ pub const ROUTES: &[Route] = &[
         path: "/api/recheck",
         endpoint: Endpoint::Recheck,
     },
+    Route {
+        method: Method::GET,
+        path: "/api/openapi.json",
+        endpoint: Endpoint::OpenApi,
+    },
 ];
 
 async fn dispatch(
@@ -141,6 +150,7 @@ async fn dispatch(
         Endpoint::Check => handlers::check(&state, req).await,
         Endpoint::CheckDiff => handlers::check_diff(&state, req).await,
         Endpoint::Recheck => handlers::recheck(&state).await,
+        Endpoint::OpenApi => Ok(super::openapi::response(&state)),
     }
 }
 
