@@ -318,6 +318,22 @@ fn real_answers_are_described_by_the_document() {
     assert_eq!(res.status, 200);
     doc.assert_describes("POST", "/api/recheck", &res);
 
+    // The clone list: a page with a next one, fragments, the last page.
+    let res = server.request("GET", "/api/clones?limit=1&fragments=true", &[], b"");
+    assert_eq!(res.status, 200, "{}", text(&res));
+    doc.assert_describes("GET", "/api/clones", &res);
+    let first = res.json();
+    assert!(
+        first["clones"][0]["first"]["fragment"].is_string(),
+        "{first}"
+    );
+    let cursor = first["nextCursor"].as_str().expect("a next page");
+    let last = format!("/api/clones?limit=1000&cursor={cursor}&minTokens=0&format=js&path=src");
+    let res = server.request("GET", &last, &[], b"");
+    assert_eq!(res.status, 200, "{}", text(&res));
+    doc.assert_describes("GET", "/api/clones", &res);
+    assert_eq!(res.json()["nextCursor"], Value::Null);
+
     // A check with duplications, in each of its forms.
     let check = json!({"code": MERGE, "format": "javascript"}).to_string();
     for output in ["json", "sarif", "rdjsonl"] {
@@ -391,6 +407,11 @@ fn real_errors_are_described_by_the_document() {
     }
     let res = server.request("POST", "/api/check?output=html", &json, b"{}");
     described("POST", "/api/check", res);
+    for query in ["limit=0", "colour=red", "format=cobol", "limit=1&limit=2"] {
+        let res = server.request("GET", &format!("/api/clones?{query}"), &[], b"");
+        assert_eq!(res.status, 400, "{query}");
+        described("GET", "/api/clones", res);
+    }
     let res = server.request(
         "POST",
         "/api/check",

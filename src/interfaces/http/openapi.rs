@@ -122,6 +122,7 @@ pub fn document(config: &Config, registry: &Registry) -> Document {
         operations::root,
         operations::health,
         operations::stats,
+        operations::clones,
         operations::check,
         operations::check_diff,
         operations::recheck,
@@ -143,6 +144,7 @@ mod operations {
     use utoipa::ToSchema;
 
     use super::{OpenApiDocument, SarifLog};
+    use crate::engine::clones::ClonesPage;
     use crate::interfaces::http::handlers::{
         CheckBody, DiffCheckBody, HealthBody, Output, RecheckBody, RootBody, StatsBody,
     };
@@ -150,7 +152,7 @@ mod operations {
     /// The body of `POST /api/check`, as JSON or as a form
     /// (`application/x-www-form-urlencoded`, where `recheck` is `true` or
     /// `false`). Fields are validated in this order: `code`, `format` (or
-    /// `path`), the others.
+    /// `path`), the others; a field that is `null` is as if absent.
     #[derive(ToSchema)]
     pub struct CheckRequest {
         /// The snippet; not empty or only whitespace.
@@ -158,15 +160,12 @@ mod operations {
         code: String,
         /// A format name, alias or extension (`javascript`, `js`, `ts`,
         /// `py`, …). May be left out when `path` has a known extension.
-        #[schema(nullable = false)]
         format: Option<String>,
         /// Rescan the directory first, and check against the new index.
-        #[schema(nullable = false)]
         recheck: Option<bool>,
         /// The snippet's own file, relative to the directory or absolute
         /// inside it: matches against that file are not reported, and an
         /// editor's next check of it reparses only what changed.
-        #[schema(nullable = false)]
         path: Option<String>,
     }
 
@@ -241,6 +240,40 @@ mod operations {
         }))),
     )]
     pub fn stats() {}
+
+    /// The project's clones, largest first.
+    ///
+    /// The clones `GET /api/stats` counts, a page at a time: each with both
+    /// places (file, lines, columns), its size in tokens and lines, and its
+    /// format; `total` counts the clones that pass the filters. Query
+    /// parameters may appear once each; an empty one is as if absent.
+    #[utoipa::path(
+        get,
+        path = "/api/clones",
+        operation_id = "clones",
+        tag = "project",
+        params(
+            ("limit" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Clones on the page: 1 to 1,000, 100 if absent", example = 5),
+            ("cursor" = Option<String>, Query, description = "The `nextCursor` of the previous page, as it was; absent for the first page"),
+            ("path" = Option<String>, Query, description = "Only clones with a place in this file or folder (relative to the directory, or absolute inside it)", example = "src/util"),
+            ("format" = Option<String>, Query, description = "Only clones with a place in this format (a name, alias or extension)", example = "js"),
+            ("minTokens" = Option<u32>, Query, description = "Only clones of at least this many tokens", example = 100),
+            ("fragments" = Option<bool>, Query, description = "`true` (or `1`) to include each place's text as `fragment`"),
+        ),
+        responses((status = 200, description = "A page of clones", body = ClonesPage, example = json!({
+            "clones": [{
+                "id": "9f2c4e1a7b3d5086",
+                "format": "javascript",
+                "tokens": 105,
+                "lines": 15,
+                "first": {"file": "src/app/merge-copy.js", "startLine": 4, "endLine": 18, "startColumn": 1, "endColumn": 2},
+                "second": {"file": "src/util/merge.js", "startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2}
+            }],
+            "total": 1,
+            "nextCursor": null
+        }))),
+    )]
+    pub fn clones() {}
 
     /// Checks a snippet for duplications.
     ///
@@ -442,6 +475,7 @@ enum Kind {
     Validation,
     UnsupportedFormat,
     DiffValidation,
+    ClonesValidation,
     ForbiddenOrigin,
     ForbiddenHost,
     NotFound,
@@ -481,6 +515,7 @@ fn errors_of(endpoint: Endpoint) -> Vec<Kind> {
     kinds.extend(match endpoint {
         Endpoint::Root | Endpoint::Health | Endpoint::OpenApi => vec![],
         Endpoint::Stats => vec![NotReady],
+        Endpoint::Clones => vec![ClonesValidation, UnsupportedFormat, NotReady],
         Endpoint::Recheck => vec![Scan],
         Endpoint::Check => vec![
             Validation,
@@ -538,6 +573,12 @@ impl ErrorExamples {
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
+        let clones = |query: Value| {
+            let fields = query.as_object().cloned().unwrap_or_default();
+            handlers::clones_query(&fields, registry, &config.dir)
+                .err()
+                .unwrap_or(ApiError::Internal)
+        };
         let not_a_diff = crate::engine::diff::parse("fix the merge")
             .err()
             .map_or(ApiError::Internal, |e| DiffRefusal::Diff(e).into());
@@ -570,6 +611,14 @@ impl ErrorExamples {
                     ("notADiff", not_a_diff),
                     ("missingDiff", diff(br#"{"patch": "..."}"#)),
                     ("notJson", diff(b"{diff")),
+                ],
+            ),
+            (
+                ClonesValidation,
+                vec![
+                    ("unknownParameter", clones(json!({"colour": "red"}))),
+                    ("badLimit", clones(json!({"limit": "0"}))),
+                    ("badCursor", clones(json!({"cursor": "page2"}))),
                 ],
             ),
             (
