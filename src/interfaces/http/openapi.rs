@@ -7,10 +7,12 @@
 //! built by `utoipa` on the first request and served from memory after.
 //!
 //! Each operation is described by a `#[utoipa::path]` on a function of
-//! [`operations`] (never called: the handlers stay as they are); its error
-//! responses are added from one table, [`errors_of`], whose examples are
+//! `operations` (never called: the handlers stay as they are); its error
+//! responses are added from one table, `errors_of`, whose examples are
 //! real [`ApiError`] bodies, most of them made by the same functions that
-//! refuse real requests (`handlers::validate`, `handlers::decode_diff`, …).
+//! refuse real requests (`handlers::validate`, `handlers::decode_diff`,
+//! `handlers::clones_query`, …). Each status's errors are one response of
+//! `components.responses`, shared by the operations that answer them.
 //!
 //! Invariants (tests in `tests/openapi.rs`): the document validates
 //! against the OpenAPI 3.1 schema; every route of [`ROUTES`] is in it with
@@ -115,7 +117,7 @@ pub fn document(config: &Config, registry: &Registry) -> Document {
 #[openapi(
     info(
         title = "dupcheck",
-        description = "dupcheck keeps a fingerprint index of one directory's source files and answers, for a snippet or a diff, every place in that code it duplicates.\n\nEvery answer and error is JSON unless the request asks for SARIF or rdjsonl (the checks). Every error body is `{\"error\", \"message\", \"statusCode\"}` with the response's status. Any request can also get the errors of `components.responses`: 404 `NotFound` (no such route), 405 `MethodNotAllowed` (a known path with another method; `Allow` names the method) and 505 (HTTP/2). A GET route answers HEAD too. Requests with an `Origin` header are served only from loopback origins, the bound host or an `--allowed-origin` (403 otherwise; `/api/health` is never refused).",
+        description = "dupcheck keeps a fingerprint index of one directory's source files and answers, for a snippet or a diff, every place in that code it duplicates.\n\nEvery answer and error is JSON unless the request asks for SARIF or rdjsonl (the checks). Every error body is `{\"error\", \"message\", \"statusCode\"}` with the response's status. Besides the errors each operation lists, any request can get the responses `NotFound` (404: no such route), `MethodNotAllowed` (405: a known path with another method; `Allow` names the method) and `HttpVersionNotSupported` (505: HTTP/2) of `components.responses`. A GET route answers HEAD too, and a trailing slash is ignored (`/api/health/`). Requests with an `Origin` header are served only from loopback origins, the bound host or an `--allowed-origin` (403 otherwise; `/api/health` is never refused).",
         license(name = "MIT", identifier = "MIT"),
     ),
     paths(
@@ -542,7 +544,10 @@ fn errors_of(endpoint: Endpoint) -> Vec<Kind> {
     kinds
 }
 
-/// Examples of every kind of error, as this server answers them.
+/// Examples of every kind of error, as this server answers them. Where a
+/// real function makes the error, an input it refuses does; should it stop
+/// refusing, the example shows as `InternalError`, whose status is not
+/// the response's, and `tests/openapi.rs` fails on it.
 struct ErrorExamples {
     examples: BTreeMap<Kind, Vec<(&'static str, ApiError)>>,
 }
