@@ -158,6 +158,7 @@ fn root_describes_the_api() {
             "GET /",
             "GET /api/clones",
             "GET /api/health",
+            "GET /api/openapi.json",
             "GET /api/stats",
             "POST /api/check",
             "POST /api/check-diff",

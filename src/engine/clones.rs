@@ -112,7 +112,7 @@ impl Cursor {
 }
 
 /// One page of the clone list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClonesPage {
     /// The clones on this page, largest first.
@@ -120,12 +120,14 @@ pub struct ClonesPage {
     /// Clones matching the filters, on every page.
     pub total: usize,
     /// The cursor of the next page; `null` on the last.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
 /// A clone of the list: two places with the same tokens.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Clone)]
 pub struct ListedClone {
     /// Stable while the index does not change: 16 hex digits.
     pub id: String,
@@ -142,8 +144,9 @@ pub struct ListedClone {
 }
 
 /// One place of a clone: a file and a range of it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ClonePlace)]
 pub struct Place {
     /// The path as reported (relative to DIR, or absolute with `--absolute`).
     pub file: String,
@@ -157,6 +160,7 @@ pub struct Place {
     pub end_column: u32,
     /// The text of the place, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
     pub fragment: Option<String>,
 }
 

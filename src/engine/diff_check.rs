@@ -235,8 +235,9 @@ pub struct Place {
 }
 
 /// The `statistics` of a diff check.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = DiffStatistics)]
 pub struct DiffStats {
     /// Duplications in all (listed or not).
     pub total_duplications: u64,

@@ -33,6 +33,23 @@ impl Percent {
     }
 }
 
+/// Its schema: a number from 0 to 100.
+impl utoipa::PartialSchema for Percent {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::Number)
+            .minimum(Some(0))
+            .maximum(Some(100))
+            .description(Some(
+                "A percentage rounded to 2 decimals, written without a fraction when whole",
+            ))
+            .examples([serde_json::json!(33.33)])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Percent {}
+
 impl Serialize for Percent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if self.0.fract() == 0.0 && self.0.abs() < 1e15 {
@@ -44,8 +61,9 @@ impl Serialize for Percent {
 }
 
 /// One row of `/api/stats`: a file, a format, or the total.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = StatsRow)]
 pub struct Row {
     /// Lines, as an editor counts them.
     pub lines: u64,
@@ -87,7 +105,7 @@ impl Row {
 }
 
 /// The rows of one format.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
 pub struct FormatRows {
     /// Per file, by reported path.
     pub sources: BTreeMap<String, Row>,
@@ -96,10 +114,12 @@ pub struct FormatRows {
 }
 
 /// Whole-project statistics of one scan.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ProjectStatistics)]
 pub struct ProjectStats {
     /// When the scan finished, ISO 8601.
+    #[schema(examples("2026-11-22T10:30:00.000Z"))]
     pub detection_date: String,
     /// Per format, by canonical name; only formats with files.
     pub formats: BTreeMap<String, FormatRows>,
@@ -279,8 +299,9 @@ pub fn clone_list(index: &Index, clones: &[Clone], registry: &Registry) -> Vec<L
 }
 
 /// The `statistics` object of a `/api/check` answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = SnippetStatistics)]
 pub struct SnippetStats {
     /// Number of duplications.
     pub total_duplications: u64,

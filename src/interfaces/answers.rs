@@ -10,6 +10,7 @@
 use std::time::SystemTime;
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::engine::check::CheckAnswer;
 use crate::engine::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
@@ -21,11 +22,17 @@ use crate::project::scan::Snapshot;
 
 /// The answer of a snippet check: its duplications, statistics, and
 /// `truncated` when the caps left some out.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = CheckAnswer)]
 pub struct CheckBody<'a> {
+    /// Every place in the codebase the snippet duplicates, by snippet line,
+    /// longer first, then by file and line.
     duplications: Vec<Duplication<'a>>,
+    /// Totals over the snippet.
     statistics: &'a SnippetStats,
+    /// Present and true when some duplications were left out (at most
+    /// 1,000 and 16 MB of fragments per answer).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
 }
@@ -53,33 +60,56 @@ pub fn check<'a>(
 
 /// The answer of a diff check: per changed file its duplications, the
 /// files skipped or checked from their hunks alone, statistics.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = DiffCheckAnswer)]
 pub struct DiffBody<'a> {
+    /// The changed files checked, by path, each with its duplications.
     files: Vec<DiffFile<'a>>,
+    /// The changed files not checked, by path, with the reason.
     skipped: Vec<DiffSkipped<'a>>,
+    /// The files checked from their hunks alone (the diff does not apply to
+    /// the indexed text), by path.
     warnings: Vec<DiffWarning<'a>>,
+    /// Statistics of all the duplications, listed or not.
     statistics: &'a DiffStats,
+    /// Present and true when some duplications were left out (at most
+    /// 1,000 and 16 MB of fragments per answer).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
 }
 
-#[derive(Serialize)]
-struct DiffFile<'a> {
+/// A changed file of a diff check.
+#[derive(Serialize, ToSchema)]
+pub struct DiffFile<'a> {
+    /// Its path in the diff's new version, relative to DIR.
     path: &'a str,
+    /// Its format.
     format: &'a str,
+    /// The duplications that hold at least one added line.
     duplications: Vec<Duplication<'a>>,
 }
 
-#[derive(Serialize)]
-struct DiffSkipped<'a> {
+/// A changed file that was not checked.
+#[derive(Serialize, ToSchema)]
+#[schema(as = DiffSkip)]
+pub struct DiffSkipped<'a> {
+    /// Its path as the diff names it.
     path: &'a str,
+    /// Why: `deleted`, `binary`, `modeOnly`, `symlink`, `submodule`,
+    /// `outsideDirectory`, `unknownFormat`, `formatNotScanned`, `ignored`,
+    /// `notIndexed`, `repeated`, `tooLarge`, `tooManyLines`, `notUtf8` or
+    /// `parseMemory`.
+    #[schema(examples("deleted"))]
     reason: &'a str,
 }
 
-#[derive(Serialize)]
-struct DiffWarning<'a> {
+/// A file checked from its hunks alone.
+#[derive(Serialize, ToSchema)]
+pub struct DiffWarning<'a> {
+    /// Its path.
     path: &'a str,
+    /// What happened and what it means for the answer.
     message: &'a str,
 }
 
@@ -117,9 +147,13 @@ pub fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
 }
 
 /// The project's statistics and when they were answered.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = StatsAnswer)]
 pub struct StatsBody<'a> {
+    /// The rows of the last scan.
     statistics: &'a ProjectStats,
+    /// When this answer was made, ISO 8601 UTC with milliseconds.
+    #[schema(examples("2026-11-22T10:30:00.000Z"))]
     timestamp: String,
 }
 
@@ -133,28 +167,46 @@ pub fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody<'_> {
 
 /// One entry of `duplications` (of a check, or of a file of a diff
 /// check, with `addedLines`).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct Duplication<'a> {
+pub struct Duplication<'a> {
+    /// Where in the snippet (or the changed file).
     snippet_location: Location<'a>,
+    /// Where in the codebase, with the file and the duplicated text.
     codebase_location: Location<'a>,
+    /// Lines of the snippet's range: `endLine - startLine + 1`.
     lines_count: u32,
+    /// Matched tokens.
     tokens: u32,
+    /// The codebase file's format.
     format: &'a str,
+    /// Diff checks only: the added lines inside the range.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = u32)]
     added_lines: Option<u32>,
 }
 
-#[derive(Serialize)]
+/// A range of text: lines and columns are 1-based and count characters;
+/// the end is the line of the last character and the column just after it.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct Location<'a> {
+pub struct Location<'a> {
+    /// Codebase locations only: the file, relative to DIR, with `/`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
     file: Option<&'a str>,
+    /// The line of the first matched character.
     start_line: u32,
+    /// The line of the last matched character.
     end_line: u32,
+    /// The column of the first matched character.
     start_column: u32,
+    /// The column just after the last matched character.
     end_column: u32,
+    /// Codebase locations only: the file's text from the first matched
+    /// token to the last.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
     fragment: Option<&'a str>,
 }
 

@@ -10,10 +10,27 @@ use std::fmt;
 use hyper::header::{HeaderValue, ALLOW, RETRY_AFTER};
 use hyper::{Method, StatusCode};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::{json_response, Resp};
 use crate::engine::check::Refusal;
 use crate::engine::diff_check::DiffRefusal;
+
+/// The JSON body of every error response.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Error)]
+pub struct ErrorBody<'a> {
+    /// The error's name: `ValidationError`, `NotFound`, ….
+    #[schema(examples("ValidationError"))]
+    error: &'a str,
+    /// What was wrong and how to fix it.
+    #[schema(examples("Missing required field: code"))]
+    message: String,
+    /// The response's status code.
+    #[schema(examples(400))]
+    status_code: u16,
+}
 
 /// A failed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,14 +154,7 @@ impl ApiError {
 
     /// The JSON body: `{"error", "message", "statusCode"}`.
     pub fn body(&self) -> Vec<u8> {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Body<'a> {
-            error: &'a str,
-            message: String,
-            status_code: u16,
-        }
-        let body = Body {
+        let body = ErrorBody {
             error: self.name(),
             message: self.to_string(),
             status_code: self.status().as_u16(),

@@ -23,6 +23,7 @@ use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{HeaderMap, Request, StatusCode};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::error::ApiError;
 use super::{json, typed_response, Resp, State};
@@ -183,7 +184,8 @@ where
 }
 
 /// What an answer is written as: `?output=` or, without it, `Accept`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum Output {
     /// The JSON of SPEC 6.1 (and of check-diff).
     Json,
@@ -757,27 +759,55 @@ pub fn clones_query(
     })
 }
 
+/// The JSON answer of `GET /api/health`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Health)]
+pub struct HealthBody<'a> {
+    /// `initializing` until the first scan completes, then `ready` (also
+    /// while a rescan runs: checks use the previous index).
+    status: Readiness,
+    /// The scanned directory, absolute.
+    working_directory: String,
+    /// When the last scan finished, ISO 8601 UTC with milliseconds; null
+    /// before the first.
+    #[schema(required = true, examples("2026-11-22T10:30:00.000Z"))]
+    last_scan_time: Option<String>,
+    /// When the watcher last applied a change, ISO 8601 UTC with
+    /// milliseconds; null if it has not.
+    #[schema(required = true, examples("2026-11-22T10:31:12.345Z"))]
+    last_update_time: Option<String>,
+    /// Whether a scan is running.
+    scanning: bool,
+    /// Files in the index.
+    files: usize,
+    /// Files the last scan skipped, by reason (`tooLarge`,
+    /// `tooManyLines`, `binary`, `notUtf8`, `unreadable`, `parseTimeout`,
+    /// `parseMemory`); reasons with none are left out.
+    skipped: std::collections::BTreeMap<&'a str, u64>,
+    /// dupcheck's version.
+    version: &'a str,
+}
+
+/// Whether the first scan has completed.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Readiness {
+    /// The first scan is running: checks and statistics answer 503.
+    Initializing,
+    /// The index is ready.
+    Ready,
+}
+
 /// GET /api/health.
 pub fn health(state: &State) -> Resp {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body<'a> {
-        status: &'a str,
-        working_directory: String,
-        last_scan_time: Option<String>,
-        last_update_time: Option<String>,
-        scanning: bool,
-        files: usize,
-        skipped: std::collections::BTreeMap<&'a str, u64>,
-        version: &'a str,
-    }
     let scanner = &state.scanner;
     let snapshot = scanner.snapshot();
-    let body = Body {
+    let body = HealthBody {
         status: if snapshot.is_some() {
-            "ready"
+            Readiness::Ready
         } else {
-            "initializing"
+            Readiness::Initializing
         },
         working_directory: scanner.config().dir.to_string_lossy().into_owned(),
         last_scan_time: snapshot.as_ref().map(|s| iso8601(s.finished)),
@@ -793,17 +823,31 @@ pub fn health(state: &State) -> Resp {
     json(StatusCode::OK, &body)
 }
 
+/// The JSON answer of `GET /`.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Description)]
+pub struct RootBody<'a> {
+    /// `dupcheck`.
+    name: &'a str,
+    /// dupcheck's version.
+    version: &'a str,
+    /// What each endpoint does, by `METHOD /path`.
+    #[schema(value_type = std::collections::BTreeMap<String, String>)]
+    endpoints: serde_json::Value,
+    /// The canonical names of the formats dupcheck reads.
+    formats: Vec<&'a str>,
+    /// How to start.
+    documentation: &'a str,
+}
+
 /// GET /.
 pub fn root(state: &State) -> Resp {
-    #[derive(Serialize)]
-    struct Body<'a> {
-        name: &'a str,
-        version: &'a str,
-        endpoints: serde_json::Value,
-        formats: Vec<&'a str>,
-        documentation: &'a str,
-    }
-    let body = Body {
+    json(StatusCode::OK, &root_body(state.scanner.registry()))
+}
+
+/// The answer of `GET /` of a server reading the formats of `registry`.
+pub fn root_body(registry: &Registry) -> RootBody<'_> {
+    RootBody {
         name: "dupcheck",
         version: VERSION,
         endpoints: serde_json::json!({
@@ -813,25 +857,34 @@ pub fn root(state: &State) -> Resp {
             "GET /api/clones": "The project's clones, largest first: ?limit=100 (at most 1000), cursor (the answer's nextCursor), path (a file or folder), format, minTokens, fragments=true",
             "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
+            "GET /api/openapi.json": "This API as an OpenAPI 3.1 document: every endpoint, parameter, answer and error, with examples",
             "POST /mcp": "The MCP endpoint for AI coding assistants (streamable HTTP, stateless): tools check_code, check_diff, list_clones and project_stats answer as /api/check, /api/check-diff, /api/clones and /api/stats do",
             "GET /": "This description",
         }),
-        formats: state.scanner.registry().names(),
+        formats: registry.names(),
         documentation: "POST a snippet and its format to /api/check; the answer lists every place in the scanned code that it duplicates, with exact lines. See README.md.",
-    };
-    json(StatusCode::OK, &body)
+    }
+}
+
+/// The JSON answer of `POST /api/recheck`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = RecheckAnswer)]
+pub struct RecheckBody {
+    /// `Rescan complete`.
+    message: &'static str,
+    /// When the scan finished, ISO 8601 UTC with milliseconds.
+    #[schema(examples("2026-11-22T10:30:00.000Z"))]
+    last_scan_time: String,
+    /// Files in the index.
+    files: usize,
+    /// How long the scan took, in milliseconds.
+    #[schema(value_type = u64)]
+    duration_ms: u128,
 }
 
 /// POST /api/recheck.
 pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Body {
-        message: &'static str,
-        last_scan_time: String,
-        files: usize,
-        duration_ms: u128,
-    }
     let snapshot = state
         .scanner
         .rescan()
@@ -839,7 +892,7 @@ pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
         .map_err(|e| ApiError::Scan(e.to_string()))?;
     Ok(json(
         StatusCode::OK,
-        &Body {
+        &RecheckBody {
             message: "Rescan complete",
             last_scan_time: iso8601(snapshot.finished),
             files: snapshot.index.files.len(),

@@ -1,13 +1,15 @@
 //! HTTP: the jscpd-server-compatible API over hyper 1.x.
 //!
 //! [`server`] binds and accepts connections, [`router`] maps (method, path)
-//! to [`handlers`], and [`error`] turns every failure into the one JSON error
-//! shape. Handlers read the current snapshot and run CPU work on the blocking
+//! to [`handlers`] through one table of routes, [`error`] turns every
+//! failure into the one JSON error shape, and [`openapi`] describes it all
+//! as an OpenAPI 3.1 document. Handlers read the current snapshot and run CPU work on the blocking
 //! pool, never on the reactor.
 
 pub mod conn;
 pub mod error;
 pub mod handlers;
+pub mod openapi;
 pub mod router;
 pub mod server;
 

@@ -1,6 +1,8 @@
-//! Routing: one `match` on (method, path), plus the checks every request
-//! passes first (browser `Origin` and `Host`, against DNS rebinding), the
-//! panic guard around handlers, and the end of the grace period on stop.
+//! Routing: one table of routes ([`ROUTES`]: method, path, endpoint) that
+//! the dispatcher, the OpenAPI document and the tests read, plus the checks
+//! every request passes first (browser `Origin` and `Host`, against DNS
+//! rebinding), the panic guard around handlers, and the end of the grace
+//! period on stop.
 //!
 //! Invariants: a panic inside a handler becomes a logged 500 for that request
 //! only, and the server keeps serving; once the grace period of a stop is
@@ -44,40 +46,121 @@ pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, In
     Ok(res)
 }
 
+/// What a route calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `GET /`: the description of the endpoints.
+    Root,
+    /// `GET /api/health`.
+    Health,
+    /// `GET /api/stats`.
+    Stats,
+    /// `GET /api/clones`.
+    Clones,
+    /// `POST /api/check`.
+    Check,
+    /// `POST /api/check-diff`.
+    CheckDiff,
+    /// `POST /api/recheck`.
+    Recheck,
+    /// `GET /api/openapi.json`: the OpenAPI document of these routes.
+    OpenApi,
+    /// `POST /mcp`: the MCP endpoint. The stateless transport has no
+    /// stream to open (GET) and no session to end (DELETE).
+    Mcp,
+}
+
+/// One route: the method and path of an endpoint. A GET route answers
+/// HEAD too.
+#[derive(Debug)]
+pub struct Route {
+    /// The method it serves.
+    pub method: Method,
+    /// The path, exactly.
+    pub path: &'static str,
+    /// What it calls.
+    pub endpoint: Endpoint,
+}
+
+/// Every route of the server, one per path: the dispatcher serves these
+/// and only these, and the OpenAPI document describes each (a test holds
+/// both to this table).
+pub const ROUTES: &[Route] = &[
+    Route {
+        method: Method::GET,
+        path: "/",
+        endpoint: Endpoint::Root,
+    },
+    Route {
+        method: Method::GET,
+        path: "/api/health",
+        endpoint: Endpoint::Health,
+    },
+    Route {
+        method: Method::GET,
+        path: "/api/stats",
+        endpoint: Endpoint::Stats,
+    },
+    Route {
+        method: Method::GET,
+        path: "/api/clones",
+        endpoint: Endpoint::Clones,
+    },
+    Route {
+        method: Method::POST,
+        path: "/api/check",
+        endpoint: Endpoint::Check,
+    },
+    Route {
+        method: Method::POST,
+        path: "/api/check-diff",
+        endpoint: Endpoint::CheckDiff,
+    },
+    Route {
+        method: Method::POST,
+        path: "/api/recheck",
+        endpoint: Endpoint::Recheck,
+    },
+    Route {
+        method: Method::GET,
+        path: "/api/openapi.json",
+        endpoint: Endpoint::OpenApi,
+    },
+    Route {
+        method: Method::POST,
+        path: "/mcp",
+        endpoint: Endpoint::Mcp,
+    },
+];
+
 async fn dispatch(
     state: Arc<State>,
     req: Request<Incoming>,
     method: Method,
     path: String,
 ) -> Result<Resp, ApiError> {
+    let Some(route) = ROUTES.iter().find(|r| r.path == path) else {
+        return Err(ApiError::NotFound { method, path });
+    };
     // HEAD is answered like GET; hyper leaves the body out.
-    let get = method == Method::GET || method == Method::HEAD;
-    match (path.as_str(), &method) {
-        ("/api/check", &Method::POST) => handlers::check(&state, req).await,
-        ("/api/check-diff", &Method::POST) => handlers::check_diff(&state, req).await,
-        ("/api/recheck", &Method::POST) => handlers::recheck(&state).await,
-        ("/api/stats", _) if get => handlers::stats(&state).await,
-        ("/api/clones", _) if get => handlers::clones(&state, req).await,
-        ("/api/health", _) if get => Ok(handlers::health(&state)),
-        ("/", _) if get => Ok(handlers::root(&state)),
-        ("/mcp", &Method::POST) => mcp::serve(&state, req).await,
-        // The stateless MCP transport has no stream to open (GET) and no
-        // session to end (DELETE).
-        ("/api/check" | "/api/check-diff" | "/api/recheck" | "/mcp", _) => {
-            Err(ApiError::MethodNotAllowed {
-                method,
-                path,
-                allow: "POST",
-            })
-        }
-        ("/api/stats" | "/api/clones" | "/api/health" | "/", _) => {
-            Err(ApiError::MethodNotAllowed {
-                method,
-                path,
-                allow: "GET",
-            })
-        }
-        _ => Err(ApiError::NotFound { method, path }),
+    let head_of_get = method == Method::HEAD && route.method == Method::GET;
+    if method != route.method && !head_of_get {
+        return Err(ApiError::MethodNotAllowed {
+            method,
+            path,
+            allow: route.method.as_str(),
+        });
+    }
+    match route.endpoint {
+        Endpoint::Root => Ok(handlers::root(&state)),
+        Endpoint::Health => Ok(handlers::health(&state)),
+        Endpoint::Stats => handlers::stats(&state).await,
+        Endpoint::Clones => handlers::clones(&state, req).await,
+        Endpoint::Check => handlers::check(&state, req).await,
+        Endpoint::CheckDiff => handlers::check_diff(&state, req).await,
+        Endpoint::Recheck => handlers::recheck(&state).await,
+        Endpoint::OpenApi => Ok(super::openapi::response(&state)),
+        Endpoint::Mcp => mcp::serve(&state, req).await,
     }
 }
 
@@ -176,6 +259,17 @@ mod tests {
             ("/api/check", "/api/check"),
         ] {
             assert_eq!(route_of(path), route, "{path}");
+        }
+    }
+
+    #[test]
+    fn every_path_has_one_route() {
+        for (i, route) in ROUTES.iter().enumerate() {
+            assert!(
+                ROUTES[..i].iter().all(|r| r.path != route.path),
+                "{} is routed twice",
+                route.path
+            );
         }
     }
 
