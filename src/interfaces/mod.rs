@@ -1,10 +1,13 @@
 //! The interfaces: thin adapters over the engine calls. The HTTP API
-//! ([`http`]), the command line's one run for CI ([`report`]), and the
+//! ([`http`]), the command line's one run for CI ([`report`]), the
+//! language server for editors ([`lsp`]), and the
 //! renderings they share ([`sarif`], [`time`]). An adapter decodes,
 //! validates and renders; it never tokenizes or matches itself.
 
 /// The HTTP API.
 pub mod http;
+/// `dupcheck lsp`: a language server on stdio for editors.
+pub mod lsp;
 /// `dupcheck report`: one scan, the clones reported, an exit status for CI.
 pub mod report;
 /// Findings as SARIF 2.1.0 and reviewdog's rdjsonl, for CI and review bots.
