@@ -3,7 +3,8 @@
 //!
 //! Usage: `cargo run --release --example lsp_bench -- DIR FILE [EDITS]`
 //! (FILE relative to DIR; EDITS 200 by default). Both servers are the
-//! release binary on DIR. Each LSP edit inserts, then deletes, one
+//! release binary (`DUPCHECK_BIN`, else `target/release/dupcheck`) on DIR,
+//! without the cache (nothing is written into DIR). Each LSP edit inserts, then deletes, one
 //! character in the middle of FILE and waits for the diagnostics of that
 //! version; the time is from sending the change to receiving them, less
 //! the server's 150 ms debounce. Each HTTP check posts the edited buffer.
@@ -17,7 +18,10 @@ use std::time::{Duration, Instant};
 use lsp_server::{Message, Notification, Request, RequestId};
 use serde_json::{json, Value};
 
-const BIN: &str = "target/release/dupcheck";
+/// The binary, unless `DUPCHECK_BIN` names another.
+fn bin() -> String {
+    std::env::var("DUPCHECK_BIN").unwrap_or_else(|_| "target/release/dupcheck".into())
+}
 const DEBOUNCE: Duration = Duration::from_millis(150);
 
 fn main() {
@@ -59,8 +63,8 @@ fn edited(text: &str, middle: u32, i: usize) -> String {
 }
 
 fn lsp_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) -> Vec<Duration> {
-    let mut child = Command::new(BIN)
-        .arg("lsp")
+    let mut child = Command::new(bin())
+        .args(["lsp", "--no-cache"])
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -130,8 +134,8 @@ fn lsp_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) -
 }
 
 fn http_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) -> Vec<Duration> {
-    let mut child = Command::new(BIN)
-        .args(["--port", "0", "--host", "127.0.0.1"])
+    let mut child = Command::new(bin())
+        .args(["--port", "0", "--host", "127.0.0.1", "--no-cache"])
         .arg(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
