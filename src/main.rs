@@ -39,6 +39,7 @@ fn main_status(cli: Cli) -> Result<u8, String> {
             dupcheck::interfaces::report::run(args, &cwd, Registry::builtin())
                 .map(|outcome| outcome.code())
         }
+        Some(Command::Lsp(args)) => dupcheck::interfaces::lsp::run(args, &cwd, Registry::builtin()),
         None => run(cli, &cwd).map(|()| 0),
     }
 }

@@ -25,6 +25,7 @@ use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMa
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
 use crate::engine::stats::SnippetStats;
+use crate::engine::tokens::Token;
 use crate::interfaces::sarif::{merge_by_location, Finding, Region};
 use crate::project::buffers::Buffers;
 use crate::project::scan::{Scanner, Snapshot};
@@ -134,24 +135,7 @@ pub fn check(
     }
     let budget = budget_for(request.code.len());
     let path = request.path.as_deref();
-    let tokens = match path {
-        // An editor's buffer: its parse is kept for its next version.
-        Some(path) => {
-            let previous = buffers.take(path);
-            let (tokens, parse) = tokenize_snippet_after(
-                format,
-                &request.code,
-                &config.normalization,
-                previous,
-                &budget,
-            )
-            .map_err(Refusal::Parse)?;
-            buffers.keep(path, parse);
-            tokens
-        }
-        None => tokenize_snippet_once(format, &request.code, &config.normalization, &budget)
-            .map_err(Refusal::Parse)?,
-    };
+    let tokens = tokenize_request(scanner, buffers, request, &budget)?;
     let tokenized = started.elapsed();
     let exclude = Exclusions {
         own_file: path,
@@ -174,6 +158,32 @@ pub fn check(
         started.elapsed() - tokenized,
     );
     Ok(answer(&request.code, matches, snapshot))
+}
+
+/// The tokens of `request`'s snippet within `budget`: an editor's buffer
+/// (a request with a `path`) reparsed from the parse kept for that path,
+/// which is kept again for its next version; a snippet without a path
+/// parsed once.
+pub(crate) fn tokenize_request(
+    scanner: &Scanner,
+    buffers: &Buffers,
+    request: &CheckRequest,
+    budget: &Budget,
+) -> Result<Vec<Token>, Refusal> {
+    let normalization = &scanner.config().normalization;
+    let format = scanner.registry().get(request.format);
+    match request.path.as_deref() {
+        Some(path) => {
+            let previous = buffers.take(path);
+            let (tokens, parse) =
+                tokenize_snippet_after(format, &request.code, normalization, previous, budget)
+                    .map_err(Refusal::Parse)?;
+            buffers.keep(path, parse);
+            Ok(tokens)
+        }
+        None => tokenize_snippet_once(format, &request.code, normalization, budget)
+            .map_err(Refusal::Parse),
+    }
 }
 
 /// The answer listing the first of `matches` within the caps.
@@ -235,7 +245,7 @@ pub fn estimate(len: usize) -> usize {
 
 /// The budget of checking a snippet of `len` bytes: its parse may hold
 /// what the check took from the pool, less what the rest of it holds.
-fn budget_for(len: usize) -> Budget {
+pub(crate) fn budget_for(len: usize) -> Budget {
     let mut budget = Budget::for_snippet(len);
     budget.memory = estimate(len).saturating_sub(len.saturating_mul(CHECK_BYTES_PER_BYTE));
     budget

@@ -31,6 +31,8 @@ pub mod hash;
 pub mod index;
 /// Verified maximal runs: snippet matches and project clones.
 pub mod matching;
+/// An editor's buffer checked among its other open buffers.
+pub mod open_check;
 /// Parsing under a time and memory budget.
 pub mod parse;
 /// `--ignore-pattern`: code blocks whose tokens are dropped.

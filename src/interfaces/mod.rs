@@ -1,13 +1,16 @@
 //! The interfaces: thin adapters over the engine calls. The HTTP API
-//! ([`http`]), the MCP endpoint mounted in it ([`mcp`]), the command line's
-//! one run for CI ([`report`]), and the renderings they share ([`answers`],
-//! [`sarif`], [`time`]). An adapter decodes, validates and renders; it
-//! never tokenizes or matches itself.
+//! ([`http`]), the MCP endpoint mounted in it ([`mcp`]), the language
+//! server for editors ([`lsp`]), the command line's one run for CI
+//! ([`report`]), and the renderings they share ([`answers`], [`sarif`],
+//! [`time`]). An adapter decodes, validates and renders; it never
+//! tokenizes or matches itself.
 
 /// The JSON answers of the engine calls, shared by REST and MCP.
 pub mod answers;
 /// The HTTP API.
 pub mod http;
+/// `dupcheck lsp`: a language server on stdio for editors.
+pub mod lsp;
 /// The MCP endpoint (`POST /mcp`): tools over the same engine calls.
 pub mod mcp;
 /// `dupcheck report`: one scan, the clones reported, an exit status for CI.

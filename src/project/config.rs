@@ -55,6 +55,17 @@ pub enum Command {
     /// Scan DIR once, report the project's clones and exit (for CI)
     #[command(after_help = REPORT_EXIT_CODES)]
     Report(ReportArgs),
+    /// Speak the Language Server Protocol on stdin and stdout (for editors)
+    Lsp(LspArgs),
+}
+
+/// The flags of `dupcheck lsp`: those of a scan. DIR is the root the
+/// editor sends in `initialize`; the flag is used when it sends none.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LspArgs {
+    /// What is scanned and how.
+    #[command(flatten)]
+    pub scan: ScanArgs,
 }
 
 /// The exit codes of `dupcheck report`, shown by its `--help`.

@@ -1,0 +1,5 @@
+from stats import summarize
+
+
+def render(rows):
+    return "\n".join(f"{k}: {v}" for k, v in summarize(rows, "team").items())
