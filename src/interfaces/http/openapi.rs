@@ -120,6 +120,12 @@ pub fn document(config: &Config, registry: &Registry) -> Document {
         description = "dupcheck keeps a fingerprint index of one directory's source files and answers, for a snippet or a diff, every place in that code it duplicates.\n\nEvery answer and error is JSON unless the request asks for SARIF or rdjsonl (the checks). Every error body is `{\"error\", \"message\", \"statusCode\"}` with the response's status. Besides the errors each operation lists, any request can get the responses `NotFound` (404: no such route), `MethodNotAllowed` (405: a known path with another method; `Allow` names the method) and `HttpVersionNotSupported` (505: HTTP/2) of `components.responses`. A GET route answers HEAD too, and a trailing slash is ignored (`/api/health/`). Requests with an `Origin` header are served only from loopback origins, the bound host or an `--allowed-origin` (403 otherwise; `/api/health` is never refused).",
         license(name = "MIT", identifier = "MIT"),
     ),
+    // The server that serves the document: clients resolve `/` against
+    // the document's own address.
+    servers((url = "/", description = "This dupcheck server")),
+    // No authentication: the server trusts its network (bind it to
+    // loopback, see --host); `{}` says so explicitly.
+    security(()),
     paths(
         operations::root,
         operations::health,
