@@ -5,8 +5,8 @@
 
 mod common;
 
-use std::io::{BufReader, Write};
-use std::path::Path;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -26,7 +26,9 @@ struct Client {
     next_id: i32,
     /// Messages read while waiting for another one.
     seen: Vec<Message>,
-    dir: tempfile::TempDir,
+    /// The workspace (canonical).
+    root: PathBuf,
+    _temp: Option<tempfile::TempDir>,
 }
 
 impl Client {
@@ -34,10 +36,17 @@ impl Client {
     /// initialized yet).
     fn spawn(args: &[&str]) -> Client {
         let dir = common::fixture("lsp");
+        let mut client = Client::spawn_at(dir.path(), args);
+        client._temp = Some(dir);
+        client
+    }
+
+    /// Starts `dupcheck lsp ARGS` in `root` (not initialized yet).
+    fn spawn_at(root: &Path, args: &[&str]) -> Client {
         let mut child = Command::new(common::BIN)
             .arg("lsp")
             .args(args)
-            .current_dir(dir.path())
+            .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -59,7 +68,8 @@ impl Client {
             from_server,
             next_id: 0,
             seen: Vec::new(),
-            dir,
+            root: root.canonicalize().expect("canonical workspace"),
+            _temp: None,
         }
     }
 
@@ -67,6 +77,13 @@ impl Client {
     /// `options` as `initializationOptions`; `utf8` offers UTF-8 positions.
     fn start(options: Value, utf8: bool) -> (Client, Value) {
         let mut client = Client::spawn(&["--no-cache"]);
+        let result = client.initialize(options, utf8);
+        (client, result)
+    }
+
+    /// Initializes the session on its root; the result.
+    fn initialize(&mut self, options: Value, utf8: bool) -> Value {
+        let client = self;
         let root = client.uri("");
         let encodings = if utf8 {
             json!(["utf-8", "utf-16"])
@@ -88,16 +105,16 @@ impl Client {
         );
         let result = result.result.expect("initialize answered");
         client.notify("initialized", json!({}));
-        (client, result)
+        result
     }
 
     fn root(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
-    /// The URI of `rel` in the fixture (`""`: the fixture).
+    /// The URI of `rel` in the workspace (`""`: the workspace).
     fn uri(&self, rel: &str) -> String {
-        let root = self.dir.path().canonicalize().expect("canonical fixture");
+        let root = self.root.clone();
         let path = if rel.is_empty() { root } else { root.join(rel) };
         lsp_types::Url::from_file_path(path)
             .expect("absolute path")
@@ -122,10 +139,16 @@ impl Client {
 
     /// Sends a request and waits for its answer.
     fn request(&mut self, method: &str, params: Value) -> Answer {
+        let id = self.send_request(method, params);
+        self.answer(&id)
+    }
+
+    /// Sends a request; its id.
+    fn send_request(&mut self, method: &str, params: Value) -> RequestId {
         self.next_id += 1;
         let id = RequestId::from(self.next_id);
         self.send(Request::new(id.clone(), method.to_owned(), params));
-        self.answer(&id)
+        id
     }
 
     /// Waits for the answer to `id`.
@@ -627,4 +650,425 @@ vim.cmd("qall!")
         got,
         "0:0-17:1 dupcheck Duplicates src/util/merge.js:1-18 (133 tokens)\n"
     );
+}
+
+/// The diagnostics an editor would get for `rel` from `/api/check`'s
+/// answer (`answer`) to its text `text`: each snippet range once, UTF-16
+/// positions, the codebase places as related information.
+fn diagnostics_of_answer(root: &Path, text: &str, answer: &Value) -> Value {
+    fn position(text: &str, line: u64, column: u64) -> Value {
+        let content = text.split('\n').nth(line as usize - 1).unwrap_or("");
+        let units: usize = content
+            .chars()
+            .take(column as usize - 1)
+            .map(char::len_utf16)
+            .sum();
+        json!({"line": line - 1, "character": units})
+    }
+    fn range_of(text: &str, location: &Value) -> Value {
+        let n = |key: &str| location[key].as_u64().expect("a number");
+        json!({
+            "start": position(text, n("startLine"), n("startColumn")),
+            "end": position(text, n("endLine"), n("endColumn")),
+        })
+    }
+    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    for d in answer["duplications"].as_array().expect("duplications") {
+        let here = range_of(text, &d["snippetLocation"]);
+        let place = &d["codebaseLocation"];
+        let file = place["file"].as_str().expect("file");
+        let other = std::fs::read_to_string(root.join(file)).expect("codebase file");
+        let related = json!({
+            "location": {
+                "uri": lsp_types::Url::from_file_path(root.join(file)).unwrap().to_string(),
+                "range": range_of(&other, place),
+            },
+            "message": format!("{file}:{}-{} ({} tokens)", place["startLine"], place["endLine"], d["tokens"]),
+        });
+        match groups.iter_mut().find(|(range, _)| range == &here) {
+            Some((_, list)) => list.push(related),
+            None => groups.push((here, vec![related])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(range, related)| {
+            let message = match related.len() {
+                1 => format!(
+                    "Duplicates {}",
+                    related[0]["message"].as_str().expect("message")
+                ),
+                n => format!("Duplicated in {n} places"),
+            };
+            json!({
+                "range": range,
+                "severity": 3,
+                "code": "duplicate",
+                "source": "dupcheck",
+                "message": message,
+                "relatedInformation": related,
+            })
+        })
+        .collect()
+}
+
+/// Buffers with non-ASCII text before the copies, on both sides, and a
+/// range duplicated in two files: `(rel, language, text)`.
+fn planted_buffers(root: &Path) -> Vec<(&'static str, &'static str, String)> {
+    let merge = std::fs::read_to_string(root.join("src/util/merge.js")).expect("fixture");
+    let stats = std::fs::read_to_string(root.join("py/stats.py")).expect("fixture");
+    vec![
+        (
+            "src/app.js",
+            "javascript",
+            format!("const greeting = \"héllo 𝄞\"; {merge}\nstart();\n"),
+        ),
+        ("py/report.py", "python", format!("import os\n\n{stats}")),
+    ]
+}
+
+/// A second copy of merge.js's function on disk, after a non-ASCII
+/// comment on its first line: the JavaScript buffer's range duplicates two
+/// places.
+fn plant_second_copy(root: &Path) {
+    let merge = std::fs::read_to_string(root.join("src/util/merge.js")).expect("fixture");
+    common::write(root, "src/copy.js", format!("/* 𝄞é */ {merge}"));
+}
+
+#[test]
+fn a_buffers_diagnostics_equal_the_duplications_api_check_answers_for_its_text_and_path() {
+    let temp = common::fixture("lsp");
+    plant_second_copy(temp.path());
+    let server = common::Server::start_in(temp, &["--no-cache"]);
+    let mut client = Client::spawn_at(&server.dir, &["--no-cache"]);
+    client.initialize(Value::Null, false);
+    let root = client.root().to_owned();
+    let mut published = Vec::new();
+    for (rel, language, text) in planted_buffers(&root) {
+        client.open(rel, language, &text);
+        let diagnostics = client.diagnostics_where(rel, 1, |d| d != &json!([]));
+        let (status, answer) = server.check(json!({"code": text, "format": language, "path": rel}));
+        assert_eq!(status, 200, "{answer}");
+        let expected = diagnostics_of_answer(&root, &text, &answer);
+        // Line by line, so that a difference shows where it is.
+        assert_eq!(
+            serde_json::to_string_pretty(&diagnostics).unwrap(),
+            serde_json::to_string_pretty(&expected).unwrap(),
+            "{rel}"
+        );
+        published.push(diagnostics);
+    }
+    // The JavaScript range is duplicated in both files, the first after a
+    // non-ASCII comment: 9 characters, 10 UTF-16 units.
+    assert_eq!(published[0][0]["message"], "Duplicated in 2 places");
+    assert_eq!(
+        published[0][0]["relatedInformation"][0]["location"]["range"]["start"],
+        json!({"line": 0, "character": 10})
+    );
+    assert_eq!(
+        published[1][0]["message"],
+        "Duplicates py/stats.py:1-13 (103 tokens)"
+    );
+    assert_eq!(client.stop().code(), Some(0));
+}
+
+#[test]
+fn with_server_the_diagnostics_and_hovers_are_those_of_the_process_mode() {
+    let temp = common::fixture("lsp");
+    plant_second_copy(temp.path());
+    let server = common::Server::start_in(temp, &["--no-cache"]);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let mut local = Client::spawn_at(&server.dir, &["--no-cache"]);
+    local.initialize(Value::Null, false);
+    let mut remote = Client::spawn_at(&server.dir, &["--server", &url]);
+    remote.initialize(Value::Null, false);
+    let root = local.root().to_owned();
+    let mut compared = 0;
+    for (rel, language, text) in planted_buffers(&root) {
+        let mut got = Vec::new();
+        for client in [&mut local, &mut remote] {
+            client.open(rel, language, &text);
+            let diagnostics = client.diagnostics_where(rel, 1, |d| d != &json!([]));
+            let uri = client.uri(rel);
+            let hover = client.request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": 2}}),
+            );
+            assert!(hover.result.as_ref().is_some_and(|h| h != &Value::Null));
+            got.push((diagnostics, hover.result));
+        }
+        assert_eq!(got[0], got[1], "{rel}");
+        compared += got[0].0.as_array().unwrap().len();
+    }
+    assert_eq!(compared, 2);
+    assert_eq!(local.stop().code(), Some(0));
+    assert_eq!(remote.stop().code(), Some(0));
+}
+
+/// A port of 127.0.0.1 where nothing listens (bound, then freed).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
+#[test]
+fn a_server_that_is_down_is_one_message_and_an_edit_after_it_is_up_is_checked() {
+    let dir = common::fixture("lsp");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut client = Client::spawn_at(dir.path(), &["--server", &url]);
+    client.initialize(Value::Null, false);
+    let stats = std::fs::read_to_string(client.root().join("py/stats.py")).expect("fixture");
+    let uri = client.uri("py/report.py");
+    client.open("py/report.py", "python", &stats);
+    let shown =
+        client.wait(|m| matches!(m, Message::Notification(n) if n.method == "window/showMessage"));
+    let Message::Notification(shown) = shown else {
+        unreachable!()
+    };
+    assert_eq!(shown.params["type"], 2);
+    let message = shown.params["message"].as_str().unwrap();
+    let expected = format!("dupcheck: cannot reach the dupcheck server at {url}: ");
+    assert!(message.starts_with(&expected), "{message}");
+    assert!(message.contains("Connection refused"), "{message}");
+    // A second edit fails the same way: no second message. A hover waits
+    // for its check, so once it is answered the check is over.
+    let edit = |client: &mut Client, version: i32| {
+        client.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": format!("{stats}\n# edit {version}\n")}]
+            }),
+        );
+        client.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": 2, "character": 4}}),
+        )
+    };
+    let hover = edit(&mut client, 2);
+    assert_eq!(hover.result, Some(Value::Null));
+    let noticed = client
+        .seen
+        .iter()
+        .filter(|m| {
+            matches!(m, Message::Notification(n)
+                if n.method == "window/showMessage" || n.method == "textDocument/publishDiagnostics")
+        })
+        .count();
+    assert_eq!(noticed, 0, "{:#?}", client.seen);
+    // The server comes up: the next edit is checked.
+    let mut server = common::Server::spawn_on(client.root(), port, &["--no-cache"]);
+    server.wait_ready();
+    let hover = edit(&mut client, 3);
+    drop(server);
+    let diagnostics = client.diagnostics("py/report.py", 3);
+    assert_eq!(
+        diagnostics[0]["message"],
+        "Duplicates py/stats.py:1-13 (103 tokens)"
+    );
+    assert_eq!(
+        hover.result.unwrap()["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next(),
+        Some("**Duplicates** `py/stats.py:1-13` (103 tokens)")
+    );
+    assert_eq!(client.stop().code(), Some(0));
+}
+
+#[test]
+fn with_server_a_file_saved_elsewhere_reaches_the_open_documents() {
+    let server = common::Server::start("lsp", &["--no-cache"]);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let mut client = Client::spawn_at(&server.dir, &["--server", &url]);
+    client.initialize(Value::Null, false);
+    let function = std::fs::read_to_string(client.root().join("py/stats.py")).expect("fixture");
+    // A function in no file on disk (as in the test of unsaved buffers).
+    let fresh = function
+        .replace("summarize", "tally")
+        .replace("totals", "sums")
+        .replace("counts", "sizes");
+    client.open("py/new.py", "python", &fresh);
+    assert_eq!(client.diagnostics("py/new.py", 1), json!([]));
+    // Another file is saved with the same function: the server's watcher
+    // indexes it, and the open document is checked again.
+    common::write(client.root(), "py/saved.py", &fresh);
+    let diagnostics = client.diagnostics_where("py/new.py", 1, |d| d != &json!([]));
+    assert_eq!(
+        diagnostics[0]["message"],
+        "Duplicates py/saved.py:1-13 (103 tokens)"
+    );
+    assert_eq!(client.stop().code(), Some(0));
+}
+
+#[test]
+fn a_bad_server_url_is_a_usage_error() {
+    let output = Command::new(common::BIN)
+        .args(["lsp", "--server", "https://example.test/api"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run dupcheck lsp");
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "dupcheck: error: --server \"https://example.test/api\": expected the URL of a running dupcheck server, http://HOST:PORT\n"
+    );
+}
+
+/// A TCP proxy before a real server that holds each `POST /api/check`
+/// until the test lets it through: a check in flight for as long as the
+/// test needs.
+struct Gate {
+    port: u16,
+    /// Each check as it arrives: its JSON body, and the way to let it on.
+    arrived: Receiver<(Value, crossbeam_channel::Sender<()>)>,
+}
+
+impl Gate {
+    fn before(target: u16) -> Gate {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let (tx, arrived) = crossbeam_channel::unbounded();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    let _ = Gate::serve(stream, target, &tx);
+                });
+            }
+        });
+        Gate { port, arrived }
+    }
+
+    /// Passes the requests of one connection on, one at a time.
+    fn serve(
+        client: std::net::TcpStream,
+        target: u16,
+        arrived: &crossbeam_channel::Sender<(Value, crossbeam_channel::Sender<()>)>,
+    ) -> std::io::Result<()> {
+        let mut from_client = BufReader::new(client.try_clone()?);
+        let mut to_client = client;
+        loop {
+            let (head, body) = match read_http(&mut from_client)? {
+                Some(message) => message,
+                None => return Ok(()),
+            };
+            if head.starts_with("POST /api/check ") {
+                let (go, wait) = crossbeam_channel::bounded(1);
+                let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                if arrived.send((json, go)).is_err() || wait.recv().is_err() {
+                    return Ok(());
+                }
+            }
+            let mut server = std::net::TcpStream::connect(("127.0.0.1", target))?;
+            server.write_all(head.as_bytes())?;
+            server.write_all(&body)?;
+            let mut from_server = BufReader::new(server);
+            let (head, body) = read_http(&mut from_server)?.expect("an answer");
+            to_client.write_all(head.as_bytes())?;
+            to_client.write_all(&body)?;
+        }
+    }
+}
+
+/// One HTTP/1.1 message with a Content-Length: its head (with the blank
+/// line) and body; `None` at the end of the stream.
+fn read_http(input: &mut impl BufRead) -> std::io::Result<Option<(String, Vec<u8>)>> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let len = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    input.read_exact(&mut body)?;
+    Ok(Some((head, body)))
+}
+
+#[test]
+fn a_check_superseded_in_flight_is_abandoned_and_waiting_requests_are_answered_or_cancelled() {
+    let server = common::Server::start("lsp", &["--no-cache"]);
+    let gate = Gate::before(server.port);
+    let url = format!("http://127.0.0.1:{}", gate.port);
+    let mut client = Client::spawn_at(&server.dir, &["--server", &url]);
+    client.initialize(Value::Null, false);
+    let stats = std::fs::read_to_string(client.root().join("py/stats.py")).expect("fixture");
+    let uri = client.uri("py/report.py");
+    client.open("py/report.py", "python", &stats);
+    let next = |gate: &Gate| {
+        gate.arrived
+            .recv_timeout(PATIENCE)
+            .expect("a check reaches the server")
+    };
+    let (first, _hold_first) = next(&gate);
+    assert_eq!(
+        first,
+        json!({"code": stats, "format": "python", "path": "py/report.py"})
+    );
+    // While version 1 is being checked, the editor moves the copy two
+    // lines down.
+    let moved = format!("import os\n\n{stats}");
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": moved}]}),
+    );
+    // A hover waits for version 2's check; the editor cancels it.
+    let hover = client.send_request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 5, "character": 4}}),
+    );
+    client.notify("$/cancelRequest", json!({ "id": hover }));
+    assert_eq!(
+        client.answer(&hover).error,
+        Some(json!({"code": -32800, "message": "The request was cancelled"}))
+    );
+    // A code action waits too, and is not cancelled.
+    let action = client.send_request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(4, 0, 4, 0), "context": {"diagnostics": []}}),
+    );
+    // Version 1's check is abandoned: version 2's reaches the server while
+    // version 1's is still held.
+    let (second, let_second_on) = next(&gate);
+    assert_eq!(second["code"], moved.as_str());
+    let_second_on.send(()).expect("the gate waits");
+    let actions = client.answer(&action).result.expect("code actions");
+    // The code action was answered after version 2's diagnostics, and
+    // from them.
+    let published: Vec<Value> = client
+        .seen
+        .iter()
+        .filter_map(|m| match m {
+            Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => {
+                Some(n.params.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(published.len(), 1, "{published:#?}");
+    assert_eq!(published[0]["version"], 2);
+    assert_eq!(published[0]["diagnostics"][0]["range"], range(2, 0, 14, 65));
+    assert_eq!(actions[0]["title"], "Show the duplicate");
+    assert_eq!(
+        actions[0]["command"]["arguments"][0]["range"],
+        range(2, 0, 14, 65)
+    );
+    assert_eq!(client.stop().code(), Some(0));
 }

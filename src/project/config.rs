@@ -63,6 +63,11 @@ pub enum Command {
 /// editor sends in `initialize`; the flag is used when it sends none.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LspArgs {
+    /// Ask the dupcheck server running at URL (http://HOST:PORT, serving
+    /// the workspace) instead of scanning in process; it does not see the
+    /// editor's other unsaved buffers
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
     /// What is scanned and how.
     #[command(flatten)]
     pub scan: ScanArgs,

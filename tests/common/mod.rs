@@ -73,7 +73,13 @@ impl Server {
 
     /// Starts the server on `dir` and returns once it listens.
     pub fn spawn(dir: &Path, args: &[&str]) -> Server {
-        let mut child = dupcheck(dir, args)
+        Server::spawn_on(dir, 0, args)
+    }
+
+    /// Starts the server on `dir` at `port` of 127.0.0.1 (0: a free one)
+    /// and returns once it listens.
+    pub fn spawn_on(dir: &Path, port: u16, args: &[&str]) -> Server {
+        let mut child = dupcheck_on(dir, port, args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -173,10 +179,15 @@ impl Server {
 
 /// The command that runs dupcheck on `dir` on a free port of 127.0.0.1.
 fn dupcheck(dir: &Path, args: &[&str]) -> Command {
+    dupcheck_on(dir, 0, args)
+}
+
+/// The command that runs dupcheck on `dir` at `port` of 127.0.0.1.
+fn dupcheck_on(dir: &Path, port: u16, args: &[&str]) -> Command {
     let mut command = Command::new(BIN);
     command
         .arg(dir)
-        .args(["--port", "0", "--host", "127.0.0.1"])
+        .args(["--port", &port.to_string(), "--host", "127.0.0.1"])
         .args(args);
     command
 }

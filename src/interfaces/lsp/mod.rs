@@ -15,15 +15,26 @@
 //! checked [`QUIET`] after the last one: the edited document first, then
 //! the other open ones, whose duplications with it may have changed; every
 //! check is one [`check_buffer`](crate::engine::open_check::check_buffer)
-//! call on the worker thread.
+//! call on the worker thread. With `--server URL` a running server checks
+//! instead (`remote`: `POST /api/check` with the buffer's path), the
+//! buffer alone against its files on disk, so an edit rechecks the edited
+//! document only; its failures are shown once (`window/showMessage`) and
+//! the next edit tries again.
+//!
+//! A hover or code action on a document whose check of its current
+//! version has not ended waits for it (at most [`MAX_PENDING`] wait), and
+//! `$/cancelRequest` answers a waiting one `RequestCanceled`.
 //!
 //! Invariants: stdout carries only protocol messages; a message that is not
 //! one gets an error answer when it has an id (logged otherwise) and the
 //! server reads on; a panic while handling a message is that request's
-//! error; results of a superseded version are dropped (and a batch stops
-//! when the editor edits); `exit` ends the process with 0 after `shutdown`,
-//! 1 otherwise, as the protocol says.
+//! error; results of a superseded version are dropped, never published (a
+//! batch stops when the editor edits, a server's check is abandoned when
+//! its document changes); every waiting request is answered (when its
+//! document's check ends, it closes, or at `shutdown`); `exit` ends the
+//! process with 0 after `shutdown`, 1 otherwise, as the protocol says.
 
+mod remote;
 mod settings;
 mod text;
 mod transport;
@@ -37,30 +48,31 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver, Sender};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
-    DidChangeConfiguration, DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument,
-    Notification as _, PublishDiagnostics, ShowMessage,
+    Cancel, DidChangeConfiguration, DidChangeTextDocument, DidCloseTextDocument,
+    DidOpenTextDocument, Notification as _, PublishDiagnostics, ShowMessage,
 };
 use lsp_types::request::{
     CodeActionRequest, ExecuteCommand, HoverRequest, Initialize, Request as _, ShowDocument,
     Shutdown,
 };
 use lsp_types::{
-    CodeAction, CodeActionOrCommand, CodeActionParams, CodeActionProviderCapability, Command,
-    Diagnostic, DidChangeConfigurationParams, DidChangeTextDocumentParams,
+    CancelParams, CodeAction, CodeActionOrCommand, CodeActionParams, CodeActionProviderCapability,
+    Command, Diagnostic, DidChangeConfigurationParams, DidChangeTextDocumentParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, ExecuteCommandOptions,
     ExecuteCommandParams, Hover, HoverContents, HoverParams, HoverProviderCapability,
     InitializeParams, InitializeResult, Location, MarkupContent, MarkupKind, MessageType,
-    PublishDiagnosticsParams, ServerCapabilities, ServerInfo, ShowDocumentParams,
+    NumberOrString, PublishDiagnosticsParams, ServerCapabilities, ServerInfo, ShowDocumentParams,
     ShowMessageParams, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
     Url,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use self::remote::Remote;
 use self::settings::Settings;
 use self::text::{apply_changes, contains, overlaps, Encoding};
 use self::transport::{Incoming, Transport};
-use self::worker::{Batch, Engine, FromWorker, Group, Job, Outcome};
+use self::worker::{Batch, Checker, Engine, FromWorker, Group, Job, Local, Outcome, TaskGuard};
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::hash::HashMap;
 use crate::project::config::{Config, LspArgs, ServeArgs};
@@ -74,10 +86,18 @@ const POLL: Duration = Duration::from_millis(250);
 pub const SHOW_DUPLICATES: &str = "dupcheck.showDuplicates";
 /// Exit status after `exit` without `shutdown`, or at the end of input.
 const EXIT_UNCLEAN: u8 = 1;
+/// Requests waiting for checks at most; more are answered at once.
+const MAX_PENDING: usize = 64;
+/// Why index settings do not apply with `--server`.
+const SERVER_SETTINGS: &str = "mode, minTokens and minLines are the server's with --server (set them where it runs); only severity applies";
 
 /// Serves one editor on stdin and stdout until `exit` or the end of
 /// input; returns the exit status. Fails only when it cannot start.
 pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, String> {
+    if let Some(url) = &args.server {
+        // A bad URL is a usage error, before any editor talks to us.
+        Remote::new(url, cwd.to_owned(), Arc::clone(&registry))?;
+    }
     let cores = crate::interfaces::http::server::cores();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -108,10 +128,15 @@ pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, St
         busy: false,
         requests: 0,
         snapshot: None,
+        pending: Vec::new(),
+        unanswered: None,
+        index_changed: crossbeam_channel::unbounded(),
     };
     let status = server.serve(&transport.incoming, &results);
     if let Some(engine) = server.engine.take() {
-        flush(engine);
+        if engine.scanner().is_some() {
+            flush(engine);
+        }
     }
     drop(server);
     transport.finish();
@@ -123,7 +148,9 @@ pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, St
 fn flush(engine: Arc<Engine>) {
     let (done, wait) = crossbeam_channel::bounded(1);
     let _ = std::thread::Builder::new().spawn(move || {
-        engine.scanner.flush_cache();
+        if let Some(scanner) = engine.scanner() {
+            scanner.flush_cache();
+        }
         let _ = done.send(());
     });
     let _ = wait.recv_timeout(Duration::from_millis(500));
@@ -148,6 +175,26 @@ struct Doc {
     due: Option<Instant>,
     /// Its duplicated ranges as last published, and their version.
     published: Option<(i32, Vec<Group>)>,
+    /// The last version whose check ended (published or not): hovers and
+    /// code actions of a later version wait for its check.
+    settled: Option<i32>,
+    /// Its changes so far (and its closing): a check of an older count is
+    /// superseded.
+    changes: Arc<AtomicU64>,
+}
+
+/// A hover or code action waiting for the check of its document's
+/// version.
+struct Pending {
+    id: RequestId,
+    uri: Url,
+    asked: Asked,
+}
+
+/// What a pending request asks.
+enum Asked {
+    Hover(HoverParams),
+    CodeAction(CodeActionParams),
 }
 
 struct Server<'a> {
@@ -176,6 +223,15 @@ struct Server<'a> {
     /// The snapshot last checked against (its address), to recheck the
     /// open documents when the watcher applies a change.
     snapshot: Option<usize>,
+    /// Hovers and code actions waiting for their documents' checks, at
+    /// most [`MAX_PENDING`].
+    pending: Vec<Pending>,
+    /// The server's failure last shown to the user (`--server`), until a
+    /// check succeeds: shown once, not at every edit.
+    unanswered: Option<String>,
+    /// The engines (`--server`) whose index changed, to recheck the open
+    /// documents.
+    index_changed: (Sender<u64>, Receiver<u64>),
 }
 
 /// What handling a message asks of the loop.
@@ -186,6 +242,7 @@ enum Flow {
 
 impl Server<'_> {
     fn serve(&mut self, incoming: &Receiver<Incoming>, results: &Receiver<FromWorker>) -> u8 {
+        let index_changed = self.index_changed.1.clone();
         loop {
             let wait = self.next_due().map_or(POLL, |due| {
                 due.saturating_duration_since(Instant::now()).min(POLL)
@@ -209,6 +266,11 @@ impl Server<'_> {
                         return EXIT_UNCLEAN;
                     }
                 },
+                recv(index_changed) -> got => {
+                    if got.ok() == self.engine.as_ref().map(|e| e.id) {
+                        self.recheck_all(Instant::now());
+                    }
+                }
                 default(wait) => {}
             }
             self.watch_snapshot();
@@ -343,16 +405,27 @@ impl Server<'_> {
                 "The server is shut down: only exit is expected".into(),
             ),
             (Phase::Running, Shutdown::METHOD) => {
+                // Waiting requests are answered with what there is.
+                for pending in std::mem::take(&mut self.pending) {
+                    let response = self.answer(pending);
+                    self.send(response);
+                }
                 self.phase = Phase::ShutDown;
                 Some(Response::new_ok(id, ()))
             }
             (Phase::Running, HoverRequest::METHOD) => match params::<HoverParams>(&request) {
-                Ok(p) => Some(Response::new_ok(id, self.hover(&p))),
+                Ok(p) => {
+                    let uri = p.text_document_position_params.text_document.uri.clone();
+                    self.answer_when_checked(id, uri, Asked::Hover(p))
+                }
                 Err(e) => error(ErrorCode::InvalidParams, e),
             },
             (Phase::Running, CodeActionRequest::METHOD) => {
                 match params::<CodeActionParams>(&request) {
-                    Ok(p) => Some(Response::new_ok(id, self.code_actions(&p))),
+                    Ok(p) => {
+                        let uri = p.text_document.uri.clone();
+                        self.answer_when_checked(id, uri, Asked::CodeAction(p))
+                    }
                     Err(e) => error(ErrorCode::InvalidParams, e),
                 }
             }
@@ -398,8 +471,11 @@ impl Server<'_> {
                     Err(e) => bad(e),
                 }
             }
-            // Saved files reach the index through the watcher; requests
-            // are answered at once, so there is nothing to cancel.
+            Cancel::METHOD => match notification_params::<CancelParams>(&notification) {
+                Ok(p) => self.cancel(p.id),
+                Err(e) => bad(e),
+            },
+            // Saved files reach the index through the watcher.
             _ => tracing::debug!("{method} ignored"),
         }
     }
@@ -463,9 +539,38 @@ impl Server<'_> {
         })
     }
 
-    /// A scanner on the workspace with `settings` over the flags, its
-    /// watcher, and its first scan started.
+    /// The engine for `settings`: in process, a scanner on the workspace
+    /// with `settings` over the flags, its watcher, and its first scan
+    /// started; with `--server`, the server.
     fn start_engine(&mut self, settings: &Settings) -> Result<Arc<Engine>, String> {
+        if let Some(url) = &self.args.server {
+            let root = match (&self.root, &self.args.scan.dir) {
+                (Some(root), _) => root.clone(),
+                (None, Some(dir)) => self.cwd.join(dir),
+                (None, None) => self.cwd.to_owned(),
+            };
+            let root = root.canonicalize().unwrap_or(root);
+            let remote = Arc::new(Remote::new(url, root, Arc::clone(&self.registry))?);
+            if settings.changes_the_index(&Settings::default()) {
+                tracing::warn!("{SERVER_SETTINGS}");
+            }
+            tracing::info!(
+                "workspace {}, checked by the server at {}",
+                remote.root().display(),
+                remote.url()
+            );
+            self.engines += 1;
+            let watch = self.runtime.spawn(self::remote::watch(
+                Arc::clone(&remote),
+                self.engines,
+                self.index_changed.0.clone(),
+            ));
+            return Ok(Arc::new(Engine {
+                id: self.engines,
+                checker: Checker::Remote(remote),
+                _watch: Some(TaskGuard(watch.abort_handle())),
+            }));
+        }
         let mut scan = self.args.scan.clone();
         if let Some(root) = &self.root {
             scan.dir = Some(root.clone());
@@ -498,9 +603,12 @@ impl Server<'_> {
         self.snapshot = None;
         Ok(Arc::new(Engine {
             id: self.engines,
-            scanner,
-            buffers: Default::default(),
-            _watcher: watcher,
+            checker: Checker::Local(Local {
+                scanner,
+                buffers: Default::default(),
+                _watcher: watcher,
+            }),
+            _watch: None,
         }))
     }
 
@@ -516,14 +624,18 @@ impl Server<'_> {
             }
         };
         if settings.changes_the_index(&self.settings) {
-            match self.start_engine(&settings) {
-                Ok(engine) => self.engine = Some(engine),
-                Err(e) => {
-                    self.show_message(
-                        MessageType::ERROR,
-                        format!("dupcheck: {e}; settings unchanged"),
-                    );
-                    return;
+            if self.args.server.is_some() {
+                self.show_message(MessageType::WARNING, format!("dupcheck: {SERVER_SETTINGS}"));
+            } else {
+                match self.start_engine(&settings) {
+                    Ok(engine) => self.engine = Some(engine),
+                    Err(e) => {
+                        self.show_message(
+                            MessageType::ERROR,
+                            format!("dupcheck: {e}; settings unchanged"),
+                        );
+                        return;
+                    }
                 }
             }
         }
@@ -533,7 +645,7 @@ impl Server<'_> {
 
     /// The document's path relative to the workspace, and its format.
     fn locate(&self, uri: &Url, language: Option<&str>) -> (Option<String>, Option<FormatId>) {
-        let dir = self.engine.as_ref().map(|e| e.scanner.config().dir.clone());
+        let dir = self.engine.as_ref().map(|e| e.dir().to_owned());
         let path = uri.to_file_path().ok();
         let rel = match (&path, &dir) {
             (Some(path), Some(dir)) => path.strip_prefix(dir).ok().and_then(|rel| {
@@ -559,8 +671,13 @@ impl Server<'_> {
                 .for_shebang(document.text.as_bytes())
                 .map(|f| f.id)
         });
+        let uri = document.uri;
+        if let Some(old) = self.docs.get(&uri) {
+            // Opened again without closing: its checks are superseded.
+            old.changes.fetch_add(1, Ordering::SeqCst);
+        }
         self.docs.insert(
-            document.uri,
+            uri.clone(),
             Doc {
                 version: document.version,
                 text: document.text,
@@ -568,43 +685,53 @@ impl Server<'_> {
                 format,
                 due: None,
                 published: None,
+                settled: None,
+                changes: Arc::default(),
             },
         );
-        self.edited();
+        self.edited(&uri);
     }
 
     fn did_change(&mut self, params: DidChangeTextDocumentParams) {
         let encoding = self.encoding;
-        let Some(doc) = self.docs.get_mut(&params.text_document.uri) else {
-            tracing::warn!(
-                "didChange of {} that is not open: ignored",
-                params.text_document.uri
-            );
+        let uri = params.text_document.uri;
+        let Some(doc) = self.docs.get_mut(&uri) else {
+            tracing::warn!("didChange of {uri} that is not open: ignored");
             return;
         };
         apply_changes(&mut doc.text, params.content_changes, encoding);
         doc.version = params.text_document.version;
-        self.edited();
+        doc.changes.fetch_add(1, Ordering::SeqCst);
+        self.edited(&uri);
     }
 
     fn did_close(&mut self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        if self.docs.remove(&uri).is_some() {
+        if let Some(doc) = self.docs.remove(&uri) {
+            doc.changes.fetch_add(1, Ordering::SeqCst);
+            self.answer_pending(&uri);
             self.notify::<PublishDiagnostics>(PublishDiagnosticsParams {
-                uri,
+                uri: uri.clone(),
                 diagnostics: Vec::new(),
                 version: None,
             });
             // The others' duplications with it are gone (or on disk).
-            self.edited();
+            self.edited(&uri);
         }
     }
 
-    /// After an edit: a superseded batch stops, and every open document is
-    /// due a quiet while from now (the edited one is checked first).
-    fn edited(&mut self) {
+    /// After an edit of `uri`: a superseded batch stops, and the documents
+    /// whose duplications may change are due a quiet while from now: in
+    /// process every open one (the edited one is checked first), with a
+    /// server the edited one alone.
+    fn edited(&mut self, uri: &Url) {
         self.edits.fetch_add(1, Ordering::SeqCst);
-        self.recheck_all(Instant::now() + QUIET);
+        let due = Instant::now() + QUIET;
+        if self.engine.as_ref().is_some_and(|e| e.sees_open_buffers()) {
+            self.recheck_all(due);
+        } else if let Some(doc) = self.docs.get_mut(uri) {
+            doc.due = Some(due);
+        }
     }
 
     fn recheck_all(&mut self, due: Instant) {
@@ -619,8 +746,10 @@ impl Server<'_> {
 
     /// Rechecks the open documents when the index changed under them.
     fn watch_snapshot(&mut self) {
-        let Some(engine) = &self.engine else { return };
-        let Some(snapshot) = engine.scanner.snapshot() else {
+        let Some(scanner) = self.engine.as_ref().and_then(|e| e.scanner()) else {
+            return;
+        };
+        let Some(snapshot) = scanner.snapshot() else {
             return;
         };
         let address = Arc::as_ptr(&snapshot) as usize;
@@ -648,7 +777,8 @@ impl Server<'_> {
             if let Some(rel) = &doc.rel {
                 open.push((rel.clone(), Arc::clone(&text)));
             }
-            if doc.due.take().is_some() {
+            if doc.due.is_some_and(|due| due <= now) {
+                doc.due = None;
                 // The one whose diagnostics are oldest goes first: the one
                 // just edited.
                 let stale = doc.published.as_ref().map_or(i32::MIN, |(v, _)| *v);
@@ -660,6 +790,7 @@ impl Server<'_> {
                         rel: doc.rel.clone(),
                         format: doc.format,
                         text,
+                        edits: (doc.changes.load(Ordering::SeqCst), Arc::clone(&doc.changes)),
                     },
                 ));
             }
@@ -710,14 +841,87 @@ impl Server<'_> {
                 tracing::warn!("{uri} not checked: {why}");
                 Vec::new()
             }
+            Outcome::Unanswered { message, retry } => {
+                // The diagnostics stay as they were; the next edit (or the
+                // server's Retry-After) tries again.
+                doc.settled = Some(version);
+                if let Some(retry) = retry {
+                    doc.due.get_or_insert_with(|| Instant::now() + retry);
+                }
+                self.answer_pending(&uri);
+                tracing::warn!("{uri} not checked: {message}");
+                if self.unanswered.as_ref() != Some(&message) {
+                    self.show_message(MessageType::WARNING, format!("dupcheck: {message}"));
+                    self.unanswered = Some(message);
+                }
+                return;
+            }
         };
+        if self.unanswered.take().is_some() {
+            tracing::info!("the dupcheck server answers again");
+        }
         let diagnostics: Vec<Diagnostic> = groups.iter().map(|g| g.diagnostic.clone()).collect();
         doc.published = Some((version, groups));
+        doc.settled = Some(version);
         self.notify::<PublishDiagnostics>(PublishDiagnosticsParams {
-            uri,
+            uri: uri.clone(),
             diagnostics,
             version: Some(version),
         });
+        self.answer_pending(&uri);
+    }
+
+    /// The answer to a hover or code action of `uri` now, when the check
+    /// of its version has ended (or it is not open); else later, when it
+    /// has.
+    fn answer_when_checked(&mut self, id: RequestId, uri: Url, asked: Asked) -> Option<Response> {
+        let pending = Pending { id, uri, asked };
+        let waits = self
+            .docs
+            .get(&pending.uri)
+            .is_some_and(|doc| doc.settled != Some(doc.version));
+        if waits && self.pending.len() < MAX_PENDING {
+            self.pending.push(pending);
+            return None;
+        }
+        Some(self.answer(pending))
+    }
+
+    /// The answer to `pending` with what has been published.
+    fn answer(&self, pending: Pending) -> Response {
+        match pending.asked {
+            Asked::Hover(p) => Response::new_ok(pending.id, self.hover(&p)),
+            Asked::CodeAction(p) => Response::new_ok(pending.id, self.code_actions(&p)),
+        }
+    }
+
+    /// Answers the requests waiting for `uri` (checked, or closed).
+    fn answer_pending(&mut self, uri: &Url) {
+        let (due, waiting): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|p| &p.uri == uri);
+        self.pending = waiting;
+        for pending in due {
+            let response = self.answer(pending);
+            self.send(response);
+        }
+    }
+
+    /// `$/cancelRequest`: a request still waiting is answered
+    /// `RequestCanceled`; one answered already is left alone.
+    fn cancel(&mut self, id: NumberOrString) {
+        let id = match id {
+            NumberOrString::Number(n) => RequestId::from(n),
+            NumberOrString::String(s) => RequestId::from(s),
+        };
+        if let Some(at) = self.pending.iter().position(|p| p.id == id) {
+            self.pending.remove(at);
+            self.send(Response::new_err(
+                id,
+                ErrorCode::RequestCanceled as i32,
+                "The request was cancelled".into(),
+            ));
+        }
     }
 
     /// The duplicated ranges of the document published for its current

@@ -1,50 +1,110 @@
 //! Worker: the checks of open documents, one batch at a time, off the
 //! thread that reads the editor's messages.
 //!
-//! In: a [`Batch`]: the engine (scanner, kept parses), the documents to
-//! check (the edited one first) and the texts of every open document. Out:
-//! per document, its duplications as LSP diagnostics ([`Group`]s), or why
-//! it was not checked; then [`FromWorker::Done`].
+//! In: a [`Batch`]: the engine (in process: scanner and kept parses; or a
+//! running server, [`Remote`]), the documents to check (the edited one
+//! first) and the texts of every open document. Out: per document, its
+//! duplications as LSP diagnostics ([`Group`]s), or why it was not
+//! checked; then [`FromWorker::Done`].
 //!
 //! Invariants: every check is one engine call,
-//! [`check_buffer`](crate::engine::open_check::check_buffer), against the
-//! snapshot shadowed by the open buffers; a batch stops early when the
-//! editor has edited since it began (its remaining documents come back
-//! `Cancelled`, to be checked again in the next batch); a panic in a check
-//! is that document's error, never the worker's end.
+//! [`check_buffer`](crate::engine::open_check::check_buffer) against the
+//! snapshot shadowed by the open buffers, or one `POST /api/check` of the
+//! server; both become diagnostics through one [`groups`]; a batch stops
+//! early when the editor has edited since it began (its remaining
+//! documents come back `Cancelled`, to be checked again in the next
+//! batch); a server's check whose document changes while it runs is
+//! abandoned (its connection dropped); a panic in a check is that
+//! document's error, never the worker's end.
 
 use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use lsp_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range,
-    Url,
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString,
+    Position, Range, Url,
 };
 
+use super::remote::{Failure, Remote};
 use super::text::{Encoding, Lines};
 use crate::engine::check::CheckRequest;
 use crate::engine::grammar::FormatId;
 use crate::engine::hash::HashMap;
-use crate::engine::open_check::{check_buffer, Duplication, OpenBuffers};
+use crate::engine::matching::Span;
+use crate::engine::open_check::{check_buffer, OpenBuffers};
 use crate::project::buffers::Buffers;
 use crate::project::scan::{panic_message, Scanner};
 
 /// The most lines of a fragment a hover shows.
 const HOVER_LINES: usize = 60;
+/// How often a server's check looks whether its document changed.
+const SUPERSEDED_POLL: Duration = Duration::from_millis(10);
 
-/// The engine for one configuration: a scanner on the workspace (with its
-/// watcher) and the kept parses of the buffers checked.
+/// The engine for one configuration.
 pub struct Engine {
     /// Which configuration: results of an older one are dropped.
     pub id: u64,
+    /// What checks.
+    pub checker: Checker,
+    /// With a server, the task asking it whether its index changed.
+    pub _watch: Option<TaskGuard>,
+}
+
+/// What checks the documents.
+pub enum Checker {
+    /// The engine in process.
+    Local(Local),
+    /// A running dupcheck server (`--server URL`).
+    Remote(Arc<Remote>),
+}
+
+/// A task that is stopped when its guard is dropped.
+pub struct TaskGuard(pub tokio::task::AbortHandle);
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The engine in process: a scanner on the workspace (with its watcher)
+/// and the kept parses of the buffers checked.
+pub struct Local {
     /// The scanner.
     pub scanner: Arc<Scanner>,
     /// Kept parses of checked buffers.
     pub buffers: Buffers,
     /// The watcher, kept for as long as the engine: it stops when dropped.
     pub _watcher: Option<notify::RecommendedWatcher>,
+}
+
+impl Engine {
+    /// The workspace's directory: documents' paths are relative to it.
+    pub fn dir(&self) -> &Path {
+        match &self.checker {
+            Checker::Local(local) => &local.scanner.config().dir,
+            Checker::Remote(remote) => remote.root(),
+        }
+    }
+
+    /// The scanner, in process.
+    pub fn scanner(&self) -> Option<&Arc<Scanner>> {
+        match &self.checker {
+            Checker::Local(local) => Some(&local.scanner),
+            Checker::Remote(_) => None,
+        }
+    }
+
+    /// Whether a document's duplications depend on the other open
+    /// documents (in process they shadow their files; a server sees only
+    /// its files on disk).
+    pub fn sees_open_buffers(&self) -> bool {
+        matches!(self.checker, Checker::Local(_))
+    }
 }
 
 /// One document to check.
@@ -59,6 +119,16 @@ pub struct Job {
     pub format: Option<FormatId>,
     /// Its text.
     pub text: Arc<str>,
+    /// The document's edit count when the job was made, and the count as
+    /// it goes on (raised by every change and by closing).
+    pub edits: (u64, Arc<AtomicU64>),
+}
+
+impl Job {
+    /// Whether the document changed (or closed) since the job was made.
+    fn superseded(&self) -> bool {
+        self.edits.1.load(Ordering::SeqCst) != self.edits.0
+    }
 }
 
 /// Documents to check together.
@@ -105,8 +175,17 @@ impl Group {
 pub enum Outcome {
     /// Its duplicated ranges.
     Found(Vec<Group>),
-    /// Not checked: why.
+    /// Not checked, for a reason of its own (too large, too complex):
+    /// nothing to show.
     Refused(String),
+    /// Not checked: the server could not be asked or did not answer; when
+    /// to try again, if it said.
+    Unanswered {
+        /// What happened, for the user.
+        message: String,
+        /// When to try again.
+        retry: Option<Duration>,
+    },
     /// Not checked: the editor edited since the batch began.
     Cancelled,
 }
@@ -140,7 +219,12 @@ pub fn spawn(
         .spawn(move || {
             let mut open: Option<(u64, OpenBuffers)> = None;
             for batch in batch_rx {
-                run(&runtime, &edits, batch, &mut open, &out_tx);
+                match &batch.engine.checker {
+                    Checker::Local(local) => {
+                        run_local(&runtime, &edits, local, &batch, &mut open, &out_tx);
+                    }
+                    Checker::Remote(remote) => run_remote(&runtime, remote, &batch, &out_tx),
+                }
                 if out_tx.send(FromWorker::Done).is_err() {
                     return;
                 }
@@ -149,24 +233,28 @@ pub fn spawn(
     Ok((batch_tx, out_rx))
 }
 
-/// Checks the documents of `batch`, sending each outcome as it comes.
-fn run(
+/// Sends the outcome of `job` in `batch`.
+fn send(out: &Sender<FromWorker>, batch: &Batch, job: &Job, outcome: Outcome) {
+    let _ = out.send(FromWorker::Checked {
+        uri: job.uri.clone(),
+        version: job.version,
+        engine: batch.engine.id,
+        outcome,
+    });
+}
+
+/// Checks the documents of `batch` in process, sending each outcome as it
+/// comes.
+fn run_local(
     runtime: &tokio::runtime::Handle,
     edits: &AtomicU64,
-    batch: Batch,
+    local: &Local,
+    batch: &Batch,
     open: &mut Option<(u64, OpenBuffers)>,
     out: &Sender<FromWorker>,
 ) {
     let engine = &batch.engine;
-    let scanner = &engine.scanner;
-    let send = |job: &Job, outcome| {
-        let _ = out.send(FromWorker::Checked {
-            uri: job.uri.clone(),
-            version: job.version,
-            engine: engine.id,
-            outcome,
-        });
-    };
+    let scanner = &local.scanner;
     // Checks wait for the first scan (or join the one running).
     let snapshot = match scanner.snapshot() {
         Some(snapshot) => Ok(snapshot),
@@ -176,10 +264,8 @@ fn run(
         Ok(snapshot) => snapshot,
         Err(err) => {
             for job in &batch.jobs {
-                send(
-                    job,
-                    Outcome::Refused(format!("the workspace was not scanned: {err}")),
-                );
+                let why = format!("the workspace was not scanned: {err}");
+                send(out, batch, job, Outcome::Refused(why));
             }
             return;
         }
@@ -192,14 +278,14 @@ fn run(
         previous.as_ref().map(|(_, o)| o),
         &batch.open,
     );
-    let mut texts = Texts::default();
+    let mut places = Places::new(batch.encoding);
     for (i, job) in batch.jobs.iter().enumerate() {
         if i > 0 && edits.load(Ordering::SeqCst) != batch.edits {
-            send(job, Outcome::Cancelled);
+            send(out, batch, job, Outcome::Cancelled);
             continue;
         }
         let Some(format) = job.format else {
-            send(job, Outcome::Found(Vec::new()));
+            send(out, batch, job, Outcome::Found(Vec::new()));
             continue;
         };
         let request = CheckRequest {
@@ -208,11 +294,32 @@ fn run(
             path: job.rel.clone(),
         };
         let checked = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            check_buffer(scanner, &engine.buffers, &snapshot, &shadows, &request)
+            check_buffer(scanner, &local.buffers, &snapshot, &shadows, &request)
         }));
         let outcome = match checked {
             Ok(Ok(answer)) => {
-                Outcome::Found(groups(&batch, &job.text, &answer.duplications, &mut texts))
+                let config = scanner.config();
+                let found: Vec<Place> = answer
+                    .duplications
+                    .iter()
+                    .map(|d| {
+                        let file = &d.file;
+                        let absolute = config.dir.join(&file.rel);
+                        Place {
+                            snippet: d.snippet,
+                            range: places.range(&absolute, Some(&*file.text), d.codebase),
+                            uri: file_uri(&absolute, &file.rel),
+                            name: format!(
+                                "{}:{}-{}",
+                                file.path, d.codebase.start.line, d.codebase.end.line
+                            ),
+                            tokens: d.tokens,
+                            fragment: d.fragment().to_owned(),
+                            language: scanner.registry().get(file.format).name.clone(),
+                        }
+                    })
+                    .collect();
+                Outcome::Found(groups(batch, &job.text, found))
             }
             Ok(Err(refusal)) => Outcome::Refused(refusal.to_string()),
             Err(panic) => {
@@ -224,73 +331,174 @@ fn run(
                 Outcome::Refused("the check failed (a bug: see the server's log)".into())
             }
         };
-        send(job, outcome);
+        send(out, batch, job, outcome);
     }
     *open = Some((engine.id, shadows));
 }
 
-/// Line tables of the other places' files, made once per batch.
-#[derive(Default)]
-struct Texts {
-    lines: HashMap<String, Lines>,
+/// Asks the server for the documents of `batch`, one `POST /api/check`
+/// each; a check whose document changes meanwhile is abandoned.
+fn run_remote(
+    runtime: &tokio::runtime::Handle,
+    remote: &Remote,
+    batch: &Batch,
+    out: &Sender<FromWorker>,
+) {
+    let mut places = Places::new(batch.encoding);
+    for job in &batch.jobs {
+        let (Some(format), false) = (job.format, job.text.trim().is_empty()) else {
+            // Nothing a server would check (it refuses blank code).
+            send(out, batch, job, Outcome::Found(Vec::new()));
+            continue;
+        };
+        if job.superseded() {
+            send(out, batch, job, Outcome::Cancelled);
+            continue;
+        }
+        let asked = runtime.block_on(async {
+            let superseded = async {
+                while !job.superseded() {
+                    tokio::time::sleep(SUPERSEDED_POLL).await;
+                }
+            };
+            tokio::select! {
+                answer = remote.check(job.rel.as_deref(), format, &job.text) => Some(answer),
+                () = superseded => None,
+            }
+        });
+        let outcome = match asked {
+            None => Outcome::Cancelled,
+            Some(Ok(found)) => {
+                let found = found
+                    .into_iter()
+                    .map(|f| Place {
+                        snippet: f.snippet,
+                        range: places.range(&f.absolute, None, f.codebase),
+                        uri: file_uri(&f.absolute, &f.file),
+                        name: format!(
+                            "{}:{}-{}",
+                            f.file, f.codebase.start.line, f.codebase.end.line
+                        ),
+                        tokens: f.tokens,
+                        fragment: f.fragment,
+                        language: f.format,
+                    })
+                    .collect();
+                Outcome::Found(groups(batch, &job.text, found))
+            }
+            Some(Err(Failure::Refused(why))) => Outcome::Refused(why),
+            Some(Err(Failure::Unanswered { message, retry })) => {
+                Outcome::Unanswered { message, retry }
+            }
+        };
+        send(out, batch, job, outcome);
+    }
+}
+
+/// One duplication of a document, from the engine or from a server: where
+/// in the document, and the other place.
+struct Place {
+    /// Where in the document.
+    snippet: Span,
+    /// The other place's file.
+    uri: Url,
+    /// Its range there.
+    range: Range,
+    /// It as `path:first-last`.
+    name: String,
+    /// Tokens duplicated.
+    tokens: u32,
+    /// Its text.
+    fragment: String,
+    /// Its format's name.
+    language: String,
+}
+
+/// The ranges of places in their files, with the line tables of the files
+/// made once per batch.
+struct Places {
+    encoding: Encoding,
+    /// Each file's lines (and text, when read from disk), or `None` when
+    /// it cannot be read.
+    texts: HashMap<PathBuf, Option<(Option<String>, Lines)>>,
+}
+
+impl Places {
+    fn new(encoding: Encoding) -> Places {
+        Places {
+            encoding,
+            texts: HashMap::default(),
+        }
+    }
+
+    /// The LSP range of `span` in the file at `path` (of text `given`,
+    /// else as read from disk). A file that cannot be read counts its
+    /// columns as one unit a character.
+    fn range(&mut self, path: &Path, given: Option<&str>, span: Span) -> Range {
+        let known = self
+            .texts
+            .entry(path.to_owned())
+            .or_insert_with(|| match given {
+                Some(text) => Some((None, Lines::new(text))),
+                None => {
+                    let read = std::fs::read_to_string(path).ok()?;
+                    let lines = Lines::new(&read);
+                    Some((Some(read), lines))
+                }
+            });
+        match known {
+            Some((read, lines)) => {
+                let text = given.or(read.as_deref()).unwrap_or_default();
+                lines.range(text, span, self.encoding)
+            }
+            None => Range::new(
+                Position::new(
+                    span.start.line.saturating_sub(1),
+                    span.start.column.saturating_sub(1),
+                ),
+                Position::new(
+                    span.end.line.saturating_sub(1),
+                    span.end.column.saturating_sub(1),
+                ),
+            ),
+        }
+    }
 }
 
 /// The duplicated ranges of a document of text `text`, each with its other
-/// places: duplications of one range are one group.
-fn groups(batch: &Batch, text: &str, found: &[Duplication], texts: &mut Texts) -> Vec<Group> {
-    let config = batch.engine.scanner.config();
-    let registry = batch.engine.scanner.registry();
-    let encoding = batch.encoding;
+/// places (in SPEC 6.1's order): duplications of one range are one group.
+fn groups(batch: &Batch, text: &str, found: Vec<Place>) -> Vec<Group> {
     let own = Lines::new(text);
-    let mut groups: Vec<(crate::engine::matching::Span, Vec<&Duplication>)> = Vec::new();
-    for d in found {
-        match groups.iter_mut().find(|(span, _)| *span == d.snippet) {
-            Some((_, list)) => list.push(d),
-            None => groups.push((d.snippet, vec![d])),
+    let mut groups: Vec<(Span, Vec<Place>)> = Vec::new();
+    for place in found {
+        match groups.iter_mut().find(|(span, _)| *span == place.snippet) {
+            Some((_, list)) => list.push(place),
+            None => groups.push((place.snippet, vec![place])),
         }
     }
     groups
         .into_iter()
         .map(|(span, list)| {
-            let places: Vec<(Location, String)> = list
-                .iter()
-                .map(|d| {
-                    let file = &d.file;
-                    let lines = texts
-                        .lines
-                        .entry(file.rel.clone())
-                        .or_insert_with(|| Lines::new(&file.text));
-                    let range = lines.range(&file.text, d.codebase, encoding);
-                    let uri = Url::from_file_path(config.dir.join(&file.rel))
-                        .unwrap_or_else(|()| batch_uri_fallback(&file.rel));
-                    let name = format!(
-                        "{}:{}-{}",
-                        file.path, d.codebase.start.line, d.codebase.end.line
-                    );
-                    (Location::new(uri, range), name)
-                })
-                .collect();
-            let first = list[0];
-            let message = match places.len() {
-                1 => format!("Duplicates {} ({} tokens)", places[0].1, first.tokens),
+            let first = &list[0];
+            let message = match list.len() {
+                1 => format!("Duplicates {} ({} tokens)", first.name, first.tokens),
                 n => format!("Duplicated in {n} places"),
             };
-            let related = places
+            let related = list
                 .iter()
-                .zip(&list)
-                .map(|((location, name), d)| DiagnosticRelatedInformation {
-                    location: location.clone(),
-                    message: format!("{name} ({} tokens)", d.tokens),
+                .map(|p| DiagnosticRelatedInformation {
+                    location: Location::new(p.uri.clone(), p.range),
+                    message: format!("{} ({} tokens)", p.name, p.tokens),
                 })
                 .collect();
-            let fragment: Vec<&str> = first.fragment().lines().take(HOVER_LINES + 1).collect();
+            let fragment: Vec<&str> = first.fragment.lines().take(HOVER_LINES + 1).collect();
             let mut first_fragment = fragment[..fragment.len().min(HOVER_LINES)].join("\n");
             if fragment.len() > HOVER_LINES {
                 first_fragment.push_str("\n…");
             }
             Group {
                 diagnostic: Diagnostic {
-                    range: own.range(text, span, encoding),
+                    range: own.range(text, span, batch.encoding),
                     severity: Some(batch.severity),
                     code: Some(NumberOrString::String("duplicate".into())),
                     source: Some("dupcheck".into()),
@@ -298,19 +506,25 @@ fn groups(batch: &Batch, text: &str, found: &[Duplication], texts: &mut Texts) -
                     related_information: Some(related),
                     ..Diagnostic::default()
                 },
-                first_name: places[0].1.clone(),
+                first_name: first.name.clone(),
                 first_tokens: first.tokens,
-                places: places.into_iter().map(|(l, _)| l).collect(),
                 first_fragment,
-                language: registry.get(first.file.format).name.clone(),
+                language: first.language.clone(),
+                places: list
+                    .iter()
+                    .map(|p| Location::new(p.uri.clone(), p.range))
+                    .collect(),
             }
         })
         .collect()
 }
 
-/// A URI for a path that is not a file path (never for an absolute DIR).
-fn batch_uri_fallback(rel: &str) -> Url {
-    Url::parse(&format!("file:///{rel}")).unwrap_or_else(|_| {
-        Url::parse("file:///").expect("file:/// is a URL: the invariant of the url crate")
+/// The URI of the file at `absolute` (`rel` as a root path when that is
+/// not an absolute path).
+fn file_uri(absolute: &Path, rel: &str) -> Url {
+    Url::from_file_path(absolute).unwrap_or_else(|()| {
+        Url::parse(&format!("file:///{rel}")).unwrap_or_else(|_| {
+            Url::parse("file:///").expect("file:/// is a URL: the invariant of the url crate")
+        })
     })
 }
