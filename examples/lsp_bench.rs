@@ -1,5 +1,6 @@
-//! Keystroke to published diagnostics in `dupcheck lsp`, beside the same
-//! check over HTTP (`POST /api/check` with the buffer's `path`), in one run.
+//! Keystroke to published diagnostics in `dupcheck lsp`, in process and
+//! with `--server` (asking a running server), beside the same check over
+//! HTTP (`POST /api/check` with the buffer's `path`), in one run.
 //!
 //! Usage: `cargo run --release --example lsp_bench -- DIR FILE [EDITS]`
 //! (FILE relative to DIR; EDITS 200 by default). Both servers are the
@@ -33,10 +34,16 @@ fn main() {
     let edits: usize = args.get(2).map_or(200, |n| n.parse().expect("EDITS"));
     let text = std::fs::read_to_string(dir.join(&rel)).expect("FILE");
     let middle = text.lines().count() as u32 / 2;
-    let lsp = lsp_latencies(&dir, &rel, &text, middle, edits);
-    let http = http_latencies(&dir, &rel, &text, middle, edits);
+    let lsp = lsp_latencies(&dir, &rel, &text, middle, edits, &[]);
+    let (mut server, port) = start_server(&dir);
+    let url = format!("http://127.0.0.1:{port}");
+    let remote = lsp_latencies(&dir, &rel, &text, middle, edits, &["--server", &url]);
+    let http = http_latencies(port, &rel, &text, middle, edits);
+    let _ = server.kill();
+    let _ = server.wait();
     println!("{} ({} lines), {edits} edits", rel, text.lines().count());
     report("lsp (keystroke to diagnostics, less the debounce)", lsp);
+    report("lsp --server (the same, through POST /api/check)", remote);
     report("http (POST /api/check with path)", http);
 }
 
@@ -62,9 +69,17 @@ fn edited(text: &str, middle: u32, i: usize) -> String {
     lines.join("\n")
 }
 
-fn lsp_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) -> Vec<Duration> {
+fn lsp_latencies(
+    dir: &Path,
+    rel: &str,
+    text: &str,
+    middle: u32,
+    edits: usize,
+    args: &[&str],
+) -> Vec<Duration> {
     let mut child = Command::new(bin())
         .args(["lsp", "--no-cache"])
+        .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -133,7 +148,8 @@ fn lsp_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) -
     times
 }
 
-fn http_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) -> Vec<Duration> {
+/// A server on DIR (without the cache) and its port.
+fn start_server(dir: &Path) -> (std::process::Child, u16) {
     let mut child = Command::new(bin())
         .args(["--port", "0", "--host", "127.0.0.1", "--no-cache"])
         .arg(dir)
@@ -150,6 +166,10 @@ fn http_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) 
         .and_then(|rest| rest.split(' ').next())
         .and_then(|p| p.parse().ok())
         .expect("port");
+    (child, port)
+}
+
+fn http_latencies(port: u16, rel: &str, text: &str, middle: u32, edits: usize) -> Vec<Duration> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     let format = Path::new(rel)
         .extension()
@@ -175,16 +195,13 @@ fn http_latencies(dir: &Path, rel: &str, text: &str, middle: u32, edits: usize) 
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let times = (1..=edits)
+    (1..=edits)
         .map(|i| {
             let (time, status) = post(&edited(text, middle, i));
             assert_eq!(status, 200);
             time
         })
-        .collect();
-    let _ = child.kill();
-    let _ = child.wait();
-    times
+        .collect()
 }
 
 /// Reads one HTTP/1.1 response with a Content-Length: its status and body.
