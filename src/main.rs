@@ -76,7 +76,8 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
 }
 
 /// `--dump-tokens FILE`: prints the normalized tokens of FILE, as the
-/// command line's `--mode`, `--ignoreCase` and `--ignore-pattern` make them.
+/// command line's `--mode`, `--ignoreCase`, `--ignore-pattern` and
+/// `--keep-imports` make them.
 fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result<(), String> {
     let (format, text) = read_for_dump(registry, path)?;
     let normalization = dupcheck::engine::tokens::Normalization {
@@ -87,6 +88,7 @@ fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result
             .and_then(dupcheck::engine::tokens::Mode::parse)
             .unwrap_or_default(),
         ignore_case: cli.scan.ignore_case,
+        keep_imports: cli.scan.keep_imports,
         ignore_patterns: dupcheck::engine::patterns::IgnorePatterns::new(
             &cli.scan.ignore_patterns(),
         )

@@ -178,8 +178,12 @@ fn a_markup_snippet_finds_its_script_in_a_script_file() {
             ])
         })
         .collect();
-    // Lines 8-36 of the component are lines 2-30 of the module.
-    assert_eq!(found, [json!(["src/todos.ts", 2, 30, 8, 36, "typescript"])]);
+    // Lines 10-36 of the component are lines 4-30 of the module (its
+    // import, line 2, is no tokens).
+    assert_eq!(
+        found,
+        [json!(["src/todos.ts", 4, 30, 10, 36, "typescript"])]
+    );
 }
 
 /// C code posted as C finds its copy in a C++ file, and a script without
@@ -224,8 +228,9 @@ fn c_finds_cpp_and_shebang_scripts_are_indexed() {
         found("c", c_function),
         [json!(["native/codec.cpp", 5, 16, "cpp"])]
     );
+    // From `def` (its imports are no tokens).
     assert_eq!(
         found("python", script),
-        [json!(["bin/sizes", 2, 14, "python"])]
+        [json!(["bin/sizes", 6, 14, "python"])]
     );
 }

@@ -305,11 +305,11 @@ async fn project_stats_answers_what_get_api_stats_answers() {
         assert_answer(
             &stamped,
             &rest,
-            "9 files, 152 lines: 3 clones, 49 lines duplicated (32.24%).\n\
-             Per format: javascript 46.38% of 69 lines (4 files), python 0% of 38 lines (2 files), \
-             rust 0% of 28 lines (2 files), typescript 100% of 17 lines (1 file).\n\
-             Most duplicated files: src/app/merge-copy.js 18 lines (90%), \
-             src/types/merge.ts 17 lines (100%), src/util/merge.js 14 lines (82.35%).",
+            "9 files, 152 lines: 3 clones, 43 lines duplicated (28.29%).\n\
+             Per format: javascript 42.03% of 69 lines (4 files), python 0% of 38 lines (2 files), \
+             rust 0% of 28 lines (2 files), typescript 82.35% of 17 lines (1 file).\n\
+             Most duplicated files: src/app/merge-copy.js 15 lines (75%), \
+             src/types/merge.ts 14 lines (82.35%), src/util/merge.js 14 lines (82.35%).",
         );
         client.cancel().await.expect("close");
     }
@@ -335,7 +335,7 @@ async fn list_clones_answers_what_get_api_clones_answers() {
             &first,
             &format!(
                 "3 clones in the project with these filters, largest first; this page lists 2:\n\
-                 - src/app/merge-copy.js:1-18 and src/types/merge.ts:1-17: 18 lines (106 tokens, javascript)\n\
+                 - src/app/merge-copy.js:4-18 and src/types/merge.ts:4-17: 15 lines (105 tokens, javascript)\n\
                  - src/app/merge-copy.js:4-18 and src/util/merge.js:2-15: 15 lines (105 tokens, javascript)\n\
                  More on the next page: cursor {cursor:?}."
             ),

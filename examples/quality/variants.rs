@@ -226,9 +226,10 @@ fn leaves_of(
     let code = format!("{}{text}", syntax.code_prefix);
     let mut leaves = Vec::new();
     // The functions sampled parse within their budget (`sample`).
-    let _ = for_each_leaf(format, &code, |class, start, end| {
+    let _ = for_each_leaf(format, &code, |leaf| {
+        let (start, end) = (leaf.start as usize, leaf.end as usize);
         if start >= shift {
-            leaves.push((class, start - shift, end - shift));
+            leaves.push((leaf.class, start - shift, end - shift));
         }
     });
     let mut verbatim = Vec::new();

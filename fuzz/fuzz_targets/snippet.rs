@@ -11,7 +11,7 @@ use dupcheck::engine::grammar::Registry;
 use dupcheck::engine::parse::Budget;
 use dupcheck::engine::patterns::IgnorePatterns;
 use dupcheck::engine::snippet::{tokenize_snippet, tokenize_snippet_after};
-use dupcheck::engine::tokens::{tokenize, Mode, Normalization, Token};
+use dupcheck::engine::tokens::{tokenize, Mode, Normalization, Token, WALL};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static Registry {
@@ -30,7 +30,8 @@ fn patterns() -> &'static IgnorePatterns {
 fn assert_fits(tokens: &[Token], text: &str) {
     let mut end = 0;
     for t in tokens {
-        assert!(end <= t.start && t.start < t.end && t.end as usize <= text.len());
+        // A wall (suppressed code) is the one zero-width token.
+        assert!(end <= t.start && (t.start < t.end || t.id == WALL) && t.end as usize <= text.len());
         assert!(text.is_char_boundary(t.start as usize) && text.is_char_boundary(t.end as usize));
         end = t.end;
     }
@@ -53,6 +54,7 @@ fuzz_target!(|data: &[u8]| {
             0 => IgnorePatterns::default(),
             _ => patterns().clone(),
         },
+        keep_imports: mode / 12 % 2 == 1,
     };
     if let Ok(tokens) = tokenize(format, text, &normalization) {
         assert_fits(&tokens, text);

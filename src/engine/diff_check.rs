@@ -55,7 +55,7 @@ use crate::engine::stats::Percent;
 use crate::engine::tokens::{tokenize_within, LineIndex, Normalization, Token};
 use crate::interfaces::sarif::{merge_by_location, Finding, Notice};
 use crate::project::config::Config;
-use crate::project::scan::Snapshot;
+use crate::project::scan::{generated_head, Snapshot};
 use crate::project::walk;
 
 /// Why a diff was not checked.
@@ -679,8 +679,7 @@ fn build(
             )))
         }
     };
-    let code = tokens.first().map_or(text.len(), |t| t.start as usize);
-    if generated && walk::generated_header(&text[..code]) {
+    if generated && generated_head(format, config, &text, &tokens) {
         return skipped(Skip::Generated);
     }
     let fps = fingerprints(&tokens, index.winnow);

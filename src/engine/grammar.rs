@@ -119,6 +119,10 @@ pub struct Format {
     interpolations: Vec<bool>,
     /// Whether any kind is an interpolation.
     has_interpolations: bool,
+    /// Whether each node-kind id is an import declaration (`import`,
+    /// `use`, `#include`, `package`...), whose leaves are dropped unless
+    /// imports are kept.
+    imports: Vec<bool>,
     /// Identifier texts that keep their text in every mode (`self`).
     pub keep_identifiers: Vec<String>,
     /// Identifier texts that are literals (Kotlin's `true`, which its
@@ -180,6 +184,14 @@ impl Format {
     /// Whether a node-kind id is text outside the code (`outside_code`).
     pub fn is_outside_code(&self, kind_id: u16) -> bool {
         self.outside_code
+            .get(usize::from(kind_id))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Whether a node-kind id is an import declaration (`import_kinds`).
+    pub fn is_import(&self, kind_id: u16) -> bool {
+        self.imports
             .get(usize::from(kind_id))
             .copied()
             .unwrap_or(false)
@@ -254,6 +266,8 @@ struct FormatSpec {
     literals: Vec<String>,
     comments: Vec<String>,
     interpolations: Vec<String>,
+    #[serde(default)]
+    import_kinds: Vec<String>,
     keep_identifiers: Vec<String>,
     #[serde(default)]
     literal_identifiers: Vec<String>,
@@ -359,6 +373,12 @@ impl Registry {
                     interpolations[usize::from(id)] = true;
                 }
             }
+            let mut imports = vec![false; language.node_kind_count()];
+            for kind in &f.import_kinds {
+                for id in kind_ids(&language, &f, kind)? {
+                    imports[usize::from(id)] = true;
+                }
+            }
             let mut outside_code = vec![false; language.node_kind_count()];
             for kind in &f.outside_code {
                 for id in kind_ids(&language, &f, kind)? {
@@ -392,6 +412,7 @@ impl Registry {
                 classes,
                 has_interpolations: interpolations.contains(&true),
                 interpolations,
+                imports,
                 keep_identifiers,
                 literal_identifiers: f.literal_identifiers,
                 snippet_wrappers: f.snippet_wrappers,

@@ -18,7 +18,9 @@ use rayon::prelude::*;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{fingerprints, folder_of, Index, Posting, SourceFile};
-use crate::engine::tokens::{LineIndex, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS};
+use crate::engine::tokens::{
+    LineIndex, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS, WALL,
+};
 
 /// Fingerprints occurring in more places than this are skipped by
 /// whole-project detection (SPEC 5.3) and by snippet checks: such code
@@ -107,22 +109,24 @@ pub fn find_runs(
 }
 
 /// The maximal run of equal identities through `query[a]` and `target[b]`,
-/// or `None` if those tokens differ (a hash collision).
+/// or `None` if those tokens differ (a hash collision). A [`WALL`] equals
+/// nothing: no run crosses suppressed code.
 fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
     let (a, b) = (a as usize, b as usize);
-    if query.get(a)?.id != target.get(b)?.id {
+    let equal = |(x, y): &(&Token, &Token)| x.id == y.id && x.id != WALL;
+    if !equal(&(query.get(a)?, target.get(b)?)) {
         return None;
     }
     let back = query[..a]
         .iter()
         .rev()
         .zip(target[..b].iter().rev())
-        .take_while(|(x, y)| x.id == y.id)
+        .take_while(equal)
         .count();
     let forward = query[a..]
         .iter()
         .zip(&target[b..])
-        .take_while(|(x, y)| x.id == y.id)
+        .take_while(equal)
         .count();
     Some(Run {
         a: (a - back) as u32,
@@ -830,5 +834,39 @@ mod tests {
         };
         let (clones, _) = project_clones(&idx, t, true);
         assert_eq!(clones.len(), 2);
+    }
+
+    #[test]
+    fn no_run_crosses_suppressed_code() {
+        // a.js holds two copies of ADD with suppressed code between them,
+        // b.js the two copies side by side: two clones, not one of both.
+        let suppressed = "// dupcheck-disable\nlet accepted = 1;\n// dupcheck-enable\n";
+        let idx = index(
+            &[
+                ("a.js", &format!("{ADD}{suppressed}{ADD}")),
+                ("b.js", &format!("{ADD}{ADD}")),
+            ],
+            Mode::Strict,
+            10,
+        );
+        let t = Thresholds {
+            min_tokens: 10,
+            min_lines: 4,
+        };
+        let (clones, _) = project_clones(&idx, t, false);
+        let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
+        // a.js's second copy starts after the wall (token 20), b.js's at 19;
+        // without the wall a.js and b.js would be one clone of 38 tokens.
+        assert_eq!(
+            pairs,
+            [
+                ((0, 0), (0, 20), 19),
+                ((0, 0), (1, 0), 19),
+                ((0, 0), (1, 19), 19),
+                ((0, 20), (1, 0), 19),
+                ((0, 20), (1, 19), 19),
+                ((1, 0), (1, 19), 19)
+            ]
+        );
     }
 }

@@ -131,7 +131,7 @@ fn tokenized(
             return None;
         }
     };
-    if generated_text(config, text, &tokens) {
+    if generated_text(config, format, text, &tokens) {
         return None;
     }
     let fps = fingerprints(&tokens, index.winnow);

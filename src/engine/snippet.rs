@@ -22,7 +22,7 @@ use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::engine::grammar::{Class, Format, FormatId};
 use crate::engine::parse::{parse, Budget, ParseError};
-use crate::engine::tokens::{walk, walk_from, walk_parse, Normalization, Token};
+use crate::engine::tokens::{walk, walk_from, walk_parse, Leaf, Normalization, Token};
 
 /// The normalized token stream of a snippet, within the
 /// [`Budget::for_snippet`] of its length.
@@ -95,10 +95,10 @@ fn tokens_of(
 ) -> Vec<Token> {
     let mut tokens = Vec::with_capacity(leaves.len());
     let mut normalizer = normalization.of(text);
-    for &Leaf { class, start, end } in leaves {
-        let (start, end) = (start as usize, end as usize);
+    for &leaf in leaves {
+        let (start, end) = (leaf.start as usize, leaf.end as usize);
         if start >= offset && end <= offset + text.len() {
-            normalizer.push(&mut tokens, format, class, start - offset, end - offset);
+            normalizer.push(&mut tokens, format, leaf.shifted(-(offset as i64)));
         }
     }
     tokens
@@ -119,31 +119,14 @@ pub struct SnippetParse {
     leaves: Vec<Leaf>,
 }
 
-/// One token leaf of a parse (see [`walk`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Leaf {
-    class: Class,
-    start: u32,
-    end: u32,
-}
-
 /// Every leaf of `tree`, in order.
 fn leaves_of(format: &Format, tree: &Tree) -> Vec<Leaf> {
     let mut leaves = Vec::new();
-    walk(format, tree.root_node(), &mut |class, start, end| {
-        record(&mut leaves, class, start, end)
+    walk(format, tree.root_node(), &mut |leaf| {
+        leaves.push(leaf);
+        true
     });
     leaves
-}
-
-/// Appends one leaf; the walk goes on.
-fn record(leaves: &mut Vec<Leaf>, class: Class, start: usize, end: usize) -> bool {
-    leaves.push(Leaf {
-        class,
-        start: start as u32,
-        end: end as u32,
-    });
-    true
 }
 
 /// Every leaf of `tree`, a parse of `text`: its own or, for a markup
@@ -158,8 +141,9 @@ fn document_leaves(
         return Ok(leaves_of(format, tree));
     }
     let mut leaves = Vec::new();
-    walk_parse(format, tree, text, budget, &mut |class, start, end| {
-        record(&mut leaves, class, start, end)
+    walk_parse(format, tree, text, budget, &mut |leaf| {
+        leaves.push(leaf);
+        true
     })?;
     Ok(leaves)
 }
@@ -226,11 +210,7 @@ fn respliced_leaves(
         start = start.min(range.start_byte);
         end = end.max(range.end_byte);
     }
-    let shift = |l: &Leaf| Leaf {
-        class: l.class,
-        start: (l.start as i64 + delta) as u32,
-        end: (l.end as i64 + delta) as u32,
-    };
+    let shift = |l: &Leaf| l.shifted(delta);
     let kept_before = old_leaves.partition_point(|l| (l.end as usize) < start);
     if let Some(touching) = old_leaves.get(kept_before) {
         start = start.min(touching.start as usize);
@@ -244,16 +224,13 @@ fn respliced_leaves(
     }
     let mut leaves: Vec<Leaf> = old_leaves[..kept_before].to_vec();
     let mut straddles = false;
-    walk_from(format, tree.root_node(), start, &mut |class, s, e| {
+    walk_from(format, tree.root_node(), start, &mut |leaf| {
+        let (s, e) = (leaf.start as usize, leaf.end as usize);
         if s >= end {
             return false;
         }
         straddles |= s < start || e > end;
-        leaves.push(Leaf {
-            class,
-            start: s as u32,
-            end: e as u32,
-        });
+        leaves.push(leaf);
         true
     });
     let overlaps_after = old_leaves
@@ -435,9 +412,9 @@ fn mending_wrapper(
         return Ok(None);
     }
     let mut first_code = head.len();
-    walk(format, root, &mut |class, start, _| {
-        first_code = start;
-        class == Class::Comment
+    walk(format, root, &mut |leaf| {
+        first_code = leaf.start as usize;
+        leaf.class == Class::Comment
     });
     let first_error = if outside {
         first_code

@@ -17,6 +17,7 @@ use serde::{Serialize, Serializer};
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
 use crate::engine::matching::{content_hash, Clone, SnippetMatch, Span};
+use crate::engine::tokens::WALL;
 
 /// A percentage rounded to 2 decimals, written as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.
@@ -182,7 +183,8 @@ impl ProjectStats {
         for (i, file) in index.files.iter().enumerate() {
             let row = Row {
                 lines: u64::from(file.line_count()),
-                tokens: file.tokens.len() as u64,
+                // Walls stand for suppressed code: they are no tokens.
+                tokens: file.tokens.iter().filter(|t| t.id != WALL).count() as u64,
                 sources: 1,
                 duplicated_lines: covered(std::mem::take(&mut line_spans[i])),
                 duplicated_tokens: covered(std::mem::take(&mut token_spans[i])),

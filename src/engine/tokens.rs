@@ -8,7 +8,10 @@
 //! Invariants: parsing never fails. Leaves inside ERROR nodes are tokens like
 //! any other, zero-width (MISSING) nodes are not, declared literals and
 //! comments are one leaf each, comments are dropped, and so are tokens that
-//! lie inside a match of an ignore pattern against the text tokenized. The
+//! lie inside a match of an ignore pattern against the text tokenized,
+//! the leaves of import declarations (the format's `import_kinds`, unless
+//! imports are kept) and those between a disabling and an enabling
+//! suppression comment ([`SUPPRESSION_MARKERS`]). The
 //! identity never includes the node kind, only the class and (per mode) the
 //! text, so a snippet parsed out of context still matches the code it came
 //! from. The token stream is the sole contract between parsing and later
@@ -24,7 +27,40 @@ use crate::engine::patterns::{IgnorePatterns, Skipper};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
-pub const NORMALIZATION_VERSION: u32 = 2;
+pub const NORMALIZATION_VERSION: u32 = 3;
+
+/// Suppression comments, as (disable, enable) pairs: the tokens after a
+/// comment holding a disabling marker are dropped up to a comment holding
+/// an enabling one (of any pair), or to the end of the text. dupcheck's
+/// own, jscpd's and PMD CPD's, for people migrating. Only comments count;
+/// a comment holding several markers counts as its last.
+pub const SUPPRESSION_MARKERS: [(&str, &str); 3] = [
+    ("dupcheck-disable", "dupcheck-enable"),
+    ("jscpd:ignore-start", "jscpd:ignore-end"),
+    ("CPD-OFF", "CPD-ON"),
+];
+
+/// The id of a wall: a zero-width token put where suppressed code was,
+/// between the tokens before and after it. Matching takes it for equal to
+/// no token, itself included, so no run crosses suppressed code (its lines
+/// are never inside a duplication). Never first or last in a stream.
+pub const WALL: u64 = fnv1a(b"\0$wall");
+
+/// Whether `comment` disables (`Some(true)`) or enables (`Some(false)`)
+/// the tokens after it: its last marker decides. `None` without a marker.
+fn suppression(comment: &str) -> Option<bool> {
+    let mut last: Option<(usize, bool)> = None;
+    for (disable, enable) in SUPPRESSION_MARKERS {
+        for (marker, disables) in [(disable, true), (enable, false)] {
+            if let Some(at) = comment.rfind(marker) {
+                if last.is_none_or(|(before, _)| at > before) {
+                    last = Some((at, disables));
+                }
+            }
+        }
+    }
+    last.map(|(_, disables)| disables)
+}
 
 /// How much of a token's text its identity keeps (SPEC section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -105,7 +141,8 @@ impl Mode {
 }
 
 /// Everything besides the grammar that decides a text's tokens: the
-/// [`Mode`], whether case counts, and the code blocks skipped. Built once
+/// [`Mode`], whether case counts, whether imports are tokens, and the
+/// code blocks skipped. Built once
 /// from the configuration and passed to every tokenizing call (scan,
 /// checks, diffs); `Normalization::from(Mode::Strict)` (or `default()`)
 /// is the common case.
@@ -123,6 +160,9 @@ pub struct Normalization {
     pub ignore_case: bool,
     /// Tokens inside a match of one of these are dropped (`--ignore-pattern`).
     pub ignore_patterns: IgnorePatterns,
+    /// Keep the leaves of import declarations as tokens (`--keep-imports`);
+    /// by default they are dropped.
+    pub keep_imports: bool,
 }
 
 impl From<Mode> for Normalization {
@@ -141,63 +181,140 @@ impl Normalization {
         Normalizer {
             mode: self.mode,
             ignore_case: self.ignore_case,
+            keep_imports: self.keep_imports,
             text,
             skipper: self.ignore_patterns.in_text(text),
-        }
-    }
-
-    /// The identity as a person reads it, or why the token is dropped: for
-    /// `--dump-tokens` and golden tests.
-    fn shown(&self, format: &Format, class: Class, source: &str, skipped: bool) -> String {
-        match self.mode.identity_text(format, class, source) {
-            None => "(dropped)".to_owned(),
-            Some(_) if skipped => "(ignored)".to_owned(),
-            Some(identity) if self.ignore_case => readable(identity).to_lowercase(),
-            Some(identity) => readable(identity).to_owned(),
+            suppressed: false,
+            wall_at: None,
         }
     }
 }
 
 /// A [`Normalization`] applied to one text, whose leaves it turns into
-/// tokens in source order (the ignore patterns' matches are walked along).
+/// tokens in source order (the ignore patterns' matches and the
+/// suppression comments are walked along).
 pub(crate) struct Normalizer<'n, 't> {
     mode: Mode,
     ignore_case: bool,
+    keep_imports: bool,
     text: &'t str,
     skipper: Skipper<'n, 't>,
+    /// Whether the last suppression comment seen disables.
+    suppressed: bool,
+    /// Where the suppressed code since the last token starts, if any: a
+    /// [`WALL`] goes there before the next token.
+    wall_at: Option<u32>,
 }
 
-impl Normalizer<'_, '_> {
-    /// Appends the token of the leaf at `start..end` of the text, unless its
-    /// class is dropped or it lies inside an ignore pattern's match.
-    pub(crate) fn push(
-        &mut self,
-        tokens: &mut Vec<Token>,
-        format: &Format,
-        class: Class,
-        start: usize,
-        end: usize,
-    ) {
-        let Some(identity) = self
-            .mode
-            .identity_text(format, class, &self.text[start..end])
-        else {
-            return;
+/// What becomes of one leaf (see [`Normalizer::decide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate<'t> {
+    /// A token with this identity text.
+    Kept(&'t str),
+    /// Its class is dropped (a comment).
+    Dropped,
+    /// Inside an import declaration, imports not kept.
+    Import,
+    /// After a disabling suppression comment.
+    Suppressed,
+    /// Inside a match of an ignore pattern.
+    Ignored,
+}
+
+impl<'t> Normalizer<'_, 't> {
+    /// What becomes of `leaf`, the next leaf of the text in source order.
+    fn decide(&mut self, format: &Format, leaf: Leaf) -> Fate<'t> {
+        let (start, end) = (leaf.start as usize, leaf.end as usize);
+        let text: &'t str = self.text;
+        let source = &text[start..end];
+        if leaf.class == Class::Comment {
+            if let Some(disables) = suppression(source) {
+                self.suppressed = disables;
+            }
+            return Fate::Dropped;
+        }
+        let Some(identity) = self.mode.identity_text(format, leaf.class, source) else {
+            return Fate::Dropped;
         };
-        if self.skipper.skips(start, end) {
-            return;
+        if self.suppressed {
+            Fate::Suppressed
+        } else if leaf.import && !self.keep_imports {
+            Fate::Import
+        } else if self.skipper.skips(start, end) {
+            Fate::Ignored
+        } else {
+            Fate::Kept(identity)
+        }
+    }
+
+    /// Appends the token of `leaf`, unless its class is dropped, it is an
+    /// import, it is suppressed or it lies inside an ignore pattern's match;
+    /// with a [`WALL`] before it when code was suppressed since the last.
+    pub(crate) fn push(&mut self, tokens: &mut Vec<Token>, format: &Format, leaf: Leaf) {
+        let identity = match self.decide(format, leaf) {
+            Fate::Kept(identity) => identity,
+            Fate::Suppressed => {
+                self.wall_at.get_or_insert(leaf.start);
+                return;
+            }
+            _ => return,
+        };
+        if let Some(at) = self.wall_at.take() {
+            if !tokens.is_empty() {
+                tokens.push(Token {
+                    id: WALL,
+                    start: at,
+                    end: at,
+                });
+            }
         }
         let id = if self.ignore_case {
             fnv1a_lowercase(identity)
         } else {
             fnv1a(identity.as_bytes())
         };
-        // Files are limited to 4 GiB by the walker, so offsets fit.
         tokens.push(Token {
             id,
-            start: start as u32,
-            end: end as u32,
+            start: leaf.start,
+            end: leaf.end,
         });
+    }
+
+    /// The identity of `leaf` as a person reads it, or why it is no token:
+    /// for `--dump-tokens` and golden tests.
+    fn shown(&mut self, format: &Format, leaf: Leaf) -> String {
+        match self.decide(format, leaf) {
+            Fate::Kept(identity) if self.ignore_case => readable(identity).to_lowercase(),
+            Fate::Kept(identity) => readable(identity).to_owned(),
+            Fate::Dropped => "(dropped)".to_owned(),
+            Fate::Import => "(import)".to_owned(),
+            Fate::Suppressed => "(suppressed)".to_owned(),
+            Fate::Ignored => "(ignored)".to_owned(),
+        }
+    }
+}
+
+/// One token leaf of a parse, as a walk reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leaf {
+    /// Its declared class, or `Other`.
+    pub class: Class,
+    /// Byte offset of its first byte (files are limited to 4 GiB).
+    pub start: u32,
+    /// Byte offset just past its last byte.
+    pub end: u32,
+    /// Whether it lies inside an import declaration (`import_kinds`).
+    pub import: bool,
+}
+
+impl Leaf {
+    /// This leaf moved by `delta` bytes.
+    pub(crate) fn shifted(self, delta: i64) -> Leaf {
+        Leaf {
+            start: (i64::from(self.start) + delta) as u32,
+            end: (i64::from(self.end) + delta) as u32,
+            ..self
+        }
     }
 }
 
@@ -244,13 +361,13 @@ fn readable(identity: &str) -> &str {
     identity.strip_prefix('\0').unwrap_or(identity)
 }
 
-/// Calls `leaf(class, start, end)` for every token leaf of `text`, a file's
-/// text, in source order, comments included (their class says so); fails
-/// when the parse runs out of its [`Budget::for_file`].
+/// Calls `leaf` for every token leaf of `text`, a file's text, in source
+/// order, comments included (their class says so); fails when the parse
+/// runs out of its [`Budget::for_file`].
 pub fn for_each_leaf(
     format: &Format,
     text: &str,
-    leaf: impl FnMut(Class, usize, usize),
+    leaf: impl FnMut(Leaf),
 ) -> Result<(), ParseError> {
     for_each_leaf_within(format, text, &Budget::for_file(text.len()), leaf)
 }
@@ -260,11 +377,11 @@ fn for_each_leaf_within(
     format: &Format,
     text: &str,
     budget: &Budget,
-    mut leaf: impl FnMut(Class, usize, usize),
+    mut leaf: impl FnMut(Leaf),
 ) -> Result<(), ParseError> {
     let tree = parse(format, text, None, budget)?;
-    walk_parse(format, &tree, text, budget, &mut |class, start, end| {
-        leaf(class, start, end);
+    walk_parse(format, &tree, text, budget, &mut |l| {
+        leaf(l);
         true
     })?;
     Ok(())
@@ -279,7 +396,7 @@ pub(crate) fn walk_parse(
     tree: &Tree,
     text: &str,
     budget: &Budget,
-    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
+    leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> Result<bool, ParseError> {
     let Some(embedded) = &format.embedded else {
         return Ok(walk(format, tree.root_node(), leaf));
@@ -295,11 +412,7 @@ pub(crate) fn walk_parse(
 
 /// Visits the token leaves of the subtree of `root`, iteratively (trees of
 /// long expressions are too deep for recursion).
-pub(crate) fn walk(
-    format: &Format,
-    root: Node<'_>,
-    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
-) -> bool {
+pub(crate) fn walk(format: &Format, root: Node<'_>, leaf: &mut impl FnMut(Leaf) -> bool) -> bool {
     walk_from(format, root, 0, leaf)
 }
 
@@ -308,22 +421,43 @@ pub(crate) fn walk_from(
     format: &Format,
     root: Node<'_>,
     from: usize,
-    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
+    leaf: &mut impl FnMut(Leaf) -> bool,
+) -> bool {
+    walk_within(format, root, from, false, leaf)
+}
+
+/// Like [`walk_from`]; every leaf is an import's when `in_import` (the
+/// code of an interpolation inside one), else those inside a node of the
+/// format's `import_kinds`.
+fn walk_within(
+    format: &Format,
+    root: Node<'_>,
+    from: usize,
+    in_import: bool,
+    leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> bool {
     let mut cursor = root.walk();
+    // The end of the import declaration the walk is in: imports hold no
+    // other, and the walk goes in source order, so a leaf starting before
+    // it lies inside it.
+    let mut import_end = if in_import { usize::MAX } else { 0 };
     loop {
         let node = cursor.node();
         let before = from > 0 && node.end_byte() <= from;
+        if !before && format.is_import(node.kind_id()) {
+            import_end = import_end.max(node.end_byte());
+        }
+        let import = node.start_byte() < import_end;
         let go_on = match format.class_of(node.kind_id()) {
             _ if before => true,
             Some(Class::String)
                 if format.has_interpolations() && has_interpolation(format, node) =>
             {
-                string_with_interpolations(format, node, leaf)
+                string_with_interpolations(format, node, import, leaf)
             }
-            Some(class) => emit(node, class, leaf),
+            Some(class) => emit(node, class, import, leaf),
             None if cursor.goto_first_child() => continue,
-            None => emit(node, Class::Other, leaf),
+            None => emit(node, Class::Other, import, leaf),
         };
         if !go_on {
             return false;
@@ -338,9 +472,20 @@ pub(crate) fn walk_from(
 
 /// Reports one leaf; zero-width ones (tree-sitter's MISSING nodes) are not
 /// tokens. Returns whether to go on.
-fn emit(node: Node<'_>, class: Class, leaf: &mut impl FnMut(Class, usize, usize) -> bool) -> bool {
+fn emit(node: Node<'_>, class: Class, import: bool, leaf: &mut impl FnMut(Leaf) -> bool) -> bool {
     let (start, end) = (node.start_byte(), node.end_byte());
-    start >= end || leaf(class, start, end)
+    start >= end || leaf(piece(class, start, end, import))
+}
+
+/// The leaf of `class` at `start..end`.
+fn piece(class: Class, start: usize, end: usize, import: bool) -> Leaf {
+    // Files are limited to 4 GiB by the walker, so offsets fit.
+    Leaf {
+        class,
+        start: start as u32,
+        end: end as u32,
+        import,
+    }
 }
 
 fn has_interpolation(format: &Format, node: Node<'_>) -> bool {
@@ -357,24 +502,31 @@ fn has_interpolation(format: &Format, node: Node<'_>) -> bool {
 fn string_with_interpolations(
     format: &Format,
     node: Node<'_>,
-    leaf: &mut impl FnMut(Class, usize, usize) -> bool,
+    import: bool,
+    leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> bool {
     let mut piece_start = node.start_byte();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         if format.is_interpolation(child.kind_id()) {
             if piece_start < child.start_byte()
-                && !leaf(Class::String, piece_start, child.start_byte())
+                && !leaf(piece(
+                    Class::String,
+                    piece_start,
+                    child.start_byte(),
+                    import,
+                ))
             {
                 return false;
             }
-            if !walk(format, child, leaf) {
+            if !walk_within(format, child, 0, import, leaf) {
                 return false;
             }
             piece_start = child.end_byte();
         }
     }
-    piece_start >= node.end_byte() || leaf(Class::String, piece_start, node.end_byte())
+    piece_start >= node.end_byte()
+        || leaf(piece(Class::String, piece_start, node.end_byte(), import))
 }
 
 /// The normalized token stream of a file's `text`, unless its parse runs
@@ -397,10 +549,30 @@ pub fn tokenize_within(
 ) -> Result<Vec<Token>, ParseError> {
     let mut tokens = Vec::with_capacity(text.len() / 4);
     let mut normalizer = normalization.of(text);
-    for_each_leaf_within(format, text, budget, |class, start, end| {
-        normalizer.push(&mut tokens, format, class, start, end)
+    for_each_leaf_within(format, text, budget, |leaf| {
+        normalizer.push(&mut tokens, format, leaf)
     })?;
     Ok(tokens)
+}
+
+/// The opening text of `text` as `--include-generated`'s header test
+/// reads it: the text before its first token when imports are kept. So
+/// its comments and the code the normalization skips there (ignore
+/// patterns' matches, suppressed code) count, its imports do not. All of
+/// it when a parse of it runs out of budget.
+pub fn opening_text<'t>(format: &Format, text: &'t str, normalization: &Normalization) -> &'t str {
+    let mut normalizer = normalization.of(text);
+    normalizer.keep_imports = true;
+    let mut code = None;
+    let walked = for_each_leaf(format, text, |leaf| {
+        if code.is_none() && matches!(normalizer.decide(format, leaf), Fate::Kept(_)) {
+            code = Some(leaf.start as usize);
+        }
+    });
+    match (walked, code) {
+        (Ok(()), Some(code)) => &text[..code],
+        _ => text,
+    }
 }
 
 /// Lines and columns of byte offsets in one text.
@@ -470,8 +642,9 @@ impl LineIndex {
 
 /// Renders the normalized tokens of `text` one per line, as
 /// `line:column class identity`, for `--dump-tokens` and golden tests:
-/// comments show as `(dropped)`, tokens inside an ignore pattern's match as
-/// `(ignored)`, identities compared without case in lower case.
+/// comments show as `(dropped)`, the leaves of imports as `(import)`, those
+/// after a disabling suppression comment as `(suppressed)`, tokens inside an
+/// ignore pattern's match as `(ignored)`, identities compared without case in lower case.
 pub fn dump(
     format: &Format,
     text: &str,
@@ -479,16 +652,15 @@ pub fn dump(
 ) -> Result<String, ParseError> {
     let lines = LineIndex::new(text);
     let mut out = String::new();
-    let mut skipper = normalization.ignore_patterns.in_text(text);
-    for_each_leaf(format, text, |class, start, end| {
-        let source = &text[start..end];
-        let shown = normalization.shown(format, class, source, skipper.skips(start, end));
-        let at = lines.start_position(text, start as u32);
+    let mut normalizer = normalization.of(text);
+    for_each_leaf(format, text, |leaf| {
+        let shown = normalizer.shown(format, leaf);
+        let at = lines.start_position(text, leaf.start);
         out.push_str(&format!(
             "{}:{} {} {}\n",
             at.line,
             at.column,
-            class.name(),
+            leaf.class.name(),
             shown.escape_debug()
         ));
     })?;
@@ -540,16 +712,14 @@ pub fn normalized(
     normalization: &Normalization,
 ) -> Result<String, ParseError> {
     let mut parts = Vec::new();
-    let mut skipper = normalization.ignore_patterns.in_text(text);
-    for_each_leaf(format, text, |class, start, end| {
-        let source = &text[start..end];
-        if normalization
-            .mode
-            .identity_text(format, class, source)
-            .is_some()
-            && !skipper.skips(start, end)
-        {
-            let shown = normalization.shown(format, class, source, false);
+    let mut normalizer = normalization.of(text);
+    for_each_leaf(format, text, |leaf| {
+        if let Fate::Kept(identity) = normalizer.decide(format, leaf) {
+            let shown = if normalization.ignore_case {
+                readable(identity).to_lowercase()
+            } else {
+                readable(identity).to_owned()
+            };
             parts.push(shown.replace('\n', "\\n"));
         }
     })?;
@@ -690,7 +860,7 @@ mod tests {
     }
 
     /// Normalizes `code` as format `format` in `mode`, without case when
-    /// `ignore_case`, skipping the matches of `patterns`.
+    /// `ignore_case`, skipping the matches of `patterns`, imports kept.
     fn check_with(
         format: &str,
         (mode, ignore_case, patterns): (Mode, bool, &[&str]),
@@ -703,6 +873,8 @@ mod tests {
             mode,
             ignore_case,
             ignore_patterns: IgnorePatterns::new(patterns).unwrap(),
+            // The patterns are tried on imports too.
+            keep_imports: true,
         };
         let got = normalized(format, code, &normalization).unwrap();
         assert_eq!(
@@ -794,6 +966,225 @@ mod tests {
             (Mode::Mild, true, &[r"(?s)let x.*?// one"]),
             code,
             "import $id from 'a' ; let $id = 2 ;",
+        );
+    }
+
+    /// Normalizes `code` as `format` in strict mode, imports kept or not.
+    fn check_imports(format: &str, keep_imports: bool, code: &str, expected: &str) {
+        let registry = Registry::builtin();
+        let format = registry.lookup(format).unwrap();
+        let normalization = Normalization {
+            keep_imports,
+            ..Normalization::default()
+        };
+        let got = normalized(format, code, &normalization).unwrap();
+        assert_eq!(
+            got,
+            expected,
+            "\n{}",
+            dump(format, code, &normalization).unwrap()
+        );
+        let tokens = tokenize(format, code, &normalization).unwrap();
+        let real = tokens.iter().filter(|t| t.id != WALL).count();
+        assert_eq!(real, got.split_whitespace().count(), "{got}");
+    }
+
+    #[test]
+    fn import_declarations_are_no_tokens_unless_kept() {
+        let cases = [
+            (
+                "js",
+                "import { a } from './a';\nimport * as b from 'b';\nlet x = a(b);",
+                "let x = a ( b ) ;",
+            ),
+            (
+                "ts",
+                "import fs = require('fs');\nimport type { T } from './t';\nconst y: T = fs;",
+                "const y : T = fs ;",
+            ),
+            (
+                "py",
+                "from __future__ import annotations\nimport os, sys\nfrom .x import (a, b)\ndef f():\n    import json\n    return json\n",
+                "def f ( ) : return json",
+            ),
+            (
+                "rs",
+                "extern crate alloc;\nuse std::{io, fmt::Write as _};\nfn f() { use io::Read; g(); }",
+                "fn f ( ) { g ( ) ; }",
+            ),
+            (
+                "go",
+                "package main\n\nimport (\n\t\"fmt\"\n\tos \"os\"\n)\n\nfunc main() { fmt.Println() }\n",
+                "func main ( ) { fmt . Println ( ) }",
+            ),
+            (
+                "java",
+                "package a.b;\nimport java.util.List;\nimport static java.lang.Math.*;\nclass C {}",
+                "class C { }",
+            ),
+            (
+                "c",
+                "#include <stdio.h>\n#include \"local.h\"\nint x = 1;\n",
+                "int x = 1 ;",
+            ),
+            (
+                "objc",
+                "#import <Foundation/Foundation.h>\n@import UIKit;\nint x = 1;\n",
+                "int x = 1 ;",
+            ),
+            (
+                "cpp",
+                "#include <vector>\nusing namespace std;\nusing std::string;\nint x = 1;\n",
+                "int x = 1 ;",
+            ),
+            (
+                "cs",
+                "using System;\nusing static System.Math;\nnamespace A.B;\nclass C {}",
+                "class C { }",
+            ),
+            (
+                "kotlin",
+                "package a.b\nimport c.d.E\nval x = 1\n",
+                "val x = 1",
+            ),
+            ("swift", "import Foundation\nlet x = 1\n", "let x = 1"),
+            ("scala", "import a.b._\nval x = 1\n", "val x = 1"),
+            (
+                "php",
+                // `require_once` is an expression: its statement's `;` stays.
+                "<?php\nuse A\\B;\nrequire_once 'x.php';\n$x = 1;\n",
+                "<?php ; $x = 1 ;",
+            ),
+            (
+                "haskell",
+                "module Main (main) where\nimport Data.List (sort)\nmain = print 1\n",
+                "main = print 1",
+            ),
+            (
+                "dart",
+                "library a;\nimport 'package:b/b.dart';\npart 'c.dart';\nvar x = 1;\n",
+                "var x = 1 ;",
+            ),
+        ];
+        for (format, code, without) in cases {
+            check_imports(format, false, code, without);
+        }
+        // Kept, they are the tokens they always were.
+        check_imports(
+            "js",
+            true,
+            "import { a } from './a';\nlet x = a;",
+            "import { a } from './a' ; let x = a ;",
+        );
+        check_imports(
+            "go",
+            true,
+            "package main\nimport \"fmt\"\n",
+            "package main import \"fmt\"",
+        );
+    }
+
+    #[test]
+    fn imports_that_are_calls_or_re_exports_stay_code() {
+        // A re-export is the module's own interface; `require` is a call.
+        check_imports(
+            "js",
+            false,
+            "export { a } from './a';\nconst b = require('b');",
+            "export { a } from './a' ; const b = require ( 'b' ) ;",
+        );
+        check_imports(
+            "ruby",
+            false,
+            "require 'json'\nx = 1\n",
+            "require 'json' x = 1",
+        );
+    }
+
+    #[test]
+    fn suppression_comments_drop_the_code_between_them() {
+        let pairs = [
+            ("dupcheck-disable", "dupcheck-enable"),
+            ("jscpd:ignore-start", "jscpd:ignore-end"),
+            ("CPD-OFF", "CPD-ON"),
+        ];
+        for (disable, enable) in pairs {
+            check_imports(
+                "js",
+                false,
+                &format!("let a = 1;\n// {disable}\nlet b = 2;\n/* {enable} */\nlet c = 3;\n"),
+                "let a = 1 ; let c = 3 ;",
+            );
+        }
+        // Markers of different pairs close each other; the last in a
+        // comment decides.
+        check_imports(
+            "py",
+            false,
+            "a = 1\n# CPD-OFF\nb = 2\n# dupcheck-enable\nc = 3\n# dupcheck-enable, then dupcheck-disable\nd = 4\n",
+            "a = 1 c = 3",
+        );
+    }
+
+    #[test]
+    fn a_wall_stands_between_the_tokens_around_suppressed_code() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let code = "// CPD-OFF\nlet a = 1;\n// CPD-ON\nlet b = 2;\n// CPD-OFF\nlet c = 3;\n/* CPD-ON */\nlet d = 4;\n// CPD-OFF\nlet e;";
+        let tokens = tokenize(js, code, &Normalization::default()).unwrap();
+        let walls: Vec<usize> = tokens
+            .iter()
+            .filter(|t| t.id == WALL)
+            .map(|t| {
+                assert_eq!(t.start, t.end);
+                t.start as usize
+            })
+            .collect();
+        // None first or last: only the one between `b` and `d`, where `c`'s
+        // code was.
+        assert_eq!(walls, [code.find("let c").unwrap()]);
+        assert_eq!(tokens.len(), 2 * 5 + 1);
+    }
+
+    #[test]
+    fn a_marker_outside_a_comment_does_nothing() {
+        check_imports(
+            "js",
+            false,
+            "let s = '//dupcheck-disable';\nlet t = 2;\n",
+            "let s = '//dupcheck-disable' ; let t = 2 ;",
+        );
+        check_imports(
+            "py",
+            false,
+            "\"\"\"CPD-OFF\"\"\"\nx = 1\n",
+            "\"\"\"CPD-OFF\"\"\" x = 1",
+        );
+    }
+
+    #[test]
+    fn a_disable_without_enable_runs_to_the_end() {
+        check_imports(
+            "rs",
+            false,
+            "fn a() {}\n// dupcheck-disable: vendored\nfn b() {}\nfn c() {}\n",
+            "fn a ( ) { }",
+        );
+        // The dump says why each leaf is no token.
+        let registry = Registry::builtin();
+        let rs = registry.lookup("rs").unwrap();
+        let dump = dump(
+            rs,
+            "use a;\n// CPD-OFF\nfn b() {}",
+            &Normalization::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            dump,
+            "1:1 other (import)\n1:5 identifier (import)\n1:6 other (import)\n\
+             2:1 comment (dropped)\n3:1 other (suppressed)\n3:4 identifier (suppressed)\n\
+             3:5 other (suppressed)\n3:6 other (suppressed)\n3:8 other (suppressed)\n\
+             3:9 other (suppressed)\n"
         );
     }
 

@@ -8,7 +8,8 @@
 //! (path, size, mtime, content hash, tokens, fingerprints), then an XXH3
 //! checksum of everything before it. The key hashes everything that changes
 //! tokens: dupcheck's version, the normalization version, the
-//! [`Normalization`] (mode, `--ignoreCase`, `--ignore-pattern`s),
+//! [`Normalization`] (mode, `--ignoreCase`, `--ignore-pattern`s,
+//! `--keep-imports`),
 //! `grammars.toml`, min-tokens.
 //!
 //! Invariants: a cache is never trusted. A wrong magic, version, key or
@@ -24,7 +25,7 @@ use std::sync::Arc;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, SourceFile};
-use crate::engine::tokens::{Normalization, Token};
+use crate::engine::tokens::{Normalization, Token, WALL};
 
 /// The first bytes of a cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
@@ -53,7 +54,7 @@ impl CachedFile {
         let mut previous_end = 0;
         let tokens_ok = self.tokens.iter().all(|t| {
             let ok = previous_end <= t.start
-                && t.start < t.end
+                && (t.start < t.end || t.id == WALL)
                 && (t.end as usize) <= text.len()
                 && text.is_char_boundary(t.start as usize)
                 && text.is_char_boundary(t.end as usize);
@@ -73,7 +74,7 @@ impl CachedFile {
 /// patterns give the same material.
 pub fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
     let mut material = format!(
-        "{}\0{}\0{}\0{}\0{}\0case:{}",
+        "{}\0{}\0{}\0{}\0{}\0case:{}\0imports:{}",
         crate::VERSION,
         crate::engine::tokens::NORMALIZATION_VERSION,
         normalization.mode.name(),
@@ -83,6 +84,11 @@ pub fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
             "ignored"
         } else {
             "kept"
+        },
+        if normalization.keep_imports {
+            "kept"
+        } else {
+            "dropped"
         },
     );
     for pattern in normalization.ignore_patterns.sources() {
@@ -404,6 +410,11 @@ mod tests {
             mode,
             ignore_case,
             ignore_patterns: IgnorePatterns::new(patterns).unwrap(),
+            keep_imports: false,
+        };
+        let keeping_imports = Normalization {
+            keep_imports: true,
+            ..Normalization::default()
         };
         let plain = key(&with(Mode::Strict, false, &[]), 50);
         assert_eq!(plain, key(&Mode::Strict.into(), 50));
@@ -417,6 +428,7 @@ mod tests {
             key(&with(Mode::Strict, false, &["a", "b"]), 50),
             key(&with(Mode::Strict, false, &["a,b"]), 50),
             key(&with(Mode::Strict, true, &["a"]), 50),
+            key(&keeping_imports, 50),
         ];
         let distinct: crate::engine::hash::HashSet<u64> = keys.iter().copied().collect();
         assert_eq!(distinct.len(), keys.len(), "{keys:x?}");

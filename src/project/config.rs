@@ -130,6 +130,9 @@ pub struct ScanArgs {
     /// Compare tokens kept as text without case: identifiers (strict mode), keywords, literals
     #[arg(long = "ignoreCase")]
     pub ignore_case: bool,
+    /// Keep import, package, `use`, `#include` and `using` declarations as tokens (by default they are not compared)
+    #[arg(long)]
+    pub keep_imports: bool,
     /// Skip code blocks matching this regular expression: tokens inside a match are dropped;
     /// repeatable, or comma-separated as in jscpd (commas in (), [], {} or escaped belong to the pattern)
     #[arg(long = "ignore-pattern", value_name = "REGEX")]
@@ -320,7 +323,7 @@ const CONFIG_FILE: &str = ".dupcheck.json";
 const CACHE_DIR: &str = ".dupcheck-cache";
 
 /// Keys the config file accepts.
-const KNOWN_KEYS: [&str; 18] = [
+const KNOWN_KEYS: [&str; 19] = [
     "port",
     "host",
     "format",
@@ -339,6 +342,7 @@ const KNOWN_KEYS: [&str; 18] = [
     "allowedHosts",
     "ignoreCase",
     "ignorePattern",
+    "keepImports",
 ];
 
 /// The config file's values, each already type-checked.
@@ -362,6 +366,7 @@ struct FileValues {
     allowed_hosts: Option<Vec<String>>,
     ignore_case: Option<bool>,
     ignore_pattern: Option<IgnorePatterns>,
+    keep_imports: Option<bool>,
 }
 
 impl Config {
@@ -450,6 +455,7 @@ impl Config {
             mode,
             ignore_case: scan.ignore_case || file.ignore_case.unwrap_or(false),
             ignore_patterns,
+            keep_imports: scan.keep_imports || file.keep_imports.unwrap_or(false),
         };
         let hosts = |option, given: &[String], from_file: &Option<Vec<String>>| {
             given
@@ -701,6 +707,7 @@ fn read_config(path: &Path, warn: &mut impl FnMut(String)) -> Result<FileValues,
         allowed_origins: keys.get("allowedOrigins", "must be an array of strings", array)?,
         allowed_hosts: keys.get("allowedHosts", "must be an array of strings", array)?,
         ignore_case: keys.get("ignoreCase", "must be true or false", Value::as_bool)?,
+        keep_imports: keys.get("keepImports", "must be true or false", Value::as_bool)?,
         ignore_pattern: keys
             .get(
                 "ignorePattern",
