@@ -1,4 +1,5 @@
-//! Noise left out of the index: generated and minified files.
+//! Noise left out of the index: generated and minified files, import
+//! declarations, and code between suppression comments.
 
 mod common;
 
@@ -134,5 +135,257 @@ fn a_diff_that_adds_a_generated_file_does_not_report_it() {
     assert_eq!(
         body["skipped"],
         json!([{"path": "gen/api.js", "reason": "generated"}])
+    );
+}
+
+/// An import block of seven lines and 63 tokens, shared by two files.
+const IMPORTS: &str = "\
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { join, dirname, basename } from 'node:path';
+import { createHash } from 'node:crypto';
+import express from 'express';
+import { z } from 'zod';
+import { logger, metrics, tracer } from './telemetry.js';
+import { Router, json, urlencoded } from './http.js';
+";
+
+/// Two files sharing the import block and nothing else.
+fn sharing_imports_only() -> tempfile::TempDir {
+    let temp = tempfile::tempdir().expect("temp dir");
+    write(
+        temp.path(),
+        "a.js",
+        format!("{IMPORTS}\nexport function area(w, h) {{\n  return w * h;\n}}\n"),
+    );
+    write(
+        temp.path(),
+        "b.js",
+        format!(
+            "{IMPORTS}\nexport async function load(path) {{\n  const text = await readFile(path, 'utf8');\n  return JSON.parse(text);\n}}\n"
+        ),
+    );
+    temp
+}
+
+/// The clone count of `/api/stats` and the whole `/api/clones` answer.
+fn clones(server: &Server) -> (Value, Value) {
+    let (status, stats) = server.get("/api/stats");
+    assert_eq!(status, 200, "{stats}");
+    let (status, clones) = server.get("/api/clones");
+    assert_eq!(status, 200, "{clones}");
+    (stats["statistics"]["total"]["clones"].clone(), clones)
+}
+
+fn place(file: &str, lines: (u32, u32), columns: (u32, u32)) -> Value {
+    json!({"file": file, "startLine": lines.0, "endLine": lines.1,
+           "startColumn": columns.0, "endColumn": columns.1})
+}
+
+#[test]
+fn files_sharing_only_imports_are_no_clone() {
+    let server = Server::start_in(sharing_imports_only(), &["--no-cache"]);
+    let (count, list) = clones(&server);
+    assert_eq!(count, 0);
+    assert_eq!(list, json!({"clones": [], "total": 0, "nextCursor": null}));
+}
+
+#[test]
+fn keep_imports_makes_them_a_clone_again() {
+    let server = Server::start_in(sharing_imports_only(), &["--no-cache", "--keep-imports"]);
+    let (count, list) = clones(&server);
+    assert_eq!(count, 1);
+    let clone = &list["clones"][0];
+    assert_eq!(list["total"], 1, "{list}");
+    // The imports and the `export` after them.
+    assert_eq!(clone["tokens"], 64, "{list}");
+    assert_eq!(clone["lines"], 9, "{list}");
+    assert_eq!(clone["first"], place("a.js", (1, 9), (1, 7)), "{list}");
+    assert_eq!(clone["second"], place("b.js", (1, 9), (1, 7)), "{list}");
+}
+
+#[test]
+fn keep_imports_in_the_config_file() {
+    let temp = sharing_imports_only();
+    write(temp.path(), ".dupcheck.json", r#"{"keepImports": true}"#);
+    let server = Server::start_in(temp, &["--no-cache"]);
+    assert_eq!(clones(&server).0, 1);
+    let temp = sharing_imports_only();
+    write(temp.path(), ".dupcheck.json", r#"{"keepImports": "yes"}"#);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_dupcheck"))
+        .arg(temp.path())
+        .args(["--port", "0", "--no-cache"])
+        .output()
+        .expect("run dupcheck");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("key \"keepImports\" must be true or false"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_import_block_no_longer_glues_itself_to_the_code_copied_after_it() {
+    // Both files: the same imports, then the same function.
+    let temp = fixture("clones");
+    let merge = merge_function();
+    write(
+        temp.path(),
+        "lib/merged.js",
+        format!("{IMPORTS}\n{merge}\n"),
+    );
+    write(temp.path(), "src/deep.js", format!("{IMPORTS}\n{merge}\n"));
+    let find = |args: &[&str]| -> Vec<Value> {
+        let mut server = Server::spawn(temp.path(), args);
+        server.wait_ready();
+        let (_, list) = server.get("/api/clones?path=lib/merged.js");
+        list["clones"]
+            .as_array()
+            .expect("clones")
+            .iter()
+            .filter(|c| c["second"]["file"] == "src/deep.js")
+            .map(|c| json!([c["first"]["startLine"], c["first"]["endLine"], c["tokens"]]))
+            .collect()
+    };
+    // The function alone: lines 9 to 24 (its 16 lines after the 7 of
+    // imports and a blank one), 122 tokens.
+    assert_eq!(find(&["--no-cache"]), [json!([9, 24, 122])]);
+    // With the imports: one run from line 1, 63 tokens more.
+    assert_eq!(
+        find(&["--no-cache", "--keep-imports"]),
+        [json!([1, 24, 185])]
+    );
+}
+
+/// The suppression markers of dupcheck, jscpd and PMD CPD, in the
+/// comment syntaxes people write them in.
+const MARKERS: [(&str, &str); 3] = [
+    ("// dupcheck-disable", "// dupcheck-enable"),
+    ("/* jscpd:ignore-start */", "/* jscpd:ignore-end */"),
+    ("// CPD-OFF", "// CPD-ON"),
+];
+
+/// `testdata/clones` with three more copies of `merge`, each between
+/// the markers of one pair, and one in a string that holds a marker.
+fn with_suppressed_copies() -> tempfile::TempDir {
+    let temp = fixture("clones");
+    let merge = merge_function();
+    for (i, (disable, enable)) in MARKERS.iter().enumerate() {
+        write(
+            temp.path(),
+            &format!("accepted/copy{i}.js"),
+            format!("const before = {i};\n{disable}\n{merge}\n{enable}\nconst after = {i};\n"),
+        );
+    }
+    write(
+        temp.path(),
+        "src/mention.js",
+        format!("const note = \"// dupcheck-disable\";\n{merge}\n"),
+    );
+    temp
+}
+
+#[test]
+fn suppressed_code_is_not_indexed_with_any_marker_pair() {
+    let server = Server::start_in(with_suppressed_copies(), &["--no-cache"]);
+    let (status, body) = server.check(json!({"code": merge_function(), "format": "js"}));
+    assert_eq!(status, 200, "{body}");
+    // Not the three accepted copies; the marker in a string is no marker.
+    assert_eq!(
+        places(&body),
+        ["lib/vendor.js", "src/mention.js", "src/merge.js"]
+    );
+}
+
+#[test]
+fn suppressed_code_is_not_counted_as_cloned() {
+    let server = Server::start_in(with_suppressed_copies(), &["--no-cache"]);
+    let (_, list) = server.get("/api/clones?path=accepted");
+    assert_eq!(list, json!({"clones": [], "total": 0, "nextCursor": null}));
+    // The three pairs of merge's places that are not suppressed, and the
+    // fixture's Python clone (`summarize`).
+    let (count, list) = clones(&server);
+    assert_eq!(count, 4);
+    let pairs: Vec<(&str, &str)> = list["clones"]
+        .as_array()
+        .expect("clones")
+        .iter()
+        .map(|c| {
+            (
+                c["first"]["file"].as_str().expect("file"),
+                c["second"]["file"].as_str().expect("file"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("lib/vendor.js", "src/mention.js"),
+            ("lib/vendor.js", "src/merge.js"),
+            ("src/mention.js", "src/merge.js"),
+            ("src/stats.py", "tools/report.py")
+        ]
+    );
+}
+
+#[test]
+fn a_snippet_reports_only_what_is_not_suppressed() {
+    let server = Server::start("clones", &["--no-cache", "--min-tokens", "20"]);
+    let clamp = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/clones/lib/range.js"),
+    )
+    .expect("read range.js");
+    let merge = merge_function();
+    let plain = format!("{merge}\n\n{clamp}");
+    let (_, body) = server.check(json!({"code": plain, "format": "js"}));
+    // src/merge.js holds both functions, one after the other: one run.
+    assert_eq!(
+        places(&body),
+        ["lib/range.js", "lib/vendor.js", "src/merge.js"]
+    );
+    for (disable, enable) in MARKERS {
+        // The snippet's lines stay where they were: only their tokens go.
+        let code = format!("{merge}\n{disable}\n{clamp}{enable}\n");
+        let (status, body) = server.check(json!({"code": code, "format": "js"}));
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            places(&body),
+            ["lib/vendor.js", "src/merge.js"],
+            "{disable}"
+        );
+        for duplication in body["duplications"].as_array().expect("duplications") {
+            assert_eq!(
+                duplication["snippetLocation"],
+                json!({"startLine": 1, "endLine": 16, "startColumn": 1, "endColumn": 2})
+            );
+        }
+        // The whole snippet's lines are counted, the duplicated ones are merge's.
+        assert_eq!(body["statistics"]["duplicatedLines"], 16, "{body}");
+    }
+}
+
+#[test]
+fn an_import_of_a_generated_module_does_not_mark_its_importer() {
+    // The imports are no tokens, so they lie before the first one, where
+    // the header test looks; it reads only what comes before them.
+    let temp = fixture("clones");
+    let merge = merge_function();
+    write(
+        temp.path(),
+        "src/uses.js",
+        format!("import {{ api }} from '@generated/api';\n{merge}\n"),
+    );
+    write(
+        temp.path(),
+        "gen/marked.js",
+        format!("// @generated\nimport {{ api }} from './api';\n{merge}\n"),
+    );
+    let server = Server::start_in(temp, &["--no-cache"]);
+    let (_, health) = server.get("/api/health");
+    assert_eq!(health["skipped"], json!({"generated": 1}));
+    let (_, body) = server.check(json!({"code": merge, "format": "js"}));
+    assert_eq!(
+        places(&body),
+        ["lib/vendor.js", "src/merge.js", "src/uses.js"]
     );
 }
