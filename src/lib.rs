@@ -31,8 +31,8 @@
 //! ```
 //!
 //! A [`engine::tokens::Normalization`] from a `Mode` is the common case; the
-//! configuration's (`--ignoreCase`, `--ignore-pattern`) is built once in
-//! [`project::config::Config`].
+//! configuration's (`--ignoreCase`, `--ignore-pattern`, `--keep-imports`) is
+//! built once in [`project::config::Config`].
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 /// Code in, duplications out: grammars, parsing, tokens, fingerprints,

@@ -389,3 +389,43 @@ fn an_import_of_a_generated_module_does_not_mark_its_importer() {
         ["lib/vendor.js", "src/merge.js", "src/uses.js"]
     );
 }
+
+#[test]
+fn a_diff_adding_the_same_imports_reports_nothing_unless_kept() {
+    let added: String = format!("{IMPORTS}\nexport const version = 3;\n")
+        .lines()
+        .map(|l| format!("+{l}\n"))
+        .collect();
+    let lines = added.lines().count();
+    let diff = format!(
+        "diff --git a/c.js b/c.js\nnew file mode 100644\n--- /dev/null\n+++ b/c.js\n@@ -0,0 +1,{lines} @@\n{added}"
+    );
+    let body = json!({ "diff": diff }).to_string();
+    let server = Server::start_in(sharing_imports_only(), &["--no-cache"]);
+    let (status, answer) = server.post("/api/check-diff", &body);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["files"],
+        json!([{"duplications": [], "format": "javascript", "path": "c.js"}])
+    );
+    assert_eq!(answer["statistics"]["totalDuplications"], 0, "{answer}");
+    let server = Server::start_in(sharing_imports_only(), &["--no-cache", "--keep-imports"]);
+    let (_, answer) = server.post("/api/check-diff", &body);
+    let places: Vec<Value> = answer["files"][0]["duplications"]
+        .as_array()
+        .expect("duplications")
+        .iter()
+        .map(|d| {
+            json!([
+                d["codebaseLocation"]["file"],
+                d["snippetLocation"]["startLine"],
+                d["snippetLocation"]["endLine"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [json!(["a.js", 1, 9]), json!(["b.js", 1, 9])],
+        "{answer}"
+    );
+}
