@@ -334,6 +334,32 @@ fn real_answers_are_described_by_the_document() {
     doc.assert_describes("GET", "/api/clones", &res);
     assert_eq!(res.json()["nextCursor"], Value::Null);
 
+    // One clone in detail, the folder tree, the dashboard and its files.
+    let path = format!(
+        "/api/clone?id={}",
+        first["clones"][0]["id"].as_str().unwrap()
+    );
+    let res = server.request("GET", &path, &[], b"");
+    assert_eq!(res.status, 200, "{}", text(&res));
+    doc.assert_describes("GET", "/api/clone", &res);
+    for path in [
+        "/api/tree",
+        "/api/tree?path=src&limit=1",
+        "/api/tree?path=src/app",
+    ] {
+        let res = server.request("GET", path, &[], b"");
+        assert_eq!(res.status, 200, "{path}: {}", text(&res));
+        doc.assert_describes("GET", "/api/tree", &res);
+    }
+    let res = server.request("GET", "/", &[("Accept", "text/html")], b"");
+    assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
+    doc.assert_describes("GET", "/", &res);
+    for path in ["/dashboard/app.js", "/dashboard/style.css"] {
+        let res = server.request("GET", path, &[], b"");
+        assert_eq!(res.status, 200, "{path}");
+        doc.assert_describes("GET", path, &res);
+    }
+
     // A check with duplications, in each of its forms.
     let check = json!({"code": MERGE, "format": "javascript"}).to_string();
     for output in ["json", "sarif", "rdjsonl"] {
@@ -411,6 +437,16 @@ fn real_errors_are_described_by_the_document() {
         let res = server.request("GET", &format!("/api/clones?{query}"), &[], b"");
         assert_eq!(res.status, 400, "{query}");
         described("GET", "/api/clones", res);
+    }
+    for (query, status) in [("depth=2", 400), ("limit=0", 400), ("path=nope", 404)] {
+        let res = server.request("GET", &format!("/api/tree?{query}"), &[], b"");
+        assert_eq!(res.status, status, "{query}");
+        described("GET", "/api/tree", res);
+    }
+    for (query, status) in [("", 400), ("id=42", 400), ("id=0123456789abcdef", 404)] {
+        let res = server.request("GET", &format!("/api/clone?{query}"), &[], b"");
+        assert_eq!(res.status, status, "{query}");
+        described("GET", "/api/clone", res);
     }
     let res = server.request(
         "POST",
@@ -509,6 +545,7 @@ fn real_errors_are_described_by_the_document() {
     let want = [
         "BadRequest",
         "Forbidden",
+        "NotFound",
         "PayloadTooLarge",
         "RequestHeaderFieldsTooLarge",
         "RequestTimeout",

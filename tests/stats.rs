@@ -102,7 +102,8 @@ fn health_reports_state_and_skips() {
     assert_json!(
         body,
         json!({"status": "ready", "workingDirectory": dir.to_str(), "lastScanTime": "T", "lastUpdateTime": null, "scanning": false,
-               "files": 3, "skipped": {"tooLarge": 1, "binary": 1, "notUtf8": 1}, "version": "0.1.0"})
+               "files": 3, "mode": "strict", "minTokens": 50, "minLines": 5,
+               "skipped": {"tooLarge": 1, "binary": 1, "notUtf8": 1}, "version": "0.1.0"})
     );
 }
 
@@ -156,10 +157,12 @@ fn root_describes_the_api() {
         names,
         [
             "GET /",
+            "GET /api/clone",
             "GET /api/clones",
             "GET /api/health",
             "GET /api/openapi.json",
             "GET /api/stats",
+            "GET /api/tree",
             "POST /api/check",
             "POST /api/check-diff",
             "POST /api/recheck",

@@ -278,6 +278,122 @@ fn render(
         .collect()
 }
 
+/// The most tokens of each place a [`CloneDetail`] lists.
+pub const MAX_DETAIL_TOKENS: usize = 10_000;
+
+/// One clone with what a side-by-side view shows: both places' whole lines
+/// and where each token is, to highlight what matched.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneDetail {
+    /// The clone's id, as the list gives it.
+    pub id: String,
+    /// The format of the first place.
+    pub format: String,
+    /// Tokens in each place.
+    pub tokens: u32,
+    /// Lines of the larger place.
+    pub lines: u32,
+    /// The place that comes first (by path, then position).
+    pub first: PlaceText,
+    /// The other place.
+    pub second: PlaceText,
+    /// Tokens listed per place: `tokens`, or [`MAX_DETAIL_TOKENS`] when
+    /// the clone is larger.
+    pub tokens_listed: u32,
+    /// The indexes (into each place's `tokens`) of the token pairs whose
+    /// source text differs: equal once normalized (a renamed identifier in
+    /// `mild` or `weak` mode, a comment-free relayout never), the rest are
+    /// alike letter for letter.
+    pub differing: Vec<u32>,
+}
+
+/// One place of a [`CloneDetail`]: its range, its whole lines, its tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaceText {
+    /// The path as reported (relative to DIR, or absolute with `--absolute`).
+    pub file: String,
+    /// 1-based line of the first token.
+    pub start_line: u32,
+    /// Line of the last token's last character.
+    pub end_line: u32,
+    /// 1-based column (characters) of the first token.
+    pub start_column: u32,
+    /// Column just after the last token's last character.
+    pub end_column: u32,
+    /// Lines `startLine` to `endLine` whole, `\n`-separated (no final
+    /// newline, carriage returns removed).
+    pub text: String,
+    /// Each token of the place as `[startLine, startColumn, endLine,
+    /// endColumn]` (1-based lines, columns in characters, the end just
+    /// after the last character), in order.
+    #[schema(value_type = Vec<Vec<u32>>)]
+    pub tokens: Vec<[u32; 4]>,
+}
+
+/// The clone whose id is `id`, with both places' text and tokens; `None`
+/// when the current index has no such clone (it changed since the list was
+/// read).
+pub fn detail(
+    snapshot: &Snapshot,
+    config: &Config,
+    registry: &Registry,
+    id_wanted: &str,
+) -> Option<CloneDetail> {
+    let files = &snapshot.index.files;
+    let (clones, _) = snapshot.clones(config);
+    let (key, c) = clones.iter().find_map(|c| {
+        let key = key(snapshot, c);
+        (id(&key, c.len) == id_wanted).then_some((key, c))
+    })?;
+    let listed = (c.len as usize).min(MAX_DETAIL_TOKENS) as u32;
+    let place = |(f, start): (u32, u32)| {
+        let file = &files[f as usize];
+        let span = span(file, start, c.len);
+        let text: Vec<&str> = file
+            .text
+            .split('\n')
+            .skip(span.start.line as usize - 1)
+            .take(span.lines() as usize)
+            .map(|line| line.strip_suffix('\r').unwrap_or(line))
+            .collect();
+        let tokens = (start..start + listed)
+            .map(|i| {
+                let (s, e) = (file.token_start(i), file.token_end(i));
+                [s.line, s.column, e.line, e.column]
+            })
+            .collect();
+        PlaceText {
+            file: file.path.clone(),
+            start_line: span.start.line,
+            end_line: span.end.line,
+            start_column: span.start.column,
+            end_column: span.end.column,
+            text: text.join("\n"),
+            tokens,
+        }
+    };
+    let source = |(f, start): (u32, u32), i: u32| {
+        let file = &files[f as usize];
+        let token = &file.tokens[(start + i) as usize];
+        &file.text[token.start as usize..token.end as usize]
+    };
+    let differing = (0..listed)
+        .filter(|&i| source(c.first, i) != source(c.second, i))
+        .collect();
+    Some(CloneDetail {
+        id: id_wanted.to_owned(),
+        format: registry.get(files[c.first.0 as usize].format).name.clone(),
+        tokens: c.len,
+        lines: u32::MAX - key.shorter,
+        first: place(c.first),
+        second: place(c.second),
+        tokens_listed: listed,
+        differing,
+    })
+}
+
 /// A clone's id: a hash of its places and size.
 fn id(key: &Cursor, tokens: u32) -> String {
     let mut bytes = Vec::with_capacity(key.first.0.len() + key.second.0.len() + 16);

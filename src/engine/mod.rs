@@ -6,8 +6,8 @@
 //! ([`matching`]).
 //!
 //! The engine calls every interface makes live here too: [`check::check`]
-//! (a snippet), [`diff_check::check_diff`] (a diff), and the clone list and
-//! statistics of [`stats`]. They read a [`crate::project::scan::Snapshot`];
+//! (a snippet), [`diff_check::check_diff`] (a diff), the clone list and
+//! statistics of [`stats`], and the folder tree of [`tree`]. They read a [`crate::project::scan::Snapshot`];
 //! nothing here touches the file system, the network or the clock beyond a
 //! parse's deadline.
 
@@ -43,3 +43,5 @@ pub mod snippet;
 pub mod stats;
 /// Parsing and normalization into token streams.
 pub mod tokens;
+/// The folder tree: one folder's children with their duplication.
+pub mod tree;

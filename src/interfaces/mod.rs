@@ -1,5 +1,5 @@
 //! The interfaces: thin adapters over the engine calls. The HTTP API
-//! ([`http`]), the MCP endpoint mounted in it ([`mcp`]), the language
+//! ([`http`]) and the dashboard it serves to browsers ([`dashboard`]), the MCP endpoint mounted in it ([`mcp`]), the language
 //! server for editors ([`lsp`]), the command line's one run for CI
 //! ([`report`]), and the renderings they share ([`answers`], [`sarif`],
 //! [`time`]). An adapter decodes, validates and renders; it never
@@ -7,6 +7,8 @@
 
 /// The JSON answers of the engine calls, shared by REST and MCP.
 pub mod answers;
+/// The dashboard: the page for browsers, embedded in the binary.
+pub mod dashboard;
 /// The HTTP API.
 pub mod http;
 /// `dupcheck lsp`: a language server on stdio for editors.

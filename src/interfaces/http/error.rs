@@ -55,6 +55,9 @@ pub enum ApiError {
     HeaderTimeout { timeout: std::time::Duration },
     /// No such route.
     NotFound { method: Method, path: String },
+    /// A route's object (a folder, a clone) is not in the current index;
+    /// the text says which and what to do.
+    Missing(String),
     /// Known path, wrong method.
     MethodNotAllowed {
         method: Method,
@@ -107,7 +110,7 @@ impl ApiError {
             Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::HeaderTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::Http2 => StatusCode::HTTP_VERSION_NOT_SUPPORTED,
-            Self::NotFound { .. } => StatusCode::NOT_FOUND,
+            Self::NotFound { .. } | Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -129,7 +132,7 @@ impl ApiError {
             Self::HeadersTooLarge => "RequestHeaderFieldsTooLarge",
             Self::HeaderTimeout { .. } => "RequestTimeout",
             Self::Http2 => "HTTPVersionNotSupported",
-            Self::NotFound { .. } => "NotFound",
+            Self::NotFound { .. } | Self::Missing(_) => "NotFound",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::Timeout => "RequestTimeout",
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
@@ -184,7 +187,10 @@ impl ApiError {
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Validation(text) | Self::UnsupportedFormat(text) | Self::TooComplex(text) => {
+            Self::Validation(text)
+            | Self::UnsupportedFormat(text)
+            | Self::TooComplex(text)
+            | Self::Missing(text) => {
                 f.write_str(text)
             }
             Self::Mcp { message, .. } => f.write_str(message),

@@ -32,6 +32,7 @@ use crate::engine::clones::{ClonesPage, ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_
 use crate::engine::diff_check::DiffAnswer;
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::stats::ProjectStats;
+use crate::engine::tree::{self, Folder, TreeQuery};
 use crate::interfaces::answers;
 use crate::interfaces::sarif::{self, Extras, Finding, Notice, Snippet};
 use crate::interfaces::time::iso8601;
@@ -664,6 +665,136 @@ where
     })?
 }
 
+/// GET /api/tree: one folder's children, with their lines and duplication.
+pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+    let fields = query_fields(req.uri().query().unwrap_or(""))?;
+    let query = tree_query(&fields, &state.scanner.config().dir)?;
+    run_tree(state, query, |folder| Ok(json(StatusCode::OK, folder))).await
+}
+
+/// One folder of the tree, as every interface reads it: of the current
+/// snapshot ([`ApiError::NotReady`] before the first scan), computed on the
+/// blocking pool; [`ApiError::Missing`] when no indexed file is inside it.
+pub async fn run_tree<T, R>(state: &Arc<State>, query: TreeQuery, render: R) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    R: FnOnce(&Folder) -> Result<T, ApiError> + Send + 'static,
+{
+    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || {
+        let scanner = &state.scanner;
+        let folder =
+            crate::engine::tree::folder(&snapshot, scanner.config(), scanner.registry(), &query)
+                .ok_or_else(|| no_such_folder(&query.path))?;
+        render(&folder)
+    })
+    .await
+    .map_err(|err| {
+        tracing::error!("tree failed: {err}");
+        ApiError::Internal
+    })?
+}
+
+/// The parameters of a tree query: `path`, `limit` and `offset`; anything
+/// else is refused.
+pub fn tree_query(fields: &Map<String, Value>, dir: &Path) -> Result<TreeQuery, ApiError> {
+    const KNOWN: [&str; 3] = ["path", "limit", "offset"];
+    if let Some(name) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(ApiError::Validation(format!(
+            "Unknown parameter \"{name}\"; the tree takes {}",
+            KNOWN.join(", ")
+        )));
+    }
+    let path = match fields.get("path") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(p)) => relative_to_dir(p, dir),
+        Some(_) => return Err(must_be("path", "a string")),
+    };
+    let limit = whole_field(fields, "limit", 1..=tree::MAX_LIMIT as u64)?;
+    let offset = whole_field(fields, "offset", 0..=u64::from(u32::MAX))?;
+    Ok(TreeQuery {
+        path,
+        limit: limit.map_or(tree::DEFAULT_LIMIT, |n| n as usize),
+        offset: offset.map_or(0, |n| n as usize),
+    })
+}
+
+/// A whole-number field within `range`, as a number or a string; `None`
+/// when absent or empty.
+fn whole_field(
+    fields: &Map<String, Value>,
+    name: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<Option<u64>, ApiError> {
+    let number = match fields.get(name) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) if s.is_empty() => return Ok(None),
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
+        Some(_) => None,
+    };
+    match number {
+        Some(n) if range.contains(&n) => Ok(Some(n)),
+        _ => Err(must_be(
+            name,
+            &format!("a whole number from {} to {}", range.start(), range.end()),
+        )),
+    }
+}
+
+/// GET /api/clone: one clone of the list with both places' lines and
+/// tokens, for a side-by-side view.
+pub async fn clone_detail(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+    let fields = query_fields(req.uri().query().unwrap_or(""))?;
+    let id = clone_id(&fields)?;
+    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || {
+        let scanner = &state.scanner;
+        crate::engine::clones::detail(&snapshot, scanner.config(), scanner.registry(), &id)
+            .map(|detail| json(StatusCode::OK, &detail))
+            .ok_or_else(|| no_such_clone(&id))
+    })
+    .await
+    .map_err(|err| {
+        tracing::error!("clone detail failed: {err}");
+        ApiError::Internal
+    })?
+}
+
+/// The answer to a tree query for a folder no indexed file is in.
+pub fn no_such_folder(path: &str) -> ApiError {
+    ApiError::Missing(format!(
+        "No folder {path:?} holds an indexed file; send a folder of the tree (empty for the top)"
+    ))
+}
+
+/// The answer to a query for a clone the current index does not have.
+pub fn no_such_clone(id: &str) -> ApiError {
+    ApiError::Missing(format!(
+        "No clone {id} in the current index; the code changed since the list was read: list the clones again"
+    ))
+}
+
+/// The `id` of a clone query: 16 hex digits, the only parameter.
+pub fn clone_id(fields: &Map<String, Value>) -> Result<String, ApiError> {
+    if let Some(name) = fields.keys().find(|k| k.as_str() != "id") {
+        return Err(ApiError::Validation(format!(
+            "Unknown parameter \"{name}\"; a clone is asked for by id"
+        )));
+    }
+    match fields.get("id") {
+        Some(Value::String(id)) if id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Ok(id.to_ascii_lowercase())
+        }
+        None | Some(Value::Null) => Err(ApiError::Validation(
+            "Missing required parameter: id (a clone's id from /api/clones)".into(),
+        )),
+        Some(_) => Err(must_be("id", "a clone's id: 16 hex digits")),
+    }
+}
+
 /// The parameters of a query string as an object of strings, refusing
 /// repeated names.
 fn query_fields(query: &str) -> Result<Map<String, Value>, ApiError> {
@@ -781,6 +912,12 @@ pub struct HealthBody<'a> {
     scanning: bool,
     /// Files in the index.
     files: usize,
+    /// How tokens are compared (`--mode`): `strict`, `mild` or `weak`.
+    mode: &'static str,
+    /// The smallest clone, in tokens (`--min-tokens`).
+    min_tokens: u32,
+    /// The smallest clone, in lines (`--min-lines`).
+    min_lines: u32,
     /// Files the last scan skipped, by reason (`tooLarge`,
     /// `tooManyLines`, `binary`, `notUtf8`, `unreadable`, `parseTimeout`,
     /// `parseMemory`); reasons with none are left out.
@@ -814,6 +951,9 @@ pub fn health(state: &State) -> Resp {
         last_update_time: scanner.last_update().map(iso8601),
         scanning: scanner.is_scanning(),
         files: snapshot.as_ref().map_or(0, |s| s.index.files.len()),
+        mode: scanner.config().normalization.mode.name(),
+        min_tokens: scanner.config().thresholds.min_tokens,
+        min_lines: scanner.config().thresholds.min_lines,
         skipped: snapshot
             .as_ref()
             .map(|s| s.skipped.0.iter().map(|(r, n)| (r.name(), *n)).collect())
@@ -854,12 +994,14 @@ pub fn root_body(registry: &Registry) -> RootBody<'_> {
             "POST /api/check": "Check a code snippet for duplications: {\"code\": \"...\", \"format\": \"javascript\"}, optional \"recheck\" and \"path\"; ?output=sarif or rdjsonl for SARIF 2.1.0 or reviewdog",
             "POST /api/check-diff": "Check what a diff adds for duplications: the output of git diff as text/x-diff, or {\"diff\": \"...\"}; ?output=sarif or rdjsonl for SARIF 2.1.0 or reviewdog",
             "GET /api/stats": "Duplication statistics of the whole project, per file and per format",
+            "GET /api/tree": "One folder of the project: its children (folders and files) with lines, duplicated lines, files and clones, most lines first: ?path=src, limit (at most 2000), offset",
+            "GET /api/clone": "One clone of /api/clones with both places' whole lines and each token's position, for a side-by-side view: ?id=",
             "GET /api/clones": "The project's clones, largest first: ?limit=100 (at most 1000), cursor (the answer's nextCursor), path (a file or folder), format, minTokens, fragments=true",
             "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
             "GET /api/openapi.json": "This API as an OpenAPI 3.1 document: every endpoint, parameter, answer and error, with examples",
             "POST /mcp": "The MCP endpoint for AI coding assistants (streamable HTTP, stateless): tools check_code, check_diff, list_clones and project_stats answer as /api/check, /api/check-diff, /api/clones and /api/stats do",
-            "GET /": "This description",
+            "GET /": "This description; a browser (Accept: text/html) gets the dashboard",
         }),
         formats: registry.names(),
         documentation: "POST a snippet and its format to /api/check; the answer lists every place in the scanned code that it duplicates, with exact lines. See README.md.",

@@ -131,17 +131,22 @@ pub fn document(config: &Config, registry: &Registry) -> Document {
         operations::health,
         operations::stats,
         operations::clones,
+        operations::clone_detail,
+        operations::tree,
         operations::check,
         operations::check_diff,
         operations::recheck,
         operations::openapi,
         operations::mcp,
+        operations::dashboard_script,
+        operations::dashboard_style,
     ),
     components(schemas(super::error::ErrorBody, Output)),
     tags(
         (name = "checks", description = "Does this code already exist here? Snippets and diffs against the index."),
         (name = "project", description = "The indexed directory: statistics and rescans."),
         (name = "server", description = "What the server is and how it is doing."),
+        (name = "dashboard", description = "The page browsers get at `/` and the files it loads."),
     ),
 )]
 struct ApiDoc;
@@ -153,7 +158,8 @@ mod operations {
     use utoipa::ToSchema;
 
     use super::{OpenApiDocument, SarifLog};
-    use crate::engine::clones::ClonesPage;
+    use crate::engine::clones::{CloneDetail, ClonesPage};
+    use crate::engine::tree::Folder;
     use crate::interfaces::answers::{CheckBody, DiffBody as DiffCheckBody, StatsBody};
     use crate::interfaces::http::handlers::{HealthBody, Output, RecheckBody, RootBody};
 
@@ -186,18 +192,113 @@ mod operations {
 
     const DIFF_EXAMPLE: &str = "diff --git a/src/merge.js b/src/merge.js\nnew file mode 100644\nindex 0000000..3b18e51\n--- /dev/null\n+++ b/src/merge.js\n@@ -0,0 +1,3 @@\n+function merge(a, b) {\n+  return Object.assign({}, a, b);\n+}\n";
 
-    /// The description of the endpoints.
+    /// The description of the endpoints, or the dashboard.
     ///
     /// The name and version, what each endpoint does, and the formats
-    /// dupcheck reads.
+    /// dupcheck reads. A browser (`Accept` naming `text/html`) gets the
+    /// dashboard instead: a page over this API (state, folder treemap and
+    /// table, clones side by side, a snippet check), kept current while
+    /// the index changes.
     #[utoipa::path(
         get,
         path = "/",
         operation_id = "describe",
         tag = "server",
-        responses((status = 200, description = "The description", body = RootBody)),
+        responses((status = 200, description = "The description, or for a browser the dashboard", content(
+            (RootBody = "application/json"),
+            (String = "text/html"),
+        ))),
     )]
     pub fn root() {}
+
+    /// The dashboard's script.
+    ///
+    /// A JavaScript module, embedded in the binary.
+    #[utoipa::path(
+        get,
+        path = "/dashboard/app.js",
+        operation_id = "dashboardScript",
+        tag = "dashboard",
+        responses((status = 200, description = "The script", content((String = "text/javascript")))),
+    )]
+    pub fn dashboard_script() {}
+
+    /// The dashboard's style sheet.
+    ///
+    /// Embedded in the binary.
+    #[utoipa::path(
+        get,
+        path = "/dashboard/style.css",
+        operation_id = "dashboardStyle",
+        tag = "dashboard",
+        responses((status = 200, description = "The style sheet", content((String = "text/css")))),
+    )]
+    pub fn dashboard_style() {}
+
+    /// One folder of the project and its children.
+    ///
+    /// The folder's files, lines, duplicated lines and clones, and a page
+    /// of its children (sub-folders and files) with the same figures, most
+    /// lines first: what the dashboard's treemap draws. A folder's figures
+    /// sum its files' rows of `GET /api/stats`; a clone counts once in
+    /// each child holding a place of it. Query parameters may appear once
+    /// each; an empty one is as if absent.
+    #[utoipa::path(
+        get,
+        path = "/api/tree",
+        operation_id = "tree",
+        tag = "project",
+        params(
+            ("path" = Option<String>, Query, description = "The folder, relative to the directory (or absolute inside it); absent or empty for the top", example = "src"),
+            ("limit" = Option<u32>, Query, minimum = 1, maximum = 2000, description = "Children on the page: 1 to 2,000, 200 if absent", example = 50),
+            ("offset" = Option<u32>, Query, description = "Children to skip: the answer's `nextOffset`; 0 if absent"),
+        ),
+        responses((status = 200, description = "The folder and a page of its children", body = Folder, example = json!({
+            "name": "src",
+            "path": "src",
+            "kind": "folder",
+            "files": 3,
+            "lines": 120,
+            "duplicatedLines": 30,
+            "percentage": 25,
+            "clones": 2,
+            "format": null,
+            "children": [
+                {"name": "util", "path": "src/util", "kind": "folder", "files": 2, "lines": 80, "duplicatedLines": 30, "percentage": 37.5, "clones": 2, "format": null},
+                {"name": "main.js", "path": "src/main.js", "kind": "file", "files": 1, "lines": 40, "duplicatedLines": 0, "percentage": 0, "clones": 0, "format": "javascript"}
+            ],
+            "totalChildren": 2,
+            "nextOffset": null
+        }))),
+    )]
+    pub fn tree() {}
+
+    /// One clone with both places' text.
+    ///
+    /// A clone of `GET /api/clones` by its `id`: both places' whole lines
+    /// and the position of each of their tokens (the matched code, for a
+    /// side-by-side view to highlight), and which token pairs differ in
+    /// their text (renamed in `mild` or `weak` mode).
+    #[utoipa::path(
+        get,
+        path = "/api/clone",
+        operation_id = "clone",
+        tag = "project",
+        params(("id" = String, Query, description = "The clone's `id`, from `GET /api/clones`", example = "9f2c4e1a7b3d5086")),
+        responses((status = 200, description = "The clone", body = CloneDetail, example = json!({
+            "id": "9f2c4e1a7b3d5086",
+            "format": "javascript",
+            "tokens": 8,
+            "lines": 1,
+            "first": {"file": "src/a.js", "startLine": 3, "endLine": 3, "startColumn": 1, "endColumn": 14,
+                      "text": "let x = a(b);", "tokens": [[3, 1, 3, 4], [3, 5, 3, 6], [3, 7, 3, 8], [3, 9, 3, 10], [3, 10, 3, 11], [3, 11, 3, 12], [3, 12, 3, 13], [3, 13, 3, 14]]},
+            "second": {"file": "src/b.js", "startLine": 8, "endLine": 8, "startColumn": 3, "endColumn": 16,
+                       "text": "  let y = a(b);", "tokens": [[8, 3, 8, 6], [8, 7, 8, 8], [8, 9, 8, 10], [8, 11, 8, 12], [8, 12, 8, 13], [8, 13, 8, 14], [8, 14, 8, 15], [8, 15, 8, 16]]},
+            "tokensListed": 8,
+            "differing": [1]
+        }))),
+    )]
+    pub fn clone_detail() {}
 
     /// The server's state.
     ///
@@ -215,6 +316,9 @@ mod operations {
             "lastUpdateTime": null,
             "scanning": false,
             "files": 812,
+            "mode": "mild",
+            "minTokens": 50,
+            "minLines": 5,
             "skipped": {"binary": 2},
             "version": "0.1.0"
         }))),
@@ -537,6 +641,10 @@ enum Kind {
     UnsupportedFormat,
     DiffValidation,
     ClonesValidation,
+    TreeValidation,
+    CloneValidation,
+    FolderMissing,
+    CloneMissing,
     ForbiddenOrigin,
     ForbiddenHost,
     NotFound,
@@ -577,7 +685,11 @@ fn errors_of(endpoint: Endpoint) -> Vec<Kind> {
         kinds.extend([ForbiddenOrigin, ForbiddenHost]);
     }
     kinds.extend(match endpoint {
-        Endpoint::Root | Endpoint::Health | Endpoint::OpenApi => vec![],
+        Endpoint::Root | Endpoint::Health | Endpoint::OpenApi | Endpoint::DashboardAsset => {
+            vec![]
+        }
+        Endpoint::Tree => vec![TreeValidation, FolderMissing, NotReady],
+        Endpoint::CloneDetail => vec![CloneValidation, CloneMissing, NotReady],
         Endpoint::Stats => vec![NotReady],
         Endpoint::Clones => vec![ClonesValidation, UnsupportedFormat, NotReady],
         Endpoint::Recheck => vec![Scan],
@@ -652,6 +764,18 @@ impl ErrorExamples {
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
+        let tree = |query: Value| {
+            let fields = query.as_object().cloned().unwrap_or_default();
+            handlers::tree_query(&fields, &config.dir)
+                .err()
+                .unwrap_or(ApiError::Internal)
+        };
+        let clone = |query: Value| {
+            let fields = query.as_object().cloned().unwrap_or_default();
+            handlers::clone_id(&fields)
+                .err()
+                .unwrap_or(ApiError::Internal)
+        };
         let not_a_diff = crate::engine::diff::parse("fix the merge")
             .err()
             .map_or(ApiError::Internal, |e| DiffRefusal::Diff(e).into());
@@ -693,6 +817,28 @@ impl ErrorExamples {
                     ("badLimit", clones(json!({"limit": "0"}))),
                     ("badCursor", clones(json!({"cursor": "page2"}))),
                 ],
+            ),
+            (
+                TreeValidation,
+                vec![
+                    ("unknownParameter", tree(json!({"depth": "2"}))),
+                    ("badLimit", tree(json!({"limit": "0"}))),
+                ],
+            ),
+            (
+                CloneValidation,
+                vec![
+                    ("missingId", clone(json!({}))),
+                    ("badId", clone(json!({"id": "42"}))),
+                ],
+            ),
+            (
+                FolderMissing,
+                vec![("noSuchFolder", handlers::no_such_folder("src/nope"))],
+            ),
+            (
+                CloneMissing,
+                vec![("noSuchClone", handlers::no_such_clone("9f2c4e1a7b3d5086"))],
             ),
             (
                 ForbiddenOrigin,

@@ -18,7 +18,7 @@ use hyper::{Method, Request};
 
 use super::error::ApiError;
 use super::{handlers, Resp, State};
-use crate::interfaces::mcp;
+use crate::interfaces::{dashboard, mcp};
 use crate::project::config::{origin_host, Config};
 use crate::project::scan::panic_message;
 
@@ -49,8 +49,15 @@ pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, In
 /// What a route calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
-    /// `GET /`: the description of the endpoints.
+    /// `GET /`: the description of the endpoints, or for a browser
+    /// (`Accept: text/html`) the dashboard.
     Root,
+    /// `GET /dashboard/...`: a file the dashboard loads.
+    DashboardAsset,
+    /// `GET /api/tree`.
+    Tree,
+    /// `GET /api/clone`.
+    CloneDetail,
     /// `GET /api/health`.
     Health,
     /// `GET /api/stats`.
@@ -107,6 +114,16 @@ pub const ROUTES: &[Route] = &[
         endpoint: Endpoint::Clones,
     },
     Route {
+        method: Method::GET,
+        path: "/api/clone",
+        endpoint: Endpoint::CloneDetail,
+    },
+    Route {
+        method: Method::GET,
+        path: "/api/tree",
+        endpoint: Endpoint::Tree,
+    },
+    Route {
         method: Method::POST,
         path: "/api/check",
         endpoint: Endpoint::Check,
@@ -131,6 +148,16 @@ pub const ROUTES: &[Route] = &[
         path: "/mcp",
         endpoint: Endpoint::Mcp,
     },
+    Route {
+        method: Method::GET,
+        path: "/dashboard/app.js",
+        endpoint: Endpoint::DashboardAsset,
+    },
+    Route {
+        method: Method::GET,
+        path: "/dashboard/style.css",
+        endpoint: Endpoint::DashboardAsset,
+    },
 ];
 
 async fn dispatch(
@@ -152,7 +179,13 @@ async fn dispatch(
         });
     }
     match route.endpoint {
+        Endpoint::Root if dashboard::wants_html(&req) => Ok(dashboard::serve(&dashboard::PAGE)),
         Endpoint::Root => Ok(handlers::root(&state)),
+        Endpoint::DashboardAsset => dashboard::asset(route.path)
+            .map(dashboard::serve)
+            .ok_or(ApiError::Internal),
+        Endpoint::Tree => handlers::tree(&state, req).await,
+        Endpoint::CloneDetail => handlers::clone_detail(&state, req).await,
         Endpoint::Health => Ok(handlers::health(&state)),
         Endpoint::Stats => handlers::stats(&state).await,
         Endpoint::Clones => handlers::clones(&state, req).await,
