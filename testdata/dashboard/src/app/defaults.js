@@ -1,0 +1,5 @@
+export const defaults = {
+  theme: "light",
+  language: "en",
+  pageSize: 20,
+};
