@@ -53,8 +53,7 @@ impl Default for TreeQuery {
 #[schema(as = Folder)]
 pub struct Folder {
     /// The folder's own figures (its `path` is the one asked for).
-    #[serde(flatten)]
-    pub figures: Node,
+    pub folder: Node,
     /// Its children (folders and files), most lines first, then by name.
     pub children: Vec<Node>,
     /// Children of the folder, on every page.
@@ -231,7 +230,7 @@ pub fn folder(
         .collect::<Vec<_>>();
     let name = prefix.rsplit('/').next().unwrap_or("");
     Some(Folder {
-        figures: own.node(name, prefix.to_owned(), Kind::Folder),
+        folder: own.node(name, prefix.to_owned(), Kind::Folder),
         children: page,
         total_children,
         next_offset: (end < total_children).then_some(end),

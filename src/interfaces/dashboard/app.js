@@ -110,7 +110,7 @@ async function loadTree(path, { keep = false } = {}) {
     }
     throw err;
   }
-  view.path = folder.path;
+  view.path = folder.folder.path;
   view.folder = folder;
   view.children = folder.children;
   drawCrumbs();
@@ -145,13 +145,13 @@ function drawCrumbs() {
 }
 
 function drawTree() {
-  const f = view.folder;
+  const f = view.folder.folder;
   const shown = view.children.length;
   const more = $("more-children");
   more.replaceChildren();
   more.append(`${fmt(f.files)} files, ${fmt(f.lines)} lines, ${pct(f.percentage)} duplicated in ${f.path || "the project"}`);
-  if (f.nextOffset !== null) {
-    more.append(` · ${fmt(shown)} of ${fmt(f.totalChildren)} shown `,
+  if (view.folder.nextOffset !== null) {
+    more.append(` · ${fmt(shown)} of ${fmt(view.folder.totalChildren)} shown `,
       el("button", { type: "button", text: "Show more", onclick: moreChildren }));
   }
   drawMap();

@@ -254,15 +254,7 @@ mod operations {
             ("offset" = Option<u32>, Query, description = "Children to skip: the answer's `nextOffset`; 0 if absent"),
         ),
         responses((status = 200, description = "The folder and a page of its children", body = Folder, example = json!({
-            "name": "src",
-            "path": "src",
-            "kind": "folder",
-            "files": 3,
-            "lines": 120,
-            "duplicatedLines": 30,
-            "percentage": 25,
-            "clones": 2,
-            "format": null,
+            "folder": {"name": "src", "path": "src", "kind": "folder", "files": 3, "lines": 120, "duplicatedLines": 30, "percentage": 25, "clones": 2, "format": null},
             "children": [
                 {"name": "util", "path": "src/util", "kind": "folder", "files": 2, "lines": 80, "duplicatedLines": 30, "percentage": 37.5, "clones": 2, "format": null},
                 {"name": "main.js", "path": "src/main.js", "kind": "file", "files": 1, "lines": 40, "duplicatedLines": 0, "percentage": 0, "clones": 0, "format": "javascript"}
