@@ -7,7 +7,10 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read dir") {
         let path = entry.expect("entry").path();
         if path.is_dir() {
-            rust_files(&path, out);
+            // npm's packages (tests/browser) are not ours.
+            if !path.ends_with("node_modules") {
+                rust_files(&path, out);
+            }
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
         }
