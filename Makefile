@@ -10,7 +10,9 @@ build:
 run:
 	$(CARGO) run --release -- $(DIR)
 
+# tests/setup installs Neovim, Chromium and playwright-core when missing.
 test:
+	bash tests/setup
 	$(CARGO) test
 
 lint:

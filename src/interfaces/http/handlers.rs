@@ -846,21 +846,6 @@ pub fn clones_query(
         Some(Value::String(s)) => Ok(Some(s.as_str())),
         Some(_) => Err(must_be(name, "a string")),
     };
-    let whole = |name: &str, range: std::ops::RangeInclusive<u64>| {
-        let number = match fields.get(name) {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::Number(n)) => n.as_u64(),
-            Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
-            Some(_) => None,
-        };
-        match number {
-            Some(n) if range.contains(&n) => Ok(Some(n)),
-            _ => Err(must_be(
-                name,
-                &format!("a whole number from {} to {}", range.start(), range.end()),
-            )),
-        }
-    };
     let format = text("format")?
         .map(|name| format_named(registry, name).map(|f| f.id))
         .transpose()?;
@@ -883,8 +868,10 @@ pub fn clones_query(
     Ok(ClonesQuery {
         path: text("path")?.map_or_else(String::new, |p| relative_to_dir(p, dir)),
         format,
-        min_tokens: whole("minTokens", 0..=u64::from(u32::MAX))?.map_or(0, |n| n as u32),
-        limit: whole("limit", 1..=MAX_LIMIT as u64)?.map_or(DEFAULT_LIMIT, |n| n as usize),
+        min_tokens: whole_field(fields, "minTokens", 0..=u64::from(u32::MAX))?
+            .map_or(0, |n| n as u32),
+        limit: whole_field(fields, "limit", 1..=MAX_LIMIT as u64)?
+            .map_or(DEFAULT_LIMIT, |n| n as usize),
         after,
         fragments,
     })
