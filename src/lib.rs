@@ -23,16 +23,20 @@
 //! called from tests and benchmarks directly:
 //!
 //! ```
-//! use dupcheck::engine::{grammar::Registry, tokens::{tokenize, Mode}};
+//! use dupcheck::engine::{grammar::Registry, tokens::{tokenize, Mode, Normalization}};
 //! let registry = Registry::builtin();
 //! let js = registry.lookup("js").unwrap();
-//! let tokens = tokenize(js, "let a = 1; // note", &Mode::Mild.into()).unwrap();
-//! assert_eq!(tokens.len(), 5); // `let $id = 1 ;`, the comment dropped
+//! let tokens = tokenize(js, "let a = 1; // note", &Normalization::default()).unwrap();
+//! assert_eq!(tokens.len(), 5); // `let a = 1 ;`, the comment dropped
+//! // In mild mode `a` is `$id`, as `b` is: every mode is derived from the tokens.
+//! let other = tokenize(js, "let b = 1;", &Normalization::default()).unwrap();
+//! assert_eq!(tokens[1].id_in(Mode::Mild), other[1].id_in(Mode::Mild));
+//! assert_ne!(tokens[1].id_in(Mode::Strict), other[1].id_in(Mode::Strict));
 //! ```
 //!
-//! A [`engine::tokens::Normalization`] from a `Mode` is the common case; the
-//! configuration's (`--ignoreCase`, `--ignore-pattern`, `--keep-imports`) is
-//! built once in [`project::config::Config`].
+//! [`engine::tokens::Normalization::default`] is the common case; the
+//! configuration's (`--ignoreCase`, `--ignore-pattern`, `--keep-imports`)
+//! is built once in [`project::config::Config`].
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 /// Code in, duplications out: grammars, parsing, tokens, fingerprints,

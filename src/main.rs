@@ -80,13 +80,13 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
 /// `--keep-imports` make them.
 fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result<(), String> {
     let (format, text) = read_for_dump(registry, path)?;
+    let mode = cli
+        .scan
+        .mode
+        .as_deref()
+        .and_then(dupcheck::engine::tokens::Mode::parse)
+        .unwrap_or_default();
     let normalization = dupcheck::engine::tokens::Normalization {
-        mode: cli
-            .scan
-            .mode
-            .as_deref()
-            .and_then(dupcheck::engine::tokens::Mode::parse)
-            .unwrap_or_default(),
         ignore_case: cli.scan.ignore_case,
         keep_imports: cli.scan.keep_imports,
         ignore_patterns: dupcheck::engine::patterns::IgnorePatterns::new(
@@ -94,7 +94,7 @@ fn dump_tokens(cli: &Cli, registry: &Registry, path: &std::path::Path) -> Result
         )
         .map_err(|e| format!("invalid value for --ignore-pattern: {e}"))?,
     };
-    let dump = dupcheck::engine::tokens::dump(format, &text, &normalization)
+    let dump = dupcheck::engine::tokens::dump(format, &text, &normalization, mode)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     print!("{dump}");
     Ok(())

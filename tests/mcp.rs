@@ -183,10 +183,18 @@ async fn the_tools_are_listed_with_descriptions_and_input_schemas() {
             let schema = Value::Object((*tool.input_schema).clone());
             let (properties, required) = match tool.name.as_ref() {
                 "check_code" => (
-                    vec![("code", "string"), ("format", "string"), ("path", "string")],
+                    vec![
+                        ("code", "string"),
+                        ("format", "string"),
+                        ("mode", "string"),
+                        ("path", "string"),
+                    ],
                     json!(["code"]),
                 ),
-                "check_diff" => (vec![("diff", "string")], json!(["diff"])),
+                "check_diff" => (
+                    vec![("diff", "string"), ("mode", "string")],
+                    json!(["diff"]),
+                ),
                 "list_clones" => (
                     vec![
                         ("cursor", "string"),
@@ -213,6 +221,10 @@ async fn the_tools_are_listed_with_descriptions_and_input_schemas() {
                 .collect();
             listed.sort_unstable();
             assert_eq!(listed, properties, "{schema}");
+            if properties.contains(&("mode", "string")) {
+                let modes = json!(["strict", "mild", "weak"]);
+                assert_eq!(schema["properties"]["mode"]["enum"], modes, "{schema}");
+            }
             let annotations = tool.annotations.as_ref().expect("annotations");
             assert_eq!(annotations.read_only_hint, Some(true));
         }
@@ -284,6 +296,46 @@ async fn check_diff_answers_what_post_api_check_diff_answers() {
         );
         client.cancel().await.expect("close");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_argument_answers_as_the_rest_field() {
+    // A strict server; `renamed.js` is a renamed copy of `merge`.
+    let server = Server::start("project", &[]);
+    let code = read("src/app/renamed.js");
+    let lines: Vec<String> = code.lines().map(|l| format!("+{l}\n")).collect();
+    let diff = format!(
+        "diff --git a/src/app/again.js b/src/app/again.js\nnew file mode 100644\n--- /dev/null\n+++ b/src/app/again.js\n@@ -0,0 +1,{} @@\n{}",
+        lines.len(),
+        lines.concat()
+    );
+    let client = connect(&server, Revision::Current).await;
+    let mut found = Vec::new();
+    for mode in ["strict", "mild", "weak"] {
+        let input = json!({"code": code, "path": "src/app/renamed.js", "mode": mode});
+        let (status, rest) = server.check(input.clone());
+        assert_eq!(status, 200, "{rest}");
+        let result = call(&client, "check_code", input).await;
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        assert_json!(result.structured_content.clone().expect("structured"), rest);
+        found.push(rest["duplications"].as_array().map_or(0, Vec::len));
+
+        let input = json!({"diff": diff, "mode": mode});
+        let (status, rest) = server.post("/api/check-diff", &input.to_string());
+        assert_eq!(status, 200, "{rest}");
+        let result = call(&client, "check_diff", input).await;
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        assert_json!(result.structured_content.clone().expect("structured"), rest);
+    }
+    // Strict finds no renamed copy; mild and weak find `merge`'s four
+    // (`literals.js` among them).
+    assert_eq!(found, [0, 4, 4]);
+    let refused = "Unknown mode \"loose\"; use \"strict\", \"mild\" or \"weak\"";
+    let bad = json!({"code": code, "format": "js", "mode": "loose"});
+    assert_tool_error(&call(&client, "check_code", bad).await, refused);
+    let bad = json!({"diff": diff, "mode": "loose"});
+    assert_tool_error(&call(&client, "check_diff", bad).await, refused);
+    client.cancel().await.expect("close");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use dupcheck::engine::grammar::Format;
 use dupcheck::engine::hash::HashMap;
 use dupcheck::engine::snippet::tokenize_snippet;
-use dupcheck::engine::tokens::{tokenize, LineIndex, Mode, Token};
+use dupcheck::engine::tokens::{tokenize, LineIndex, Mode, Normalization, Token};
 use serde::Serialize;
 use tree_sitter::Tree;
 
@@ -78,11 +78,11 @@ struct File {
 }
 
 impl Files {
-    fn get(&mut self, format: &Format, mode: Mode, path: &Path) -> &File {
+    fn get(&mut self, format: &Format, path: &Path) -> &File {
         self.0.entry(path.to_path_buf()).or_insert_with(|| {
             let src = read_source(path).unwrap_or_default();
             File {
-                tokens: tokenize(format, &src, &mode.into()).unwrap_or_default(),
+                tokens: tokenize(format, &src, &Normalization::default()).unwrap_or_default(),
                 tree: parse(format, &src),
                 src,
             }
@@ -91,7 +91,7 @@ impl Files {
 }
 
 /// Explains a miss: how much of the variant the function shares at all.
-/// `files` holds files tokenized in `mode`.
+/// Identities are compared in `mode`.
 pub fn diagnose(
     files: &mut Files,
     format: &Format,
@@ -101,24 +101,25 @@ pub fn diagnose(
     code: &str,
     answer: &Answer,
 ) -> Diagnosis {
-    let file = files.get(format, mode, &function.path);
+    let file = files.get(format, &function.path);
     let src = &file.src;
-    let ids = |tokens: &[Token]| tokens.iter().map(|t| t.id).collect::<Vec<u64>>();
-    let in_function =
-        |t: &&Token| t.start as usize >= function.start_byte && t.end as usize <= function.end_byte;
+    let ids = |tokens: &[Token]| tokens.iter().map(|t| t.id_in(mode)).collect::<Vec<u64>>();
+    let in_function = |t: &&Token| {
+        t.start as usize >= function.start_byte && t.end() as usize <= function.end_byte
+    };
     let reference: Vec<Token> = file.tokens.iter().filter(in_function).cloned().collect();
     let snippet = src.get(function.snippet_start..function.end_byte);
-    let normalization = mode.into();
+    let normalization = Normalization::default();
     let original =
         tokenize_snippet(format, snippet.unwrap_or(""), &normalization).unwrap_or_default();
     let query = tokenize_snippet(format, code, &normalization).unwrap_or_default();
-    let run = longest_common_run(&query, &reference);
+    let run = longest_common_run(&query, &reference, mode);
     let run_lines = match run.length {
         0 => 0,
         length => {
             let lines = LineIndex::new(code);
             let (first, last) = (&query[run.end_a - length], &query[run.end_a - 1]);
-            lines.line_of(last.end - 1) - lines.line_of(first.start) + 1
+            lines.line_of(last.end() - 1) - lines.line_of(first.start) + 1
         }
     };
     let original_differs = ids(&original) != ids(&reference);
@@ -155,8 +156,8 @@ struct Run {
     end_b: usize,
 }
 
-/// The longest run of equal identities in `a` and `b`.
-fn longest_common_run(a: &[Token], b: &[Token]) -> Run {
+/// The longest run of identities equal in `mode` in `a` and `b`.
+fn longest_common_run(a: &[Token], b: &[Token], mode: Mode) -> Run {
     let (mut previous, mut current) = (vec![0; b.len() + 1], vec![0; b.len() + 1]);
     let mut best = Run {
         length: 0,
@@ -165,7 +166,11 @@ fn longest_common_run(a: &[Token], b: &[Token]) -> Run {
     };
     for (i, x) in a.iter().enumerate() {
         for (j, y) in b.iter().enumerate() {
-            current[j + 1] = if x.id == y.id { previous[j] + 1 } else { 0 };
+            current[j + 1] = if x.id_in(mode) == y.id_in(mode) {
+                previous[j] + 1
+            } else {
+                0
+            };
             if current[j + 1] > best.length {
                 best = Run {
                     length: current[j + 1],
@@ -204,7 +209,7 @@ fn break_at(variant: Stream, function: Stream, run: &Run) -> Option<Break> {
 /// A token as `` `text` kind<parent kind ``, its leaf found in the parse
 /// (for a snippet, a plain parse: near enough for the kinds).
 fn describe((text, at, tree, _): Stream, token: &Token) -> String {
-    let (start, end) = (token.start as usize, token.end as usize);
+    let (start, end) = (token.start as usize, token.end() as usize);
     let shown: String = text
         .get(start..end)
         .unwrap_or("?")

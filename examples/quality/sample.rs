@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use dupcheck::engine::grammar::Format;
 use dupcheck::engine::parse::Budget;
-use dupcheck::engine::tokens::{tokenize, Mode, Token};
+use dupcheck::engine::tokens::{tokenize, Normalization, Token};
 use tree_sitter::Node;
 
 use crate::args::Args;
@@ -98,7 +98,7 @@ pub fn read_source(path: &Path) -> Option<String> {
 /// rules).
 fn generated(format: &Format, src: &str) -> bool {
     use dupcheck::project::walk::{generated_header, minified};
-    let tokens = tokenize(format, src, &Mode::Strict.into()).unwrap_or_default();
+    let tokens = tokenize(format, src, &Normalization::default()).unwrap_or_default();
     let code = tokens.first().map_or(src.len(), |t| t.start as usize);
     minified(src) || generated_header(&src[..code])
 }
@@ -198,8 +198,12 @@ fn functions_in(format: &Format, lang: &dyn Sampler, path: &Path, file: &str) ->
     let long_enough = |f: &Function| {
         let snippet = &src[f.snippet_start..f.end_byte];
         let tokens = match prefix {
-            "" => tokenize(format, snippet, &Mode::Strict.into()),
-            _ => tokenize(format, &format!("{prefix}{snippet}"), &Mode::Strict.into()),
+            "" => tokenize(format, snippet, &Normalization::default()),
+            _ => tokenize(
+                format,
+                &format!("{prefix}{snippet}"),
+                &Normalization::default(),
+            ),
         };
         let in_snippet = |t: &&Token| t.start as usize >= prefix.len();
         tokens.is_ok_and(|tokens| tokens.iter().filter(in_snippet).count() >= MIN_TOKENS)

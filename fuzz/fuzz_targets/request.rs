@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use dupcheck::engine::grammar::Registry;
+use dupcheck::engine::tokens::Mode;
 use dupcheck::interfaces::http::error::ApiError;
 use dupcheck::interfaces::http::handlers::{decode_object, validate, BodyKind};
 use libfuzzer_sys::fuzz_target;
@@ -45,7 +46,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let fields = BodyKind::of(&request).and_then(|kind| decode_object(kind, body));
-    match fields.and_then(|fields| validate(fields, registry(), Path::new("/work/proj"))) {
+    match fields
+        .and_then(|fields| validate(fields, registry(), Path::new("/work/proj"), Mode::Mild))
+    {
         Ok((request, _)) => {
             assert!(!request.code.trim().is_empty());
             if let Some(path) = &request.path {

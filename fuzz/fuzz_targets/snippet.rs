@@ -1,4 +1,4 @@
-//! Snippet and file tokenizing in every format and mode, with and without
+//! Snippet and file tokenizing in every format, with and without
 //! case and ignore patterns: never a panic or a hang (parses have budgets),
 //! tokens inside the text on character boundaries in order, and an
 //! editor's buffer reparsed from its previous version tokenizes as parsed
@@ -11,7 +11,7 @@ use dupcheck::engine::grammar::Registry;
 use dupcheck::engine::parse::Budget;
 use dupcheck::engine::patterns::IgnorePatterns;
 use dupcheck::engine::snippet::{tokenize_snippet, tokenize_snippet_after};
-use dupcheck::engine::tokens::{tokenize, Mode, Normalization, Token, WALL};
+use dupcheck::engine::tokens::{tokenize, Normalization, Token};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static Registry {
@@ -31,14 +31,14 @@ fn assert_fits(tokens: &[Token], text: &str) {
     let mut end = 0;
     for t in tokens {
         // A wall (suppressed code) is the one zero-width token.
-        assert!(end <= t.start && (t.start < t.end || t.id == WALL) && t.end as usize <= text.len());
-        assert!(text.is_char_boundary(t.start as usize) && text.is_char_boundary(t.end as usize));
-        end = t.end;
+        assert!(end <= t.start && (t.start < t.end() || t.is_wall()) && t.end() as usize <= text.len());
+        assert!(text.is_char_boundary(t.start as usize) && text.is_char_boundary(t.end() as usize));
+        end = t.end();
     }
 }
 
 fuzz_target!(|data: &[u8]| {
-    let [format, mode, split, rest @ ..] = data else {
+    let [format, options, split, rest @ ..] = data else {
         return;
     };
     let Ok(text) = std::str::from_utf8(rest) else {
@@ -46,11 +46,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let formats = registry().formats();
     let format = &formats[usize::from(*format) % formats.len()];
-    let mode = usize::from(*mode);
+    let options = usize::from(*options);
     let normalization = Normalization {
-        mode: [Mode::Strict, Mode::Mild, Mode::Weak][mode % 3],
-        ignore_case: mode / 3 % 2 == 1,
-        ignore_patterns: match mode / 6 % 2 {
+        ignore_case: options % 2 == 1,
+        ignore_patterns: match options / 2 % 2 {
             0 => IgnorePatterns::default(),
             _ => patterns().clone(),
         },

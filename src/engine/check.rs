@@ -25,7 +25,7 @@ use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMa
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
 use crate::engine::stats::SnippetStats;
-use crate::engine::tokens::Token;
+use crate::engine::tokens::{Mode, Token};
 use crate::interfaces::sarif::{merge_by_location, Finding, Region};
 use crate::project::buffers::Buffers;
 use crate::project::scan::{Scanner, Snapshot};
@@ -45,6 +45,8 @@ pub struct CheckRequest {
     pub format: FormatId,
     /// The snippet's own file, relative to DIR with `/`.
     pub path: Option<String>,
+    /// The mode its duplications are equal in (the request's, or `--mode`).
+    pub mode: Mode,
 }
 
 /// The duplications of a snippet.
@@ -56,6 +58,8 @@ pub struct CheckAnswer {
     pub total: usize,
     /// Statistics of all of them.
     pub statistics: SnippetStats,
+    /// The mode they are equal in.
+    pub mode: Mode,
 }
 
 impl CheckAnswer {
@@ -80,7 +84,7 @@ impl CheckAnswer {
                     related: vec![region(&file.rel, m.codebase)],
                     lines: m.snippet.lines(),
                     tokens: m.run.len,
-                    content_hash: content_hash(run),
+                    content_hash: content_hash(run, self.mode),
                 }
             })
             .collect();
@@ -131,7 +135,7 @@ pub fn check(
     let config = scanner.config();
     let format = scanner.registry().get(request.format);
     if !config.formats.contains(&format.id) {
-        return Ok(answer(&request.code, Vec::new(), snapshot));
+        return Ok(answer(&request.code, Vec::new(), snapshot, request.mode));
     }
     let budget = budget_for(request.code.len());
     let path = request.path.as_deref();
@@ -147,6 +151,7 @@ pub fn check(
         format.family_id,
         &request.code,
         &tokens,
+        request.mode,
         config.thresholds,
         exclude,
         budget.deadline,
@@ -157,7 +162,7 @@ pub fn check(
         request.code.len(),
         started.elapsed() - tokenized,
     );
-    Ok(answer(&request.code, matches, snapshot))
+    Ok(answer(&request.code, matches, snapshot, request.mode))
 }
 
 /// The tokens of `request`'s snippet within `budget`: an editor's buffer
@@ -187,7 +192,12 @@ pub(crate) fn tokenize_request(
 }
 
 /// The answer listing the first of `matches` within the caps.
-fn answer(code: &str, mut matches: Vec<SnippetMatch>, snapshot: &Snapshot) -> CheckAnswer {
+fn answer(
+    code: &str,
+    mut matches: Vec<SnippetMatch>,
+    snapshot: &Snapshot,
+    mode: Mode,
+) -> CheckAnswer {
     let statistics = SnippetStats::compute(code, &matches);
     let total = matches.len();
     let fragment_lens = matches.iter().map(|m| {
@@ -200,6 +210,7 @@ fn answer(code: &str, mut matches: Vec<SnippetMatch>, snapshot: &Snapshot) -> Ch
         matches,
         total,
         statistics,
+        mode,
     }
 }
 

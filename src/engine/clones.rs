@@ -377,7 +377,7 @@ pub fn detail(
     let source = |(f, start): (u32, u32), i: u32| {
         let file = &files[f as usize];
         let token = &file.tokens[(start + i) as usize];
-        &file.text[token.start as usize..token.end as usize]
+        &file.text[token.start as usize..token.end() as usize]
     };
     let differing = (0..listed)
         .filter(|&i| source(c.first, i) != source(c.second, i))

@@ -52,7 +52,7 @@ use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMa
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_once;
 use crate::engine::stats::Percent;
-use crate::engine::tokens::{tokenize_within, LineIndex, Normalization, Token};
+use crate::engine::tokens::{tokenize_within, LineIndex, Mode, Normalization, Token, TokenClass};
 use crate::interfaces::sarif::{merge_by_location, Finding, Notice};
 use crate::project::config::Config;
 use crate::project::scan::{generated_head, Snapshot};
@@ -310,7 +310,8 @@ impl DiffAnswer {
 }
 
 /// Checks the diff `diff` (UTF-8 expected; files whose lines are not are
-/// skipped) against `snapshot`. `admit` is called once, with the size the
+/// skipped) against `snapshot`, for duplications equal in `mode`. `admit`
+/// is called once, with the size the
 /// check will hold, before the new texts are built; what it returns is
 /// held until the check ends. Blocking: run it off the reactor.
 pub fn check_diff<G>(
@@ -318,6 +319,7 @@ pub fn check_diff<G>(
     registry: &Registry,
     snapshot: &Snapshot,
     diff: &[u8],
+    mode: Mode,
     admit: impl FnOnce(usize) -> Result<G, Refusal>,
 ) -> Result<DiffAnswer, DiffRefusal> {
     let text = String::from_utf8_lossy(diff);
@@ -353,7 +355,7 @@ pub fn check_diff<G>(
     let mut files = Vec::with_capacity(built.len());
     let (mut total, mut added, mut duplicated) = (0, 0, 0);
     for b in built {
-        let found = duplications(&b, config, index, &changed, &excluded, &budget)?;
+        let found = duplications(&b, config, mode, index, &changed, &excluded, &budget)?;
         total += found.len() as u64;
         added += b.added.len() as u64;
         duplicated += covered_added(&b.added, &found);
@@ -365,7 +367,7 @@ pub fn check_diff<G>(
         duplicated_added_lines: duplicated,
         percentage_duplicated: Percent::of(duplicated, added),
     };
-    let (files, truncated) = list(files, registry);
+    let (files, truncated) = list(files, mode, registry);
     skipped.sort_by(|x, y| (&x.path, x.reason).cmp(&(&y.path, y.reason)));
     warnings.sort_by(|x: &Warning, y: &Warning| x.path.cmp(&y.path));
     Ok(DiffAnswer {
@@ -379,7 +381,11 @@ pub fn check_diff<G>(
 
 /// The checked files by path, each with the first of its duplications
 /// that the answer's caps leave room for; and whether some were left out.
-fn list(mut files: Vec<(Built, Vec<Found>)>, registry: &Registry) -> (Vec<CheckedFile>, bool) {
+fn list(
+    mut files: Vec<(Built, Vec<Found>)>,
+    mode: Mode,
+    registry: &Registry,
+) -> (Vec<CheckedFile>, bool) {
     files.sort_by(|x, y| x.0.rel.cmp(&y.0.rel));
     let lens = files
         .iter()
@@ -397,7 +403,7 @@ fn list(mut files: Vec<(Built, Vec<Found>)>, registry: &Registry) -> (Vec<Checke
                 duplications: found
                     .into_iter()
                     .take(keep)
-                    .map(|f| f.listed(registry))
+                    .map(|f| f.listed(mode, registry))
                     .collect(),
                 path: b.rel,
                 added: b.added,
@@ -740,19 +746,12 @@ fn tokenize_pieces(
         if i > 0 {
             let gap = format!("\0$gap {rel} {i}");
             let at = piece.start as u32;
-            tokens.push(Token {
-                id: fnv1a(gap.as_bytes()),
-                start: at,
-                end: at,
-            });
+            // Of class Other: its text is its identity in every mode.
+            tokens.push(Token::new(fnv1a(gap.as_bytes()), TokenClass::Other, at, at));
         }
         let shift = piece.start as u32;
         let cut = tokenize_snippet_once(format, &text[piece.clone()], normalization, budget)?;
-        tokens.extend(cut.into_iter().map(|t| Token {
-            id: t.id,
-            start: t.start + shift,
-            end: t.end + shift,
-        }));
+        tokens.extend(cut.into_iter().map(|t| t.shifted(shift)));
     }
     Ok(tokens)
 }
@@ -783,7 +782,7 @@ impl Found {
         self.file.fragment(run.b, run.b + run.len - 1).len()
     }
 
-    fn listed(self, registry: &Registry) -> DiffDuplication {
+    fn listed(self, mode: Mode, registry: &Registry) -> DiffDuplication {
         let run = self.m.run;
         let file = &self.file;
         DiffDuplication {
@@ -797,7 +796,10 @@ impl Found {
             },
             tokens: run.len,
             added_lines: self.added_lines,
-            content_hash: content_hash(&file.tokens[run.b as usize..(run.b + run.len) as usize]),
+            content_hash: content_hash(
+                &file.tokens[run.b as usize..(run.b + run.len) as usize],
+                mode,
+            ),
         }
     }
 }
@@ -808,6 +810,7 @@ impl Found {
 fn duplications(
     b: &Built,
     config: &Config,
+    mode: Mode,
     index: &Index,
     changed: &Index,
     excluded: &[u32],
@@ -824,6 +827,7 @@ fn duplications(
             file.family,
             &file.text,
             &file.tokens,
+            mode,
             config.thresholds,
             exclude,
             budget.deadline,
@@ -894,7 +898,6 @@ fn covered_added(added: &[u32], found: &[Found]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::tokens::Mode;
 
     #[test]
     fn paths_must_stay_inside_dir() {
@@ -935,20 +938,36 @@ mod tests {
         };
         let (text, _, pieces) = hunks_at_their_lines(&[hunk(1, "f(a);\n"), hunk(4, "g(b);\n")]);
         let budget = Budget::for_file(text.len());
-        let tokens =
-            tokenize_pieces(js, &text, &pieces, &Mode::Strict.into(), "x.js", &budget).unwrap();
+        let tokens = tokenize_pieces(
+            js,
+            &text,
+            &pieces,
+            &Normalization::default(),
+            "x.js",
+            &budget,
+        )
+        .unwrap();
         let texts: Vec<&str> = tokens
             .iter()
-            .map(|t| &text[t.start as usize..t.end as usize])
+            .map(|t| &text[t.start as usize..t.end() as usize])
             .collect();
         assert_eq!(
             texts,
             ["f", "(", "a", ")", ";", "", "g", "(", "b", ")", ";"]
         );
-        let other =
-            tokenize_pieces(js, &text, &pieces, &Mode::Strict.into(), "y.js", &budget).unwrap();
-        assert_ne!(tokens[5].id, other[5].id);
-        assert_eq!(tokens[4].id, other[4].id);
+        let other = tokenize_pieces(
+            js,
+            &text,
+            &pieces,
+            &Normalization::default(),
+            "y.js",
+            &budget,
+        )
+        .unwrap();
+        for mode in [Mode::Strict, Mode::Mild, Mode::Weak] {
+            assert_ne!(tokens[5].id_in(mode), other[5].id_in(mode));
+            assert_eq!(tokens[4].id_in(mode), other[4].id_in(mode));
+        }
     }
 
     #[test]

@@ -129,7 +129,7 @@ impl SourceFile {
     /// End (just after the last character) of token `i`.
     pub fn token_end(&self, i: u32) -> Position {
         self.lines
-            .end_position(&self.text, self.tokens[i as usize].end)
+            .end_position(&self.text, self.tokens[i as usize].end())
     }
 
     /// Source text from the first byte of token `first` to the last byte of
@@ -137,7 +137,7 @@ impl SourceFile {
     pub fn fragment(&self, first: u32, last: u32) -> &str {
         let (s, e) = (
             self.tokens[first as usize].start,
-            self.tokens[last as usize].end,
+            self.tokens[last as usize].end(),
         );
         &self.text[s as usize..e as usize]
     }
@@ -227,9 +227,11 @@ impl Index {
     }
 }
 
-/// The winnowed fingerprints of a token stream.
+/// The winnowed fingerprints of a token stream, made of its weak ids (the
+/// most abstract): a run equal in any mode is a run equal in weak mode, so
+/// it shares a fingerprint whichever mode a check asks for.
 pub fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
-    let ids: Vec<u64> = tokens.iter().map(|t| t.id).collect();
+    let ids: Vec<u64> = tokens.iter().map(|t| t.weak_id()).collect();
     let mut out = Vec::new();
     winnow.fingerprints(&ids, &mut out);
     out

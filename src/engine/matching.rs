@@ -1,10 +1,17 @@
 //! Matching: verified, maximal runs of equal tokens between a query and the
 //! index.
 //!
-//! In: a query token stream (a snippet, or one indexed file) and the
-//! [`Index`]. Out: [`Run`]s, each a maximal common run found through a shared
-//! fingerprint, extended backward and forward token by token, and the
-//! reportable [`SnippetMatch`]es and [`Clone`]s built from them.
+//! In: a query token stream (a snippet, or one indexed file), the [`Index`]
+//! and the [`Mode`] asked for. Out: [`Run`]s, each a maximal common run
+//! found through a shared fingerprint, extended backward and forward token
+//! by token, and the reportable [`SnippetMatch`]es and [`Clone`]s built from
+//! them.
+//!
+//! One index serves every mode: fingerprints are of weak ids (the most
+//! abstract), so a shared fingerprint finds the maximal run equal in weak
+//! mode, and [`split`] cuts it into the maximal runs equal in the mode asked
+//! for (two tokens equal in strict or mild mode are equal in weak mode, so
+//! none is missed).
 //!
 //! Invariants: a run is never reported on a hash alone (identities are
 //! compared), so collisions cannot make false matches; each maximal run is
@@ -19,7 +26,7 @@ use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{fingerprints, folder_of, Index, Posting, SourceFile};
 use crate::engine::tokens::{
-    LineIndex, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS, WALL,
+    LineIndex, Mode, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS,
 };
 
 /// Fingerprints occurring in more places than this are skipped by
@@ -57,9 +64,10 @@ pub struct Thresholds {
     pub min_lines: u32,
 }
 
-/// All maximal runs between `query` and indexed files of `family`, seeded by
-/// `fps` (the query's fingerprints), skipping fingerprints with more than
-/// [`POSTING_CAP`] postings; with the count of those. `keep` decides which
+/// All maximal runs equal in weak mode between `query` and indexed files of
+/// `family`, seeded by `fps` (the query's fingerprints), skipping
+/// fingerprints with more than [`POSTING_CAP`] postings; with the count of
+/// those ([`split`] cuts them for another mode). `keep` decides which
 /// postings to try. Fails once past `deadline`, if any.
 pub fn find_runs(
     query: &[Token],
@@ -108,12 +116,13 @@ pub fn find_runs(
     Ok((runs, capped))
 }
 
-/// The maximal run of equal identities through `query[a]` and `target[b]`,
-/// or `None` if those tokens differ (a hash collision). A [`WALL`] equals
-/// nothing: no run crosses suppressed code.
+/// The maximal run of equal weak identities through `query[a]` and
+/// `target[b]`, or `None` if those tokens differ (a hash collision). A
+/// [`WALL`](crate::engine::tokens::WALL) equals nothing: no run crosses
+/// suppressed code.
 fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
     let (a, b) = (a as usize, b as usize);
-    let equal = |(x, y): &(&Token, &Token)| x.id == y.id && x.id != WALL;
+    let equal = |(x, y): &(&Token, &Token)| x.weak_id() == y.weak_id() && !x.is_wall();
     if !equal(&(query.get(a)?, target.get(b)?)) {
         return None;
     }
@@ -134,6 +143,44 @@ fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
         b: (b - back) as u32,
         len: (back + forward) as u32,
     })
+}
+
+/// Appends to `out` the maximal runs equal in `mode` inside `run` (a run
+/// equal in weak mode between `query` and `target`) that have `min_len`
+/// tokens at least: the stretches where the two sides' ids in `mode` agree.
+/// A run equal in weak mode is itself the one run of weak mode.
+pub fn split(
+    run: Run,
+    query: &[Token],
+    target: &[Token],
+    mode: Mode,
+    min_len: u32,
+    out: &mut Vec<Run>,
+) {
+    if mode == Mode::Weak {
+        if run.len >= min_len {
+            out.push(run);
+        }
+        return;
+    }
+    let q = &query[run.a as usize..(run.a + run.len) as usize];
+    let t = &target[run.b as usize..(run.b + run.len) as usize];
+    let mut start = 0;
+    for i in 0..=q.len() {
+        if i < q.len() && q[i].id_in(mode) == t[i].id_in(mode) {
+            continue;
+        }
+        let len = (i - start) as u32;
+        if len > 0 && len >= min_len {
+            out.push(Run {
+                a: run.a + start as u32,
+                b: run.b + start as u32,
+                len,
+                ..run
+            });
+        }
+        start = i + 1;
+    }
 }
 
 /// A region of text: first character to just after the last one.
@@ -183,25 +230,33 @@ pub struct Exclusions<'a> {
 }
 
 /// Every duplication of `code` (tokenized as `tokens`, of `family`) in the
-/// index, in the order of SPEC 6.1; fails once past `deadline`.
+/// index, equal in `mode`, in the order of SPEC 6.1; fails once past
+/// `deadline`.
+#[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub fn check_snippet(
     index: &Index,
     family: usize,
     code: &str,
     tokens: &[Token],
+    mode: Mode,
     thresholds: Thresholds,
     exclude: Exclusions<'_>,
     deadline: Instant,
 ) -> Result<Vec<SnippetMatch>, Expired> {
     let fps = fingerprints(tokens, index.winnow);
     let own = exclude.own_file.and_then(|rel| index.file_by_rel(rel));
-    let (runs, _) = find_runs(tokens, &fps, index, family, Some(deadline), |_, p| {
+    let (weak_runs, _) = find_runs(tokens, &fps, index, family, Some(deadline), |_, p| {
         Some(p.file) != own
             && exclude.files.binary_search(&p.file).is_err()
             && exclude
                 .local_folder
                 .is_none_or(|folder| index.files[p.file as usize].folder() != folder)
     })?;
+    let mut runs = Vec::with_capacity(weak_runs.len());
+    for run in weak_runs {
+        let target = &index.files[run.file as usize].tokens;
+        split(run, tokens, target, mode, thresholds.min_tokens, &mut runs);
+    }
     let lines = LineIndex::new(code);
     let mut matches: Vec<SnippetMatch> = runs
         .into_iter()
@@ -218,6 +273,7 @@ pub fn check_snippet(
                 && informative(
                     Place::new(code, tokens, run.a, run.len),
                     Place::of(&index.files[run.file as usize], run.b, run.len),
+                    mode,
                     thresholds,
                 )
         })
@@ -225,7 +281,7 @@ pub fn check_snippet(
             let last = (run.a + run.len - 1) as usize;
             let snippet = Span {
                 start: lines.start_position(code, tokens[run.a as usize].start),
-                end: lines.end_position(code, tokens[last].end),
+                end: lines.end_position(code, tokens[last].end()),
             };
             if snippet.lines() < thresholds.min_lines {
                 return None;
@@ -259,13 +315,13 @@ pub fn check_snippet(
     Ok(matches)
 }
 
-/// A hash of the identities of `tokens` (a run's), the same wherever the
-/// run is: the content of a duplication, for matching it across runs of
-/// the tool (SARIF's `primaryLocationLineHash`).
-pub fn content_hash(tokens: &[Token]) -> u64 {
+/// A hash of the identities in `mode` of `tokens` (a run's), the same
+/// wherever the run is: the content of a duplication, for matching it
+/// across runs of the tool (SARIF's `primaryLocationLineHash`).
+pub fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for token in tokens {
-        hasher.update(&token.id.to_le_bytes());
+        hasher.update(&token.id_in(mode).to_le_bytes());
     }
     hasher.digest()
 }
@@ -281,12 +337,13 @@ pub struct Clone {
     pub len: u32,
 }
 
-/// Whole-project detection (SPEC 5.3): every maximal common run between two
-/// different locations meeting both thresholds on both sides, once per
-/// unordered pair. Returns the clones, sorted, and how many fingerprint
-/// lookups were skipped by [`POSTING_CAP`].
+/// Whole-project detection (SPEC 5.3): every maximal run equal in `mode`
+/// between two different locations meeting both thresholds on both sides,
+/// once per unordered pair. Returns the clones, sorted, and how many
+/// fingerprint lookups were skipped by [`POSTING_CAP`].
 pub fn project_clones(
     index: &Index,
+    mode: Mode,
     thresholds: Thresholds,
     skip_local: bool,
 ) -> (Vec<Clone>, usize) {
@@ -300,9 +357,21 @@ pub fn project_clones(
                 // Each unordered pair is found from its first location only.
                 (p.file, p.pos) > (fa, fp.pos)
             });
-            let Ok((runs, capped)) = found else {
+            let Ok((weak_runs, capped)) = found else {
                 unreachable!("matching without a deadline never expires")
             };
+            let mut runs = Vec::with_capacity(weak_runs.len());
+            for run in weak_runs {
+                let target = &index.files[run.file as usize].tokens;
+                split(
+                    run,
+                    &file.tokens,
+                    target,
+                    mode,
+                    thresholds.min_tokens,
+                    &mut runs,
+                );
+            }
             let clones = runs
                 .into_iter()
                 .filter_map(|run| {
@@ -318,7 +387,7 @@ pub fn project_clones(
                     };
                     (clone.first < clone.second).then_some(clone)
                 })
-                .filter(|c| qualifies(index, c, thresholds))
+                .filter(|c| qualifies(index, c, mode, thresholds))
                 .filter(|c| {
                     !skip_local
                         || folder_of(&index.files[c.first.0 as usize].rel)
@@ -338,29 +407,31 @@ pub fn project_clones(
 /// Longest unit whose repetition makes a run [repetitive](is_repetitive).
 pub const MAX_PERIOD: usize = 16;
 
-/// Whether a run is one short unit of at most [`MAX_PERIOD`] tokens repeated
-/// (`self.a = a` eleven times, in mild mode `self . $id = $id` × 11). Such
-/// runs are not reported: any two lists of trivial statements share them,
-/// at every shift of the unit, so they say nothing about copying.
-pub fn is_repetitive(run: &[Token]) -> bool {
-    (1..=MAX_PERIOD.min(run.len() / 3)).any(|p| (p..run.len()).all(|i| run[i].id == run[i - p].id))
+/// Whether a run (its ids in its mode) is one short unit of at most
+/// [`MAX_PERIOD`] tokens repeated (`self.a = a` eleven times, in mild mode
+/// `self . $id = $id` × 11). Such runs are not reported: any two lists of
+/// trivial statements share them, at every shift of the unit, so they say
+/// nothing about copying.
+pub fn is_repetitive(run: &[u64]) -> bool {
+    (1..=MAX_PERIOD.min(run.len() / 3)).any(|p| (p..run.len()).all(|i| run[i] == run[i - p]))
 }
 
 /// Entries from which a list of literals is a table: fewer (the four
 /// numbers of a colour) are part of ordinary code.
 pub const TABLE_ENTRIES: usize = 8;
 
-/// The longest stretch of `run` that repeats a unit of literals and
-/// separators before it (a unit of at most [`MAX_PERIOD`] tokens, such as
-/// `$num ,` or `{ $str , $num } ,` in weak mode), [`TABLE_ENTRIES`]
-/// entries in all at least, as a range of `run`: what a table of literals
-/// adds beyond its first entry. Empty when there is none.
-pub fn table_stretch(run: &[Token]) -> std::ops::Range<usize> {
+/// The longest stretch of `run` (its ids in its mode) that repeats a unit
+/// of abstract literals and separators before it (a unit of at most
+/// [`MAX_PERIOD`] tokens, such as `$num ,` or `{ $str , $num } ,` in weak
+/// mode), [`TABLE_ENTRIES`] entries in all at least, as a range of `run`:
+/// what a table of literals adds beyond its first entry. Empty when there
+/// is none (always, in the modes that keep literals).
+pub fn table_stretch(run: &[u64]) -> std::ops::Range<usize> {
     let mut longest = 0..0;
     for period in 1..=MAX_PERIOD.min(run.len() / 3) {
         let mut stretch = 0;
         for i in period..run.len() {
-            if run[i].id != run[i - period].id {
+            if run[i] != run[i - period] {
                 stretch = 0;
                 continue;
             }
@@ -376,14 +447,14 @@ pub fn table_stretch(run: &[Token]) -> std::ops::Range<usize> {
     longest
 }
 
-/// Whether `unit` is one entry of a table: literals and separators only,
-/// one literal at least.
-fn table_entry(unit: &[Token]) -> bool {
-    let literal = |t: &Token| ABSTRACT_LITERALS.contains(&t.id);
+/// Whether `unit` (ids) is one entry of a table: abstract literals and
+/// separators only, one literal at least.
+fn table_entry(unit: &[u64]) -> bool {
+    let literal = |id: &u64| ABSTRACT_LITERALS.contains(id);
     unit.iter().any(literal)
         && unit
             .iter()
-            .all(|t| literal(t) || TABLE_SEPARATORS.contains(&t.id))
+            .all(|id| literal(id) || TABLE_SEPARATORS.contains(id))
 }
 
 /// One side of a run: its tokens and the text they index.
@@ -408,32 +479,33 @@ impl<'a> Place<'a> {
     fn text_of(&self, i: usize) -> &'a str {
         let token = self.tokens[i];
         self.text
-            .get(token.start as usize..token.end as usize)
+            .get(token.start as usize..token.end() as usize)
             .unwrap_or("")
     }
 }
 
-/// Whether a run (its two places `a` and `b`, equal in the mode) says
+/// Whether a run (its two places `a` and `b`, equal in `mode`) says
 /// something about copying: it is not one short unit repeated, and it
 /// still has min-tokens tokens without the entries of its longest table of
 /// literals beyond the first, unless the two tables are the same text. So
 /// in weak mode, where every number is `$num`, a declaration before a long
 /// table is not a duplication of another table; a table copied as it is
 /// still is, as in the stricter modes.
-fn informative(a: Place<'_>, b: Place<'_>, t: Thresholds) -> bool {
-    if is_repetitive(a.tokens) {
+fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds) -> bool {
+    let ids: Vec<u64> = a.tokens.iter().map(|t| t.id_in(mode)).collect();
+    if is_repetitive(&ids) {
         return false;
     }
-    let table = table_stretch(a.tokens);
+    let table = table_stretch(&ids);
     let same_table = || table.clone().all(|i| a.text_of(i) == b.text_of(i));
     a.tokens.len() - table.len() >= t.min_tokens as usize || same_table()
 }
 
 /// Whether a clone meets min-tokens, and min-lines on both sides.
-fn qualifies(index: &Index, clone: &Clone, t: Thresholds) -> bool {
+fn qualifies(index: &Index, clone: &Clone, mode: Mode, t: Thresholds) -> bool {
     let place = |(f, start): (u32, u32)| Place::of(&index.files[f as usize], start, clone.len);
     clone.len >= t.min_tokens
-        && informative(place(clone.first), place(clone.second), t)
+        && informative(place(clone.first), place(clone.second), mode, t)
         && [clone.first, clone.second].iter().all(|&(f, start)| {
             let file = &index.files[f as usize];
             file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1
@@ -447,15 +519,17 @@ mod tests {
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
     use crate::engine::index::{FileMeta, SourceFile};
-    use crate::engine::tokens::{tokenize, Mode};
+    use crate::engine::tokens::TokenClass;
+    use crate::engine::tokens::{tokenize, Mode, Normalization};
     use std::sync::Arc;
 
     fn far_future() -> Instant {
         Instant::now() + std::time::Duration::from_secs(3600)
     }
 
-    /// Builds an index of `(path, code)` JavaScript files in `mode`.
-    fn index(files: &[(&str, &str)], mode: Mode, min_tokens: usize) -> Index {
+    /// Builds an index of `(path, code)` JavaScript files (one index for
+    /// every mode).
+    fn index(files: &[(&str, &str)], min_tokens: usize) -> Index {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
         let winnow = Winnow::for_min_tokens(min_tokens);
@@ -469,7 +543,7 @@ mod tests {
                         js,
                         c.to_string(),
                         FileMeta::of(c, c.len() as u64, 0),
-                        &mode.into(),
+                        &Normalization::default(),
                         winnow,
                     )
                     .unwrap(),
@@ -490,7 +564,7 @@ mod tests {
     ) -> Vec<String> {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, snippet, &mode.into()).unwrap();
+        let tokens = tokenize(js, snippet, &Normalization::default()).unwrap();
         let t = Thresholds {
             min_tokens,
             min_lines,
@@ -500,6 +574,7 @@ mod tests {
             js.family_id,
             snippet,
             &tokens,
+            mode,
             t,
             Exclusions::default(),
             far_future(),
@@ -534,19 +609,28 @@ mod tests {
     ) -> Result<Vec<SnippetMatch>, Expired> {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, ADD, &Mode::Strict.into()).unwrap();
+        let tokens = tokenize(js, ADD, &Normalization::default()).unwrap();
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 1,
         };
-        check_snippet(idx, js.family_id, ADD, &tokens, t, ex, deadline)
+        check_snippet(
+            idx,
+            js.family_id,
+            ADD,
+            &tokens,
+            Mode::Strict,
+            t,
+            ex,
+            deadline,
+        )
     }
 
     /// An index of `n` files that are all [`ADD`].
     fn copies_of_add(n: usize) -> Index {
         let names: Vec<String> = (0..n).map(|i| format!("f{i}.js")).collect();
         let files: Vec<(&str, &str)> = names.iter().map(|p| (p.as_str(), ADD)).collect();
-        index(&files, Mode::Strict, 10)
+        index(&files, 10)
     }
 
     #[test]
@@ -571,7 +655,6 @@ mod tests {
                 ("b.js", &format!("// x\n{ADD}")),
                 ("c.js", "let q = 1;\n"),
             ],
-            Mode::Strict,
             10,
         );
         assert_eq!(
@@ -585,7 +668,7 @@ mod tests {
 
     #[test]
     fn thresholds_apply_to_tokens_and_snippet_lines() {
-        let idx = index(&[("a.js", ADD)], Mode::Strict, 10);
+        let idx = index(&[("a.js", ADD)], 10);
         assert!(check(&idx, ADD, Mode::Strict, 20, 1).is_empty());
         assert!(check(&idx, ADD, Mode::Strict, 19, 5).is_empty());
         assert_eq!(check(&idx, ADD, Mode::Strict, 19, 4).len(), 1);
@@ -593,13 +676,49 @@ mod tests {
 
     #[test]
     fn renamed_copy_needs_mild_mode() {
+        // One index answers both modes.
         let renamed = "function sum(x, y) {\n  const t = x + y;\n  return t;\n}\n";
-        let strict = index(&[("a.js", ADD)], Mode::Strict, 10);
-        assert!(check(&strict, renamed, Mode::Strict, 10, 4).is_empty());
-        let mild = index(&[("a.js", ADD)], Mode::Mild, 10);
+        let idx = index(&[("a.js", ADD)], 10);
+        assert!(check(&idx, renamed, Mode::Strict, 10, 4).is_empty());
         assert_eq!(
-            check(&mild, renamed, Mode::Mild, 10, 4),
+            check(&idx, renamed, Mode::Mild, 10, 4),
             ["1:1-4:2 -> a.js 1:1-4:2 (19)"]
+        );
+    }
+
+    #[test]
+    fn a_weak_run_is_split_into_the_runs_equal_in_the_mode() {
+        // Only `count` is renamed: strict mode finds the parts around it,
+        // each a maximal run of its own; mild and weak mode the whole (8
+        // tokens at least: `f(a, b` and `g(a, b` are alike in mild mode).
+        let file =
+            "function f(a, b) {\n  let count = a * 2 + b * 3;\n  return g(a, b, a + b, 7);\n}\n";
+        let snippet =
+            "function f(a, b) {\n  let total = a * 2 + b * 3;\n  return g(a, b, a + b, 7);\n}\n";
+        let idx = index(&[("a.js", file)], 5);
+        assert_eq!(
+            check(&idx, snippet, Mode::Strict, 8, 1),
+            [
+                "1:1-2:6 -> a.js 1:1-2:6 (9)",
+                "2:13-4:2 -> a.js 2:13-4:2 (24)"
+            ]
+        );
+        for mode in [Mode::Mild, Mode::Weak] {
+            assert_eq!(
+                check(&idx, snippet, mode, 8, 1),
+                ["1:1-4:2 -> a.js 1:1-4:2 (34)"],
+                "{mode:?}"
+            );
+        }
+        // A changed number splits the weak run in mild mode only.
+        let changed = snippet.replace("7)", "8)");
+        assert_eq!(
+            check(&idx, &changed, Mode::Mild, 8, 1),
+            ["1:1-3:24 -> a.js 1:1-3:24 (30)"]
+        );
+        assert_eq!(
+            check(&idx, &changed, Mode::Weak, 8, 1),
+            ["1:1-4:2 -> a.js 1:1-4:2 (34)"]
         );
     }
 
@@ -612,7 +731,7 @@ mod tests {
             .collect();
         let file = format!("function g() {{\n{body}}}\n");
         let snippet = format!("{file}let z = 0;\n");
-        let idx = index(&[("a.js", &file)], Mode::Strict, 10);
+        let idx = index(&[("a.js", &file)], 10);
         assert_eq!(
             check(&idx, &snippet, Mode::Strict, 10, 1),
             ["1:1-32:2 -> a.js 1:1-32:2 (276)"]
@@ -623,7 +742,6 @@ mod tests {
     fn own_file_and_local_folder_are_excluded() {
         let idx = index(
             &[("src/a.js", ADD), ("src/b.js", ADD), ("lib/c.js", ADD)],
-            Mode::Strict,
             10,
         );
         let files = |ex: Exclusions| {
@@ -665,10 +783,10 @@ mod tests {
     #[test]
     fn a_text_checked_against_itself_finds_its_repetitions_not_itself() {
         let twice = format!("{ADD}{ADD}");
-        let idx = index(&[("a.js", &twice)], Mode::Strict, 10);
+        let idx = index(&[("a.js", &twice)], 10);
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let tokens = tokenize(js, &twice, &Mode::Strict.into()).unwrap();
+        let tokens = tokenize(js, &twice, &Normalization::default()).unwrap();
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 4,
@@ -682,6 +800,7 @@ mod tests {
             js.family_id,
             &twice,
             &tokens,
+            Mode::Strict,
             t,
             exclude,
             far_future(),
@@ -697,11 +816,23 @@ mod tests {
     fn content_hashes_are_of_identities_not_places() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let here = tokenize(js, ADD, &Mode::Strict.into()).unwrap();
-        let there = tokenize(js, &format!("\n\n  {ADD}"), &Mode::Strict.into()).unwrap();
+        let here = tokenize(js, ADD, &Normalization::default()).unwrap();
+        let there = tokenize(js, &format!("\n\n  {ADD}"), &Normalization::default()).unwrap();
         assert_ne!(here[0].start, there[0].start);
-        assert_eq!(content_hash(&here), content_hash(&there));
-        assert_ne!(content_hash(&here), content_hash(&here[1..]));
+        let renamed = "function sum(x, y) {\n  const t = x + y;\n  return t;\n}\n";
+        let renamed = tokenize(js, renamed, &Normalization::default()).unwrap();
+        for mode in [Mode::Strict, Mode::Mild, Mode::Weak] {
+            assert_eq!(content_hash(&here, mode), content_hash(&there, mode));
+            assert_ne!(content_hash(&here, mode), content_hash(&here[1..], mode));
+        }
+        assert_ne!(
+            content_hash(&here, Mode::Strict),
+            content_hash(&renamed, Mode::Strict)
+        );
+        assert_eq!(
+            content_hash(&here, Mode::Mild),
+            content_hash(&renamed, Mode::Mild)
+        );
     }
 
     #[test]
@@ -715,12 +846,12 @@ mod tests {
         };
         let a = assignments(&["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]);
         let b = assignments(&["p", "q", "r", "s", "t", "u", "v", "w", "x", "y", "z"]);
-        let idx = index(&[("a.js", &a)], Mode::Mild, 20);
+        let idx = index(&[("a.js", &a)], 20);
         assert_eq!(check(&idx, &b, Mode::Mild, 20, 1), Vec::<String>::new());
         // With real statements around them, the run is reported.
         let wrapped =
             |body: &str| format!("function init(opts) {{\n{body}  return validate(opts, 3);\n}}\n");
-        let idx = index(&[("a.js", &wrapped(&a))], Mode::Mild, 20);
+        let idx = index(&[("a.js", &wrapped(&a))], 20);
         assert_eq!(
             check(&idx, &wrapped(&b), Mode::Mild, 20, 1),
             ["1:1-14:2 -> a.js 1:1-14:2 (81)"]
@@ -729,20 +860,11 @@ mod tests {
 
     #[test]
     fn repetition_needs_three_units_of_at_most_max_period() {
-        let ids = |v: &[u64]| {
-            v.iter()
-                .map(|&id| Token {
-                    id,
-                    start: 0,
-                    end: 1,
-                })
-                .collect::<Vec<_>>()
-        };
-        assert!(is_repetitive(&ids(&[1, 2, 1, 2, 1, 2])));
-        assert!(!is_repetitive(&ids(&[1, 2, 1, 2, 1])));
-        assert!(!is_repetitive(&ids(&[1, 2, 3, 1, 2, 3, 1, 2, 4])));
+        assert!(is_repetitive(&[1, 2, 1, 2, 1, 2]));
+        assert!(!is_repetitive(&[1, 2, 1, 2, 1]));
+        assert!(!is_repetitive(&[1, 2, 3, 1, 2, 3, 1, 2, 4]));
         let long_unit: Vec<u64> = (0..17).chain(0..17).chain(0..17).collect();
-        assert!(!is_repetitive(&ids(&long_unit)));
+        assert!(!is_repetitive(&long_unit));
 
         let lit = ABSTRACT_LITERALS[1];
         let comma = TABLE_SEPARATORS[0];
@@ -751,13 +873,13 @@ mod tests {
             .into_iter()
             .chain([lit, comma].repeat(10))
             .collect();
-        assert_eq!(table_stretch(&ids(&table)), 5..23);
+        assert_eq!(table_stretch(&table), 5..23);
         // Statements repeated are not a table.
         let statements: Vec<u64> = [1, 2, 3].into_iter().chain([7, 8].repeat(10)).collect();
-        assert!(table_stretch(&ids(&statements)).is_empty());
+        assert!(table_stretch(&statements).is_empty());
         // Seven entries are not a table yet; eight are.
-        assert!(table_stretch(&ids(&[lit, comma].repeat(7))).is_empty());
-        assert_eq!(table_stretch(&ids(&[lit, comma].repeat(8))), 2..16);
+        assert!(table_stretch(&[lit, comma].repeat(7)).is_empty());
+        assert_eq!(table_stretch(&[lit, comma].repeat(8)), 2..16);
     }
 
     #[test]
@@ -768,7 +890,7 @@ mod tests {
             let numbers: Vec<String> = (first..first + 40).map(|n| n.to_string()).collect();
             format!("const {name} = [\n  {}\n];\n", numbers.join(",\n  "))
         };
-        let idx = index(&[("a.js", &table("primes", 2))], Mode::Weak, 20);
+        let idx = index(&[("a.js", &table("primes", 2))], 20);
         assert_eq!(
             check(&idx, &table("squares", 100), Mode::Weak, 20, 1),
             Vec::<String>::new()
@@ -776,7 +898,7 @@ mod tests {
         // The same table copied is a duplication in every mode.
         let copy = table("primes", 2);
         for mode in [Mode::Strict, Mode::Mild, Mode::Weak] {
-            let idx = index(&[("a.js", &copy)], mode, 20);
+            let idx = index(&[("a.js", &copy)], 20);
             assert_eq!(
                 check(&idx, &copy, mode, 20, 1),
                 ["1:1-42:3 -> a.js 1:1-42:3 (85)"],
@@ -787,16 +909,12 @@ mod tests {
 
     #[test]
     fn project_clones_count_each_pair_once() {
-        let idx = index(
-            &[("a.js", ADD), ("b.js", ADD), ("c.js", ADD)],
-            Mode::Strict,
-            10,
-        );
+        let idx = index(&[("a.js", ADD), ("b.js", ADD), ("c.js", ADD)], 10);
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, capped) = project_clones(&idx, t, false);
+        let (clones, capped) = project_clones(&idx, Mode::Strict, t, false);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(
             pairs,
@@ -811,28 +929,24 @@ mod tests {
 
     #[test]
     fn clones_inside_one_file_do_not_overlap() {
-        let idx = index(&[("a.js", &format!("{ADD}{ADD}"))], Mode::Strict, 10);
+        let idx = index(&[("a.js", &format!("{ADD}{ADD}"))], 10);
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, t, false);
+        let (clones, _) = project_clones(&idx, Mode::Strict, t, false);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(pairs, [((0, 0), (0, 19), 19)]);
     }
 
     #[test]
     fn skip_local_drops_clones_in_one_folder() {
-        let idx = index(
-            &[("s/a.js", ADD), ("s/b.js", ADD), ("t/c.js", ADD)],
-            Mode::Strict,
-            10,
-        );
+        let idx = index(&[("s/a.js", ADD), ("s/b.js", ADD), ("t/c.js", ADD)], 10);
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, t, true);
+        let (clones, _) = project_clones(&idx, Mode::Strict, t, true);
         assert_eq!(clones.len(), 2);
     }
 
@@ -846,14 +960,13 @@ mod tests {
                 ("a.js", &format!("{ADD}{suppressed}{ADD}")),
                 ("b.js", &format!("{ADD}{ADD}")),
             ],
-            Mode::Strict,
             10,
         );
         let t = Thresholds {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, t, false);
+        let (clones, _) = project_clones(&idx, Mode::Strict, t, false);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         // a.js's second copy starts after the wall (token 20), b.js's at 19;
         // without the wall a.js and b.js would be one clone of 38 tokens.
@@ -867,6 +980,202 @@ mod tests {
                 ((0, 20), (1, 19), 19),
                 ((1, 0), (1, 19), 19)
             ]
+        );
+    }
+
+    /// A deterministic stream of pseudo-random numbers (SplitMix64).
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            (crate::engine::hash::mix64(self.0) % n as u64) as usize
+        }
+    }
+
+    /// Token texts by class: few of each, so that random streams share
+    /// long runs in every mode.
+    const ALPHABET: [(TokenClass, &[&str]); 5] = [
+        (TokenClass::Other, &["(", ")", ";", "=", ","]),
+        (TokenClass::Identifier, &["a", "b", "c"]),
+        (TokenClass::String, &["'x'", "'y'"]),
+        (TokenClass::Number, &["1", "2"]),
+        (TokenClass::Literal, &["true", "null"]),
+    ];
+
+    /// A random stream of `(class, text)` token choices.
+    fn random_stream(rng: &mut Rng, n: usize) -> Vec<(usize, usize)> {
+        (0..n)
+            .map(|_| {
+                let class = rng.below(ALPHABET.len());
+                (class, rng.below(ALPHABET[class].1.len()))
+            })
+            .collect()
+    }
+
+    /// `stream` copied with edits: a token's text changed within its class
+    /// (equal in weak mode still, maybe not in strict or mild) or, rarely,
+    /// replaced by one of another class.
+    fn edited(rng: &mut Rng, stream: &[(usize, usize)]) -> Vec<(usize, usize)> {
+        stream
+            .iter()
+            .map(|&(class, text)| match rng.below(40) {
+                0..=3 => (class, rng.below(ALPHABET[class].1.len())),
+                4 => random_stream(rng, 1)[0],
+                _ => (class, text),
+            })
+            .collect()
+    }
+
+    /// The text of a stream (four tokens a line) and its tokens.
+    fn text_and_tokens(stream: &[(usize, usize)]) -> (String, Vec<Token>) {
+        let mut text = String::new();
+        let mut tokens = Vec::new();
+        for (i, &(class, choice)) in stream.iter().enumerate() {
+            text.push(if i % 4 == 0 { '\n' } else { ' ' });
+            let (class, texts) = ALPHABET[class];
+            let start = text.len() as u32;
+            text.push_str(texts[choice]);
+            let id = crate::engine::hash::fnv1a(texts[choice].as_bytes());
+            tokens.push(Token::new(id, class, start, text.len() as u32));
+        }
+        (text, tokens)
+    }
+
+    /// The tokens a server started in `mode` had before tokens kept their
+    /// class: each identity the id in that mode, the same in every mode.
+    fn tokenized_in(tokens: &[Token], mode: Mode) -> Vec<Token> {
+        tokens
+            .iter()
+            .map(|t| Token::new(t.id_in(mode), TokenClass::Other, t.start, t.end()))
+            .collect()
+    }
+
+    /// An index of `files` (text and tokens), as JavaScript.
+    fn index_of(files: &[(String, Vec<Token>)], winnow: Winnow) -> Index {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let files = files
+            .iter()
+            .enumerate()
+            .map(|(i, (text, tokens))| {
+                let name = format!("f{i}.js");
+                Arc::new(SourceFile::with_tokens(
+                    name.clone(),
+                    name,
+                    js,
+                    text.clone(),
+                    tokens.clone(),
+                    fingerprints(tokens, winnow),
+                    FileMeta::of(text, text.len() as u64, 0),
+                ))
+            })
+            .collect();
+        Index::build(files, &registry, winnow)
+    }
+
+    /// Every maximal run equal in `mode` between `query` and `target` of
+    /// `min_len` tokens at least, by brute force.
+    fn all_maximal_runs(query: &[Token], target: &[Token], mode: Mode, min_len: u32) -> Vec<Run> {
+        let eq = |i: usize, j: usize| query[i].id_in(mode) == target[j].id_in(mode);
+        let mut runs = Vec::new();
+        for i in 0..query.len() {
+            for j in 0..target.len() {
+                if !eq(i, j) || (i > 0 && j > 0 && eq(i - 1, j - 1)) {
+                    continue;
+                }
+                let len = (0..)
+                    .take_while(|&k| {
+                        i + k < query.len() && j + k < target.len() && eq(i + k, j + k)
+                    })
+                    .count() as u32;
+                if len >= min_len {
+                    runs.push(Run {
+                        a: i as u32,
+                        file: 0,
+                        b: j as u32,
+                        len,
+                    });
+                }
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn one_index_answers_every_mode_as_an_index_made_in_that_mode() {
+        let t = Thresholds {
+            min_tokens: 12,
+            min_lines: 1,
+        };
+        let winnow = Winnow::for_min_tokens(t.min_tokens as usize);
+        let registry = Registry::builtin();
+        let family = registry.lookup("js").unwrap().family_id;
+        let mut rng = Rng(12);
+        let mut found = [0usize; 3];
+        for round in 0..40 {
+            let base = random_stream(&mut rng, 300);
+            // Files: pieces of the base, edited; the query: another piece.
+            let piece = |rng: &mut Rng| {
+                let start = rng.below(200);
+                let len = 40 + rng.below(60);
+                edited(rng, &base[start..start + len])
+            };
+            let files: Vec<(String, Vec<Token>)> = (0..4)
+                .map(|_| {
+                    let mut stream = piece(&mut rng);
+                    stream.extend(piece(&mut rng));
+                    text_and_tokens(&stream)
+                })
+                .collect();
+            let (code, query) = text_and_tokens(&piece(&mut rng));
+            let index = index_of(&files, winnow);
+            for (m, mode) in [Mode::Strict, Mode::Mild, Mode::Weak]
+                .into_iter()
+                .enumerate()
+            {
+                let per_mode: Vec<_> = files
+                    .iter()
+                    .map(|(text, tokens)| (text.clone(), tokenized_in(tokens, mode)))
+                    .collect();
+                let per_mode = index_of(&per_mode, winnow);
+                let check = |index: &Index, query: &[Token], mode: Mode| {
+                    let ex = Exclusions::default();
+                    check_snippet(index, family, &code, query, mode, t, ex, far_future()).unwrap()
+                };
+                let got = check(&index, &query, mode);
+                let expected = check(&per_mode, &tokenized_in(&query, mode), Mode::Strict);
+                assert_eq!(got, expected, "round {round}, {mode:?}");
+                // Nothing is missed: every maximal run that qualifies.
+                let mut brute: Vec<(u32, u32, u32, u32)> = Vec::new();
+                for (f, file) in index.files.iter().enumerate() {
+                    for run in all_maximal_runs(&query, &file.tokens, mode, t.min_tokens) {
+                        let a = Place::new(&code, &query, run.a, run.len);
+                        if informative(a, Place::of(file, run.b, run.len), mode, t) {
+                            brute.push((run.a, f as u32, run.b, run.len));
+                        }
+                    }
+                }
+                let mut runs: Vec<_> = got
+                    .iter()
+                    .map(|m| (m.run.a, m.run.file, m.run.b, m.run.len))
+                    .collect();
+                runs.sort_unstable();
+                brute.sort_unstable();
+                assert_eq!(runs, brute, "round {round}, {mode:?}");
+                found[m] += got.iter().map(|m| m.run.len as usize).sum::<usize>();
+                assert_eq!(
+                    project_clones(&index, mode, t, false),
+                    project_clones(&per_mode, Mode::Strict, t, false),
+                    "round {round}, {mode:?}"
+                );
+            }
+        }
+        // The streams exercise each mode, and the modes differ (tokens
+        // matched in all).
+        assert!(
+            found[0] > 0 && found[0] < found[1] && found[1] < found[2],
+            "{found:?}"
         );
     }
 }

@@ -219,6 +219,7 @@ pub fn check_buffer(
             format.family_id,
             &request.code,
             &tokens,
+            request.mode,
             config.thresholds,
             exclude,
             budget.deadline,

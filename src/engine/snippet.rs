@@ -523,7 +523,7 @@ fn count_errors(tree: &Tree, missing: bool) -> usize {
 mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
-    use crate::engine::tokens::{tokenize, Mode};
+    use crate::engine::tokens::{tokenize, Mode, TokenClass};
 
     #[test]
     fn a_method_pasted_without_its_class_tokenizes_as_in_its_file() {
@@ -537,25 +537,26 @@ mod tests {
                 .collect();
             let method = format!("{head}{body}}}");
             let file = format!("class Action<T> {{\n{method}\n}}\n");
-            let in_file = tokenize(ts, &file, &Mode::Mild.into()).unwrap();
+            let in_file = tokenize(ts, &file, &Normalization::default()).unwrap();
             let at = file.find("public").unwrap() as u32;
-            let expected: Vec<u64> = in_file
+            let expected: Vec<(u64, TokenClass)> = in_file
                 .iter()
-                .filter(|t| t.start >= at && (t.end as usize) <= at as usize + method.len())
-                .map(|t| t.id)
+                .filter(|t| t.start >= at && (t.end() as usize) <= at as usize + method.len())
+                .map(|t| (t.id_in(Mode::Strict), t.class()))
                 .collect();
-            let snippet: Vec<u64> = tokenize_snippet(ts, &method, &Mode::Mild.into())
-                .unwrap()
-                .iter()
-                .map(|t| t.id)
-                .collect();
+            let snippet: Vec<(u64, TokenClass)> =
+                tokenize_snippet(ts, &method, &Normalization::default())
+                    .unwrap()
+                    .iter()
+                    .map(|t| (t.id_in(Mode::Strict), t.class()))
+                    .collect();
             assert_eq!(snippet, expected, "{body_lines} body lines");
             // Out of context, `number` would be taken for an identifier.
             assert_ne!(
-                tokenize(ts, &method, &Mode::Mild.into())
+                tokenize(ts, &method, &Normalization::default())
                     .unwrap()
                     .iter()
-                    .map(|t| t.id)
+                    .map(|t| (t.id_in(Mode::Strict), t.class()))
                     .collect::<Vec<_>>(),
                 expected
             );
@@ -571,26 +572,26 @@ mod tests {
                 r"(?s)// generated.*?// end",
             ])
             .unwrap(),
-            ..Mode::Strict.into()
+            ..Normalization::default()
         };
         // A method: parsed inside a wrapper, the patterns still see its text.
         let method = "public area(): number {\n  // generated\n  const k = 2;\n  // end\n  return this.w * k;\n}";
         let file = format!("class Box {{\n{method}\n}}\n");
         let at = file.find(method).unwrap();
-        let in_file: Vec<(u64, usize)> = tokenize(ts, &file, &normalization)
+        let in_file: Vec<((u64, TokenClass), usize)> = tokenize(ts, &file, &normalization)
             .unwrap()
             .iter()
-            .filter(|t| t.start as usize >= at && t.end as usize <= at + method.len())
-            .map(|t| (t.id, t.start as usize - at))
+            .filter(|t| t.start as usize >= at && t.end() as usize <= at + method.len())
+            .map(|t| ((t.id_in(Mode::Strict), t.class()), t.start as usize - at))
             .collect();
-        let snippet: Vec<(u64, usize)> = tokenize_snippet(ts, method, &normalization)
+        let snippet: Vec<((u64, TokenClass), usize)> = tokenize_snippet(ts, method, &normalization)
             .unwrap()
             .iter()
-            .map(|t| (t.id, t.start as usize))
+            .map(|t| ((t.id_in(Mode::Strict), t.class()), t.start as usize))
             .collect();
         assert_eq!(snippet, in_file);
         // `const k = 2 ;` is dropped.
-        let all = tokenize_snippet(ts, method, &Mode::Strict.into()).unwrap();
+        let all = tokenize_snippet(ts, method, &Normalization::default()).unwrap();
         assert_eq!(all.len(), snippet.len() + 5);
         // An editor's buffer, reparsed from its previous version, too.
         let budget = Budget::for_snippet(method.len());
@@ -601,7 +602,7 @@ mod tests {
         assert_eq!(
             again
                 .iter()
-                .map(|t| (t.id, t.start as usize))
+                .map(|t| ((t.id_in(Mode::Strict), t.class()), t.start as usize))
                 .collect::<Vec<_>>(),
             snippet
         );
@@ -632,7 +633,7 @@ mod tests {
             let line_starts: Vec<usize> = std::iter::once(0)
                 .chain(file.match_indices('\n').map(|(i, _)| i + 1))
                 .collect();
-            let in_file = tokenize(format, &file, &Mode::Mild.into()).unwrap();
+            let in_file = tokenize(format, &file, &Normalization::default()).unwrap();
             for line in std::fs::read_to_string(&ranges_path).unwrap().lines() {
                 let (lines, what) = line.split_once(' ').unwrap_or((line, ""));
                 let (first, last) = lines.split_once('-').unwrap();
@@ -640,16 +641,17 @@ mod tests {
                 let from = line_starts[first - 1];
                 let to = line_starts.get(last).map_or(file.len(), |&e| e - 1);
                 let snippet = &file[from..to];
-                let expected: Vec<(u64, usize)> = in_file
+                let expected: Vec<((u64, TokenClass), usize)> = in_file
                     .iter()
-                    .filter(|t| t.start as usize >= from && t.end as usize <= to)
-                    .map(|t| (t.id, t.start as usize - from))
+                    .filter(|t| t.start as usize >= from && t.end() as usize <= to)
+                    .map(|t| ((t.id_in(Mode::Strict), t.class()), t.start as usize - from))
                     .collect();
-                let got: Vec<(u64, usize)> = tokenize_snippet(format, snippet, &Mode::Mild.into())
-                    .unwrap()
-                    .iter()
-                    .map(|t| (t.id, t.start as usize))
-                    .collect();
+                let got: Vec<((u64, TokenClass), usize)> =
+                    tokenize_snippet(format, snippet, &Normalization::default())
+                        .unwrap()
+                        .iter()
+                        .map(|t| ((t.id_in(Mode::Strict), t.class()), t.start as usize))
+                        .collect();
                 cases += 1;
                 if got != expected {
                     let first_difference = got
@@ -657,7 +659,7 @@ mod tests {
                         .zip(&expected)
                         .position(|(a, b)| a != b)
                         .unwrap_or(got.len().min(expected.len()));
-                    let at = |tokens: &[(u64, usize)]| {
+                    let at = |tokens: &[((u64, TokenClass), usize)]| {
                         tokens
                             .get(first_difference)
                             .map_or("(end)".to_owned(), |&(_, s)| {
@@ -771,12 +773,17 @@ mod tests {
             for (step, version) in typing(&text, 60).iter().enumerate() {
                 reused += usize::from(previous.is_some());
                 let budget = Budget::for_snippet(version.len());
-                let (tokens, parse) =
-                    tokenize_snippet_after(format, version, &Mode::Mild.into(), previous, &budget)
-                        .unwrap();
+                let (tokens, parse) = tokenize_snippet_after(
+                    format,
+                    version,
+                    &Normalization::default(),
+                    previous,
+                    &budget,
+                )
+                .unwrap();
                 assert_eq!(
                     tokens,
-                    tokenize_snippet(format, version, &Mode::Mild.into()).unwrap(),
+                    tokenize_snippet(format, version, &Normalization::default()).unwrap(),
                     "{file}, step {step}:\n{version}"
                 );
                 previous = Some(parse);
@@ -794,17 +801,17 @@ mod tests {
         let registry = Registry::builtin();
         let ts = registry.lookup("ts").unwrap();
         let text = " \n\n&_[z  o  oo\n*/\n\n]      nnnn      */";
-        let fresh = tokenize_snippet(ts, text, &Mode::Strict.into()).unwrap();
+        let fresh = tokenize_snippet(ts, text, &Normalization::default()).unwrap();
         let texts: Vec<&str> = fresh
             .iter()
-            .map(|t| &text[t.start as usize..t.end as usize])
+            .map(|t| &text[t.start as usize..t.end() as usize])
             .collect();
         assert_eq!(texts, ["]", "nnnn", "*", "/"]);
         let budget = Budget::for_snippet(text.len());
         let (_, previous) =
-            tokenize_snippet_after(ts, text, &Mode::Strict.into(), None, &budget).unwrap();
+            tokenize_snippet_after(ts, text, &Normalization::default(), None, &budget).unwrap();
         let (again, _) =
-            tokenize_snippet_after(ts, text, &Mode::Strict.into(), Some(previous), &budget)
+            tokenize_snippet_after(ts, text, &Normalization::default(), Some(previous), &budget)
                 .unwrap();
         assert_eq!(again, fresh);
     }

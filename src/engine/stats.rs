@@ -17,7 +17,7 @@ use serde::{Serialize, Serializer};
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
 use crate::engine::matching::{content_hash, Clone, SnippetMatch, Span};
-use crate::engine::tokens::WALL;
+use crate::engine::tokens::Mode;
 
 /// A percentage rounded to 2 decimals, written as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.
@@ -184,7 +184,7 @@ impl ProjectStats {
             let row = Row {
                 lines: u64::from(file.line_count()),
                 // Walls stand for suppressed code: they are no tokens.
-                tokens: file.tokens.iter().filter(|t| t.id != WALL).count() as u64,
+                tokens: file.tokens.iter().filter(|t| !t.is_wall()).count() as u64,
                 sources: 1,
                 duplicated_lines: covered(std::mem::take(&mut line_spans[i])),
                 duplicated_tokens: covered(std::mem::take(&mut token_spans[i])),
@@ -262,8 +262,13 @@ impl ListedClone {
     }
 }
 
-/// The project's clones as data, largest first.
-pub fn clone_list(index: &Index, clones: &[Clone], registry: &Registry) -> Vec<ListedClone> {
+/// The project's clones (found in `mode`) as data, largest first.
+pub fn clone_list(
+    index: &Index,
+    clones: &[Clone],
+    mode: Mode,
+    registry: &Registry,
+) -> Vec<ListedClone> {
     let place = |(f, start): (u32, u32), len: u32| {
         let file = &index.files[f as usize];
         ClonePlace {
@@ -286,7 +291,7 @@ pub fn clone_list(index: &Index, clones: &[Clone], registry: &Registry) -> Vec<L
                 format: registry.get(file.format).name.clone(),
                 lines: first.span.lines().max(second.span.lines()),
                 tokens: c.len,
-                content_hash: content_hash(&file.tokens[start..start + c.len as usize]),
+                content_hash: content_hash(&file.tokens[start..start + c.len as usize], mode),
                 fragment: other
                     .fragment(c.second.1, c.second.1 + c.len - 1)
                     .to_owned(),

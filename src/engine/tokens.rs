@@ -1,9 +1,11 @@
 //! Tokens: parses source text and normalizes the tree's leaves.
 //!
-//! In: a [`Format`], source text and a [`Normalization`] (the [`Mode`],
-//! whether case counts, the ignore patterns). Out: the token stream, each
-//! [`Token`] an identity hash plus its byte range. Line and column are
-//! recovered from byte offsets by a [`LineIndex`].
+//! In: a [`Format`], source text and a [`Normalization`] (whether case
+//! counts, the ignore patterns, whether imports are kept). Out: the token stream, each [`Token`] the
+//! hash of its text, its [`TokenClass`] and its byte range; its identity in
+//! each [`Mode`] is derived from those ([`Token::id_in`]), so one token
+//! stream serves every mode. Line and column are recovered from byte offsets
+//! by a [`LineIndex`].
 //!
 //! Invariants: parsing never fails. Leaves inside ERROR nodes are tokens like
 //! any other, zero-width (MISSING) nodes are not, declared literals and
@@ -11,7 +13,8 @@
 //! lie inside a match of an ignore pattern against the text tokenized,
 //! the leaves of import declarations (the format's `import_kinds`, unless
 //! imports are kept) and those between a disabling and an enabling
-//! suppression comment ([`SUPPRESSION_MARKERS`]). The
+//! suppression comment ([`SUPPRESSION_MARKERS`]), a zero-width [`WALL`]
+//! (class other, equal to no token in any mode) in their place. The
 //! identity never includes the node kind, only the class and (per mode) the
 //! text, so a snippet parsed out of context still matches the code it came
 //! from. The token stream is the sole contract between parsing and later
@@ -27,7 +30,7 @@ use crate::engine::patterns::{IgnorePatterns, Skipper};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
-pub const NORMALIZATION_VERSION: u32 = 3;
+pub const NORMALIZATION_VERSION: u32 = 4;
 
 /// Suppression comments, as (disable, enable) pairs: the tokens after a
 /// comment holding a disabling marker are dropped up to a comment holding
@@ -109,43 +112,92 @@ impl Mode {
     }
 
     /// The text a token of `class` with source `text` is identified by, or
-    /// `None` when the token is dropped.
+    /// `None` when the token is dropped: what [`Token::id_in`] hashes, as a
+    /// person reads it.
     pub fn identity_text<'a>(
         self,
         format: &Format,
         class: Class,
         text: &'a str,
     ) -> Option<&'a str> {
-        let class = match class {
-            Class::Identifier if format.literal_identifiers.iter().any(|l| l == text) => {
-                Class::Literal
-            }
-            class => class,
-        };
+        let class = TokenClass::of(format, class, text)?;
+        Some(match self.placeholder(class) {
+            Some(placeholder) => placeholder,
+            None => text,
+        })
+    }
+
+    /// The placeholder a token of `class` is identified by in this mode, or
+    /// `None` when its text is.
+    fn placeholder(self, class: TokenClass) -> Option<&'static str> {
+        match class {
+            TokenClass::Identifier if self.abstracts_identifiers() => Some(ID),
+            TokenClass::String if self.abstracts_literals() => Some(STR),
+            TokenClass::Number if self.abstracts_literals() => Some(NUM),
+            TokenClass::Literal if self.abstracts_literals() => Some(LIT),
+            _ => None,
+        }
+    }
+}
+
+/// What a token is, as far as the modes care: which placeholder (if any)
+/// stands for it where its mode abstracts it. Derived from the grammar's
+/// [`Class`] and the format's lists: a `keep_identifiers` name is
+/// [`TokenClass::Other`] (its text counts in every mode), a
+/// `literal_identifiers` name a [`TokenClass::Literal`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TokenClass {
+    /// Keywords, operators, punctuation, kept identifiers: text in every mode.
+    Other = 0,
+    /// Names: `$id` in mild and weak modes.
+    Identifier = 1,
+    /// String literals: `$str` in weak mode.
+    String = 2,
+    /// Number literals: `$num` in weak mode.
+    Number = 3,
+    /// Other literals (booleans, null): `$lit` in weak mode.
+    Literal = 4,
+}
+
+impl TokenClass {
+    /// The class of a leaf of grammar class `class` and text `text` in
+    /// `format`, or `None` for a comment (never a token).
+    pub fn of(format: &Format, class: Class, text: &str) -> Option<TokenClass> {
         Some(match class {
             Class::Comment => return None,
-            Class::Other => text,
-            Class::Identifier
-                if self.abstracts_identifiers()
-                    && !format.keep_identifiers.iter().any(|k| k == text) =>
-            {
-                ID
+            Class::Other => TokenClass::Other,
+            Class::Identifier if format.literal_identifiers.iter().any(|l| l == text) => {
+                TokenClass::Literal
             }
-            Class::Identifier => text,
-            Class::String if self.abstracts_literals() => STR,
-            Class::Number if self.abstracts_literals() => NUM,
-            Class::Literal if self.abstracts_literals() => LIT,
-            Class::String | Class::Number | Class::Literal => text,
+            Class::Identifier if format.keep_identifiers.iter().any(|k| k == text) => {
+                TokenClass::Other
+            }
+            Class::Identifier => TokenClass::Identifier,
+            Class::String => TokenClass::String,
+            Class::Number => TokenClass::Number,
+            Class::Literal => TokenClass::Literal,
+        })
+    }
+
+    /// The class of code `code`, if it is one (the cache's bytes).
+    fn from_code(code: u32) -> Option<TokenClass> {
+        Some(match code {
+            0 => TokenClass::Other,
+            1 => TokenClass::Identifier,
+            2 => TokenClass::String,
+            3 => TokenClass::Number,
+            4 => TokenClass::Literal,
+            _ => return None,
         })
     }
 }
 
-/// Everything besides the grammar that decides a text's tokens: the
-/// [`Mode`], whether case counts, whether imports are tokens, and the
-/// code blocks skipped. Built once
-/// from the configuration and passed to every tokenizing call (scan,
-/// checks, diffs); `Normalization::from(Mode::Strict)` (or `default()`)
-/// is the common case.
+/// Everything besides the grammar that decides a text's tokens: whether
+/// case counts, whether imports are tokens, and the code blocks skipped
+/// (the [`Mode`] does not: it is applied when tokens are compared). Built
+/// once from the configuration and passed to every tokenizing call (scan,
+/// checks, diffs); `Normalization::default()` is the common case.
 ///
 /// With `ignore_case`, every identity kept as text is compared without
 /// case, as jscpd does (it lower-cases each token before hashing): in
@@ -154,8 +206,6 @@ impl Mode {
 /// the like. The placeholders (`$id`, `$str`, ...) are unchanged.
 #[derive(Debug, Clone, Default)]
 pub struct Normalization {
-    /// How much of a token's text its identity keeps.
-    pub mode: Mode,
     /// Compare identities kept as text without case (`--ignoreCase`).
     pub ignore_case: bool,
     /// Tokens inside a match of one of these are dropped (`--ignore-pattern`).
@@ -165,21 +215,11 @@ pub struct Normalization {
     pub keep_imports: bool,
 }
 
-impl From<Mode> for Normalization {
-    fn from(mode: Mode) -> Normalization {
-        Normalization {
-            mode,
-            ..Normalization::default()
-        }
-    }
-}
-
 impl Normalization {
     /// This normalization applied to `text`: its leaves are then turned
     /// into tokens in source order with [`Normalizer::push`].
     pub(crate) fn of<'n, 't>(&'n self, text: &'t str) -> Normalizer<'n, 't> {
         Normalizer {
-            mode: self.mode,
             ignore_case: self.ignore_case,
             keep_imports: self.keep_imports,
             text,
@@ -194,7 +234,6 @@ impl Normalization {
 /// tokens in source order (the ignore patterns' matches and the
 /// suppression comments are walked along).
 pub(crate) struct Normalizer<'n, 't> {
-    mode: Mode,
     ignore_case: bool,
     keep_imports: bool,
     text: &'t str,
@@ -208,9 +247,9 @@ pub(crate) struct Normalizer<'n, 't> {
 
 /// What becomes of one leaf (see [`Normalizer::decide`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fate<'t> {
-    /// A token with this identity text.
-    Kept(&'t str),
+enum Fate {
+    /// A token of this class.
+    Kept(TokenClass),
     /// Its class is dropped (a comment).
     Dropped,
     /// Inside an import declaration, imports not kept.
@@ -221,19 +260,18 @@ enum Fate<'t> {
     Ignored,
 }
 
-impl<'t> Normalizer<'_, 't> {
+impl Normalizer<'_, '_> {
     /// What becomes of `leaf`, the next leaf of the text in source order.
-    fn decide(&mut self, format: &Format, leaf: Leaf) -> Fate<'t> {
+    fn decide(&mut self, format: &Format, leaf: Leaf) -> Fate {
         let (start, end) = (leaf.start as usize, leaf.end as usize);
-        let text: &'t str = self.text;
-        let source = &text[start..end];
+        let source = &self.text[start..end];
         if leaf.class == Class::Comment {
             if let Some(disables) = suppression(source) {
                 self.suppressed = disables;
             }
             return Fate::Dropped;
         }
-        let Some(identity) = self.mode.identity_text(format, leaf.class, source) else {
+        let Some(class) = TokenClass::of(format, leaf.class, source) else {
             return Fate::Dropped;
         };
         if self.suppressed {
@@ -243,49 +281,58 @@ impl<'t> Normalizer<'_, 't> {
         } else if self.skipper.skips(start, end) {
             Fate::Ignored
         } else {
-            Fate::Kept(identity)
+            Fate::Kept(class)
         }
     }
 
     /// Appends the token of `leaf`, unless its class is dropped, it is an
-    /// import, it is suppressed or it lies inside an ignore pattern's match;
-    /// with a [`WALL`] before it when code was suppressed since the last.
+    /// import, it is suppressed, it lies inside an ignore pattern's match,
+    /// or it is longer than [`MAX_TOKEN_LEN`] (no source text has such a
+    /// token); with a [`WALL`] before it when code was suppressed since the
+    /// last.
     pub(crate) fn push(&mut self, tokens: &mut Vec<Token>, format: &Format, leaf: Leaf) {
-        let identity = match self.decide(format, leaf) {
-            Fate::Kept(identity) => identity,
+        let class = match self.decide(format, leaf) {
+            Fate::Kept(class) => class,
             Fate::Suppressed => {
                 self.wall_at.get_or_insert(leaf.start);
                 return;
             }
             _ => return,
         };
+        if leaf.end - leaf.start > MAX_TOKEN_LEN {
+            return;
+        }
         if let Some(at) = self.wall_at.take() {
             if !tokens.is_empty() {
-                tokens.push(Token {
-                    id: WALL,
-                    start: at,
-                    end: at,
-                });
+                tokens.push(Token::new(WALL, TokenClass::Other, at, at));
             }
         }
+        let text = &self.text[leaf.start as usize..leaf.end as usize];
         let id = if self.ignore_case {
-            fnv1a_lowercase(identity)
+            fnv1a_lowercase(text)
         } else {
-            fnv1a(identity.as_bytes())
+            fnv1a(text.as_bytes())
         };
-        tokens.push(Token {
-            id,
-            start: leaf.start,
-            end: leaf.end,
-        });
+        tokens.push(Token::new(id, class, leaf.start, leaf.end));
     }
 
-    /// The identity of `leaf` as a person reads it, or why it is no token:
-    /// for `--dump-tokens` and golden tests.
-    fn shown(&mut self, format: &Format, leaf: Leaf) -> String {
+    /// The identity in `mode` of `leaf`, a token of class `class`, as a
+    /// person reads it (without case in lower case).
+    fn identity_shown(&self, mode: Mode, class: TokenClass, leaf: Leaf) -> String {
+        let source = &self.text[leaf.start as usize..leaf.end as usize];
+        let identity = readable(mode.placeholder(class).unwrap_or(source));
+        if self.ignore_case {
+            identity.to_lowercase()
+        } else {
+            identity.to_owned()
+        }
+    }
+
+    /// The identity in `mode` of `leaf` as a person reads it, or why it is
+    /// no token: for `--dump-tokens` and golden tests.
+    fn shown(&mut self, mode: Mode, format: &Format, leaf: Leaf) -> String {
         match self.decide(format, leaf) {
-            Fate::Kept(identity) if self.ignore_case => readable(identity).to_lowercase(),
-            Fate::Kept(identity) => readable(identity).to_owned(),
+            Fate::Kept(class) => self.identity_shown(mode, class, leaf),
             Fate::Dropped => "(dropped)".to_owned(),
             Fate::Import => "(import)".to_owned(),
             Fate::Suppressed => "(suppressed)".to_owned(),
@@ -318,15 +365,110 @@ impl Leaf {
     }
 }
 
-/// One normalized token: what is compared, and where it is.
+/// The longest token kept, in bytes: its length shares 32 bits with its
+/// class.
+pub const MAX_TOKEN_LEN: u32 = (1 << 29) - 1;
+
+/// One normalized token: what is compared, and where it is. 16 bytes (the
+/// index's biggest array): the class is packed with the length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
-    /// Hash of the identity text ([`fnv1a`]); equal identities, equal ids.
-    pub id: u64,
+    /// [`fnv1a`] of the text (lower-cased with `--ignoreCase`): the
+    /// identity in strict mode.
+    text: u64,
     /// Byte offset of the first byte.
     pub start: u32,
+    /// The length in bytes (low 29 bits) and the [`TokenClass`] (high 3).
+    len_class: u32,
+}
+
+/// The id of `$id`, the identity of identifiers in mild and weak modes.
+pub const ABSTRACT_IDENTIFIER: u64 = fnv1a(ID.as_bytes());
+
+impl Token {
+    /// The token of text hash `text` and class `class` at `start..end`
+    /// (at most [`MAX_TOKEN_LEN`] bytes).
+    pub fn new(text: u64, class: TokenClass, start: u32, end: u32) -> Token {
+        let len = end - start;
+        debug_assert!(len <= MAX_TOKEN_LEN, "a token of {len} bytes");
+        Token {
+            text,
+            start,
+            len_class: (len & MAX_TOKEN_LEN) | (class as u32) << 29,
+        }
+    }
+
+    /// The token of the cache's three numbers (see [`Token::raw`]), unless
+    /// they name no class.
+    pub fn from_raw(text: u64, start: u32, len_class: u32) -> Option<Token> {
+        TokenClass::from_code(len_class >> 29)?;
+        start.checked_add(len_class & MAX_TOKEN_LEN)?;
+        Some(Token {
+            text,
+            start,
+            len_class,
+        })
+    }
+
+    /// The three numbers a cache stores: text hash, start, length and class.
+    pub fn raw(self) -> (u64, u32, u32) {
+        (self.text, self.start, self.len_class)
+    }
+
     /// Byte offset just past the last byte.
-    pub end: u32,
+    #[inline]
+    pub fn end(self) -> u32 {
+        self.start + (self.len_class & MAX_TOKEN_LEN)
+    }
+
+    /// The token's class.
+    #[inline]
+    pub fn class(self) -> TokenClass {
+        match self.len_class >> 29 {
+            1 => TokenClass::Identifier,
+            2 => TokenClass::String,
+            3 => TokenClass::Number,
+            4 => TokenClass::Literal,
+            _ => TokenClass::Other,
+        }
+    }
+
+    /// The same token moved `by` bytes later (a piece cut out of a text).
+    pub fn shifted(self, by: u32) -> Token {
+        Token {
+            start: self.start + by,
+            ..self
+        }
+    }
+
+    /// The identity of the token in `mode`: the hash of its text, or of the
+    /// placeholder its class stands for in that mode. Equal identities,
+    /// equal ids; two tokens equal in strict mode are equal in mild mode,
+    /// and two equal in mild mode are equal in weak mode.
+    #[inline]
+    pub fn id_in(self, mode: Mode) -> u64 {
+        match (mode, self.len_class >> 29) {
+            (Mode::Mild | Mode::Weak, 1) => ABSTRACT_IDENTIFIER,
+            (Mode::Weak, 2) => ABSTRACT_LITERALS[0],
+            (Mode::Weak, 3) => ABSTRACT_LITERALS[1],
+            (Mode::Weak, 4) => ABSTRACT_LITERALS[2],
+            _ => self.text,
+        }
+    }
+
+    /// Whether this is a [`WALL`], where suppressed code was: equal to no
+    /// token in any mode.
+    #[inline]
+    pub fn is_wall(self) -> bool {
+        self.text == WALL
+    }
+
+    /// The identity in weak mode, the most abstract: what fingerprints are
+    /// made of, so that the candidates of every mode are found.
+    #[inline]
+    pub fn weak_id(self) -> u64 {
+        self.id_in(Mode::Weak)
+    }
 }
 
 /// Abstracted identities are placeholders that start with a NUL byte, which
@@ -641,20 +783,22 @@ impl LineIndex {
 }
 
 /// Renders the normalized tokens of `text` one per line, as
-/// `line:column class identity`, for `--dump-tokens` and golden tests:
-/// comments show as `(dropped)`, the leaves of imports as `(import)`, those
-/// after a disabling suppression comment as `(suppressed)`, tokens inside an
-/// ignore pattern's match as `(ignored)`, identities compared without case in lower case.
+/// `line:column class identity` (the identity in `mode`), for
+/// `--dump-tokens` and golden tests: comments show as `(dropped)`, the
+/// leaves of imports as `(import)`, those after a disabling suppression
+/// comment as `(suppressed)`, tokens inside an ignore pattern's match as
+/// `(ignored)`, identities compared without case in lower case.
 pub fn dump(
     format: &Format,
     text: &str,
     normalization: &Normalization,
+    mode: Mode,
 ) -> Result<String, ParseError> {
     let lines = LineIndex::new(text);
     let mut out = String::new();
     let mut normalizer = normalization.of(text);
     for_each_leaf(format, text, |leaf| {
-        let shown = normalizer.shown(format, leaf);
+        let shown = normalizer.shown(mode, format, leaf);
         let at = lines.start_position(text, leaf.start);
         out.push_str(&format!(
             "{}:{} {} {}\n",
@@ -704,22 +848,19 @@ pub fn dump_tree(format: &Format, text: &str) -> Result<String, ParseError> {
     }
 }
 
-/// The identity texts of `text` joined by spaces: the normalized form a
-/// person reads (without case in lower case), used by golden tests.
+/// The identity texts of `text` in `mode` joined by spaces: the normalized
+/// form a person reads (without case in lower case), used by golden tests.
 pub fn normalized(
     format: &Format,
     text: &str,
     normalization: &Normalization,
+    mode: Mode,
 ) -> Result<String, ParseError> {
     let mut parts = Vec::new();
     let mut normalizer = normalization.of(text);
     for_each_leaf(format, text, |leaf| {
-        if let Fate::Kept(identity) = normalizer.decide(format, leaf) {
-            let shown = if normalization.ignore_case {
-                readable(identity).to_lowercase()
-            } else {
-                readable(identity).to_owned()
-            };
+        if let Fate::Kept(class) = normalizer.decide(format, leaf) {
+            let shown = normalizer.identity_shown(mode, class, leaf);
             parts.push(shown.replace('\n', "\\n"));
         }
     })?;
@@ -736,14 +877,42 @@ mod tests {
     fn check(format: &str, mode: Mode, code: &str, expected: &str) {
         let registry = Registry::builtin();
         let format = registry.lookup(format).unwrap();
-        let normalization = Normalization::from(mode);
-        let got = normalized(format, code, &normalization).unwrap();
+        let normalization = Normalization::default();
+        let got = normalized(format, code, &normalization, mode).unwrap();
         assert_eq!(
             got,
             expected,
             "\n{}",
-            dump(format, code, &normalization).unwrap()
+            dump(format, code, &normalization, mode).unwrap()
         );
+        ids_are_derived(format, code, &normalization);
+    }
+
+    /// Asserts that the ids of the tokens of `code` in each mode
+    /// ([`Token::id_in`]) are the hashes of the identity texts that mode
+    /// gives (what a token stream of one mode held before tokens kept
+    /// their class).
+    fn ids_are_derived(format: &Format, code: &str, normalization: &Normalization) {
+        let tokens = tokenize(format, code, normalization).unwrap();
+        let tokens: Vec<Token> = tokens.into_iter().filter(|t| !t.is_wall()).collect();
+        for mode in [Mode::Strict, Mode::Mild, Mode::Weak] {
+            let mut expected = Vec::new();
+            let mut normalizer = normalization.of(code);
+            for_each_leaf(format, code, |leaf| {
+                if let Fate::Kept(class) = normalizer.decide(format, leaf) {
+                    let source = &code[leaf.start as usize..leaf.end as usize];
+                    let identity = mode.placeholder(class).unwrap_or(source);
+                    expected.push(if normalization.ignore_case {
+                        fnv1a_lowercase(identity)
+                    } else {
+                        fnv1a(identity.as_bytes())
+                    });
+                }
+            })
+            .unwrap();
+            let got: Vec<u64> = tokens.iter().map(|t| t.id_in(mode)).collect();
+            assert_eq!(got, expected, "{mode:?}: {code}");
+        }
     }
 
     #[test]
@@ -870,19 +1039,19 @@ mod tests {
         let registry = Registry::builtin();
         let format = registry.lookup(format).unwrap();
         let normalization = Normalization {
-            mode,
             ignore_case,
             ignore_patterns: IgnorePatterns::new(patterns).unwrap(),
             // The patterns are tried on imports too.
             keep_imports: true,
         };
-        let got = normalized(format, code, &normalization).unwrap();
+        let got = normalized(format, code, &normalization, mode).unwrap();
         assert_eq!(
             got,
             expected,
             "\n{}",
-            dump(format, code, &normalization).unwrap()
+            dump(format, code, &normalization, mode).unwrap()
         );
+        ids_are_derived(format, code, &normalization);
         // The token stream agrees with what is shown: one token per part.
         let tokens = tokenize(format, code, &normalization).unwrap();
         assert_eq!(tokens.len(), got.split_whitespace().count(), "{got}");
@@ -927,7 +1096,7 @@ mod tests {
                 ..Normalization::default()
             };
             let tokens = tokenize(sql, text, &normalization).unwrap();
-            tokens.iter().map(|t| t.id).collect()
+            tokens.iter().map(|t| t.id_in(Mode::Strict)).collect()
         };
         let (upper, lower) = ("SELECT Id FROM T;", "select id from t;");
         assert_eq!(ids(upper, true), ids(lower, true));
@@ -977,15 +1146,16 @@ mod tests {
             keep_imports,
             ..Normalization::default()
         };
-        let got = normalized(format, code, &normalization).unwrap();
+        let got = normalized(format, code, &normalization, Mode::Strict).unwrap();
         assert_eq!(
             got,
             expected,
             "\n{}",
-            dump(format, code, &normalization).unwrap()
+            dump(format, code, &normalization, Mode::Strict).unwrap()
         );
+        ids_are_derived(format, code, &normalization);
         let tokens = tokenize(format, code, &normalization).unwrap();
-        let real = tokens.iter().filter(|t| t.id != WALL).count();
+        let real = tokens.iter().filter(|t| !t.is_wall()).count();
         assert_eq!(real, got.split_whitespace().count(), "{got}");
     }
 
@@ -1134,9 +1304,9 @@ mod tests {
         let tokens = tokenize(js, code, &Normalization::default()).unwrap();
         let walls: Vec<usize> = tokens
             .iter()
-            .filter(|t| t.id == WALL)
+            .filter(|t| t.is_wall())
             .map(|t| {
-                assert_eq!(t.start, t.end);
+                assert_eq!((t.start, t.class()), (t.end(), TokenClass::Other));
                 t.start as usize
             })
             .collect();
@@ -1177,6 +1347,7 @@ mod tests {
             rs,
             "use a;\n// CPD-OFF\nfn b() {}",
             &Normalization::default(),
+            Mode::Strict,
         )
         .unwrap();
         assert_eq!(
@@ -1208,7 +1379,9 @@ mod tests {
                 let (title, rest) = case.split_once('\n').unwrap();
                 let (code, expected) = rest.split_once("\n---\n").unwrap();
                 let mode = Mode::parse(title.split(':').next().unwrap()).unwrap();
-                let got = normalized(format, code, &mode.into()).unwrap();
+                let normalization = Normalization::default();
+                let got = normalized(format, code, &normalization, mode).unwrap();
+                ids_are_derived(format, code, &normalization);
                 if got != expected.trim() {
                     failures.push(format!(
                         "{}: {title}\n  expected: {}\n  got:      {got}",
@@ -1229,18 +1402,41 @@ mod tests {
     fn identity_ignores_node_kind() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let method = tokenize(js, "a.push", &Mode::Strict.into()).unwrap();
-        let plain = tokenize(js, "push", &Mode::Strict.into()).unwrap();
-        assert_eq!(method[2].id, plain[0].id);
+        let method = tokenize(js, "a.push", &Normalization::default()).unwrap();
+        let plain = tokenize(js, "push", &Normalization::default()).unwrap();
+        for mode in [Mode::Strict, Mode::Mild, Mode::Weak] {
+            assert_eq!(method[2].id_in(mode), plain[0].id_in(mode));
+        }
     }
 
     #[test]
     fn placeholders_never_collide_with_source_text() {
         let registry = Registry::builtin();
         let js = registry.lookup("js").unwrap();
-        let abstracted = tokenize(js, "a", &Mode::Mild.into()).unwrap()[0].id;
-        let literal = tokenize(js, "$id", &Mode::Strict.into()).unwrap()[0].id;
-        assert_ne!(abstracted, literal);
+        let abstracted = tokenize(js, "a", &Normalization::default()).unwrap()[0];
+        let literal = tokenize(js, "$id", &Normalization::default()).unwrap()[0];
+        assert_ne!(abstracted.id_in(Mode::Mild), literal.id_in(Mode::Strict));
+    }
+
+    #[test]
+    fn a_token_is_16_bytes_and_keeps_its_range_and_class() {
+        assert_eq!(std::mem::size_of::<Token>(), 16);
+        let classes = [
+            TokenClass::Other,
+            TokenClass::Identifier,
+            TokenClass::String,
+            TokenClass::Number,
+            TokenClass::Literal,
+        ];
+        for class in classes {
+            let t = Token::new(7, class, 5, 5 + MAX_TOKEN_LEN);
+            assert_eq!((t.class(), t.start, t.end()), (class, 5, 5 + MAX_TOKEN_LEN));
+            let (text, start, len_class) = t.raw();
+            assert_eq!(Token::from_raw(text, start, len_class), Some(t));
+        }
+        // Codes 5 to 7 name no class; a range past 4 GiB is no range.
+        assert_eq!(Token::from_raw(7, 0, 5 << 29), None);
+        assert_eq!(Token::from_raw(7, u32::MAX, 2), None);
     }
 
     #[test]

@@ -166,6 +166,17 @@ struct CheckCodeArgs {
     /// file's own indexed version is not reported as a duplicate of it.
     #[serde(default)]
     path: String,
+    /// How much two copies must agree: strict (same names and values),
+    /// mild (names may differ), weak (names and values may differ).
+    /// Defaults to the server's --mode.
+    #[serde(default)]
+    #[schemars(schema_with = "mode_schema")]
+    mode: String,
+}
+
+/// The schema of a `mode` argument: one of the names REST takes.
+fn mode_schema(_: &mut rmcp::schemars::SchemaGenerator) -> rmcp::schemars::Schema {
+    rmcp::schemars::json_schema!({"type": "string", "enum": ["strict", "mild", "weak"]})
 }
 
 /// The arguments of `check_diff`.
@@ -177,6 +188,12 @@ struct CheckDiffArgs {
     /// files (paths relative to the project root, a/ and b/ prefixes
     /// allowed).
     diff: String,
+    /// How much two copies must agree: strict (same names and values),
+    /// mild (names may differ), weak (names and values may differ).
+    /// Defaults to the server's --mode.
+    #[serde(default)]
+    #[schemars(schema_with = "mode_schema")]
+    mode: String,
 }
 
 /// The arguments of `list_clones`.
@@ -234,7 +251,8 @@ impl Tools {
         // A rescan before the check is the REST API's option alone.
         args.remove("recheck");
         let scanner = &self.state.scanner;
-        let request = match handlers::validate(args, scanner.registry(), &scanner.config().dir) {
+        let config = scanner.config();
+        let request = match handlers::validate(args, scanner.registry(), &config.dir, config.mode) {
             Ok((request, _)) => request,
             Err(err) => return failure(err),
         };
@@ -266,11 +284,15 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn check_diff(&self, args: JsonObject) -> CallToolResult {
-        let diff = match handlers::diff_field(&args) {
-            Ok(diff) => Bytes::copy_from_slice(diff.as_bytes()),
+        let fields = handlers::diff_field(&args).and_then(|diff| {
+            let mode = handlers::mode_field(&args, self.state.scanner.config().mode)?;
+            Ok((Bytes::copy_from_slice(diff.as_bytes()), mode))
+        });
+        let (diff, mode) = match fields {
+            Ok(fields) => fields,
             Err(err) => return failure(err),
         };
-        let answer = handlers::run_diff_check(&self.state, diff, |answer| {
+        let answer = handlers::run_diff_check(&self.state, diff, mode, |answer| {
             Ok((value(&answers::diff(answer))?, diff_summary(answer)))
         })
         .await;

@@ -126,7 +126,7 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
         None => {
             progress.phase("detecting clones");
             let (clones, _) = snapshot.clones(&config);
-            let clones = clone_list(&snapshot.index, clones, &registry);
+            let clones = clone_list(&snapshot.index, clones, config.mode, &registry);
             let stats = snapshot.stats(&config, &registry).clone();
             let seconds = progress.finish();
             if summary {
@@ -141,7 +141,9 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
         }
         Some(bytes) => {
             progress.phase("checking the diff");
-            let answer = check_diff(&config, &registry, &snapshot, &bytes, |_| Ok(()));
+            let answer = check_diff(&config, &registry, &snapshot, &bytes, config.mode, |_| {
+                Ok(())
+            });
             progress.finish();
             let answer = answer.map_err(|e| format!("cannot check the diff: {e}"))?;
             if summary {
@@ -486,7 +488,7 @@ fn json_report(found: &Found, config: &Config) -> String {
         .collect();
     let mut report = json!({
         "version": crate::VERSION,
-        "mode": config.normalization.mode.name(),
+        "mode": config.mode.name(),
         "minLines": config.thresholds.min_lines,
         "minTokens": config.thresholds.min_tokens,
         "clones": clones,

@@ -76,7 +76,7 @@ mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
     use crate::engine::snippet::tokenize_snippet_after;
-    use crate::engine::tokens::Mode;
+    use crate::engine::tokens::Normalization;
 
     fn parse_of(text: &str) -> SnippetParse {
         let registry = Registry::builtin();
@@ -84,7 +84,7 @@ mod tests {
         // Budgets are not under test here: a loaded machine may take long.
         let budget =
             crate::engine::parse::Budget::new(std::time::Duration::from_secs(600), usize::MAX);
-        tokenize_snippet_after(js, text, &Mode::Mild.into(), None, &budget)
+        tokenize_snippet_after(js, text, &Normalization::default(), None, &budget)
             .unwrap()
             .1
     }

@@ -8,9 +8,10 @@
 //! (path, size, mtime, content hash, tokens, fingerprints), then an XXH3
 //! checksum of everything before it. The key hashes everything that changes
 //! tokens: dupcheck's version, the normalization version, the
-//! [`Normalization`] (mode, `--ignoreCase`, `--ignore-pattern`s,
-//! `--keep-imports`),
-//! `grammars.toml`, min-tokens.
+//! [`Normalization`] (`--ignoreCase`, `--ignore-pattern`s,
+//! `--keep-imports`), `grammars.toml`, min-tokens. Not the mode: tokens
+//! keep their text hash and class, from which every mode's ids are
+//! derived, so one cache serves every `--mode`.
 //!
 //! Invariants: a cache is never trusted. A wrong magic, version, key or
 //! checksum, a truncated file, or entries that do not fit their file's text
@@ -25,16 +26,17 @@ use std::sync::Arc;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, SourceFile};
-use crate::engine::tokens::{Normalization, Token, WALL};
+use crate::engine::tokens::{Normalization, Token};
 
 /// The first bytes of a cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
-pub const FORMAT_VERSION: u32 = 1;
+/// (2: a token's third number packs its length and class.)
+pub const FORMAT_VERSION: u32 = 2;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
-    "made for another version, mode, case or ignore patterns, grammar set or min-tokens";
+    "made for another version, case or ignore patterns, grammar set or min-tokens";
 
 /// Tokens and fingerprints of one file, as the cache stored them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,11 +56,11 @@ impl CachedFile {
         let mut previous_end = 0;
         let tokens_ok = self.tokens.iter().all(|t| {
             let ok = previous_end <= t.start
-                && (t.start < t.end || t.id == WALL)
-                && (t.end as usize) <= text.len()
+                && (t.start < t.end() || t.is_wall())
+                && (t.end() as usize) <= text.len()
                 && text.is_char_boundary(t.start as usize)
-                && text.is_char_boundary(t.end as usize);
-            previous_end = t.end;
+                && text.is_char_boundary(t.end() as usize);
+            previous_end = t.end();
             ok
         });
         tokens_ok
@@ -71,13 +73,13 @@ impl CachedFile {
 
 /// What a cache is valid for: a hash of everything that changes tokens.
 /// Each ignore pattern is hashed with its length, so no two lists of
-/// patterns give the same material.
+/// patterns give the same material. The mode is not in it: tokens keep
+/// their text and class, and every mode is derived from them.
 pub fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
     let mut material = format!(
-        "{}\0{}\0{}\0{}\0{}\0case:{}\0imports:{}",
+        "{}\0{}\0{}\0{}\0case:{}\0imports:{}",
         crate::VERSION,
         crate::engine::tokens::NORMALIZATION_VERSION,
-        normalization.mode.name(),
         min_tokens,
         crate::engine::grammar::GRAMMARS_TOML,
         if normalization.ignore_case {
@@ -260,9 +262,10 @@ fn encode(key: u64, files: &[Arc<SourceFile>]) -> Vec<u8> {
         }
         out.extend_from_slice(&(f.tokens.len() as u32).to_le_bytes());
         for t in &f.tokens {
-            out.extend_from_slice(&t.id.to_le_bytes());
-            out.extend_from_slice(&t.start.to_le_bytes());
-            out.extend_from_slice(&t.end.to_le_bytes());
+            let (text, start, len_class) = t.raw();
+            out.extend_from_slice(&text.to_le_bytes());
+            out.extend_from_slice(&start.to_le_bytes());
+            out.extend_from_slice(&len_class.to_le_bytes());
         }
         out.extend_from_slice(&(f.fingerprints.len() as u32).to_le_bytes());
         for p in &f.fingerprints {
@@ -311,12 +314,9 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'s
         let raw = r.take(n.checked_mul(16).ok_or("bad token count")?)?;
         let tokens = raw
             .chunks_exact(16)
-            .map(|c| Token {
-                id: le64(&c[..8]),
-                start: le32(&c[8..12]),
-                end: le32(&c[12..]),
-            })
-            .collect();
+            .map(|c| Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..])))
+            .collect::<Option<Vec<Token>>>()
+            .ok_or("bad token")?;
         let n = r.u32()? as usize;
         let raw = r.take(n.checked_mul(12).ok_or("bad fingerprint count")?)?;
         let fingerprints = raw
@@ -383,7 +383,7 @@ mod tests {
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
     use crate::engine::patterns::IgnorePatterns;
-    use crate::engine::tokens::Mode;
+    use crate::engine::tokens::Normalization;
 
     fn files() -> Vec<Arc<SourceFile>> {
         let registry = Registry::builtin();
@@ -397,7 +397,7 @@ mod tests {
                 js,
                 text,
                 meta,
-                &Mode::Mild.into(),
+                &Normalization::default(),
                 Winnow::for_min_tokens(10),
             )
             .unwrap(),
@@ -406,8 +406,7 @@ mod tests {
 
     #[test]
     fn the_key_changes_with_every_normalization_option() {
-        let with = |mode: Mode, ignore_case: bool, patterns: &[&str]| Normalization {
-            mode,
+        let with = |ignore_case: bool, patterns: &[&str]| Normalization {
             ignore_case,
             ignore_patterns: IgnorePatterns::new(patterns).unwrap(),
             keep_imports: false,
@@ -416,29 +415,28 @@ mod tests {
             keep_imports: true,
             ..Normalization::default()
         };
-        let plain = key(&with(Mode::Strict, false, &[]), 50);
-        assert_eq!(plain, key(&Mode::Strict.into(), 50));
+        let plain = key(&with(false, &[]), 50);
+        assert_eq!(plain, key(&Normalization::default(), 50));
         let keys = [
             plain,
-            key(&with(Mode::Strict, false, &[]), 40),
-            key(&with(Mode::Mild, false, &[]), 50),
-            key(&with(Mode::Strict, true, &[]), 50),
-            key(&with(Mode::Strict, false, &["a"]), 50),
-            key(&with(Mode::Strict, false, &["b"]), 50),
-            key(&with(Mode::Strict, false, &["a", "b"]), 50),
-            key(&with(Mode::Strict, false, &["a,b"]), 50),
-            key(&with(Mode::Strict, true, &["a"]), 50),
+            key(&with(false, &[]), 40),
+            key(&with(true, &[]), 50),
+            key(&with(false, &["a"]), 50),
+            key(&with(false, &["b"]), 50),
+            key(&with(false, &["a", "b"]), 50),
+            key(&with(false, &["a,b"]), 50),
+            key(&with(true, &["a"]), 50),
             key(&keeping_imports, 50),
         ];
         let distinct: crate::engine::hash::HashSet<u64> = keys.iter().copied().collect();
         assert_eq!(distinct.len(), keys.len(), "{keys:x?}");
         // The same options give the same key: a restart reuses its cache.
         assert_eq!(
-            key(&with(Mode::Strict, true, &["a", "b"]), 50),
-            key(&with(Mode::Strict, true, &["a", "b"]), 50)
+            key(&with(true, &["a", "b"]), 50),
+            key(&with(true, &["a", "b"]), 50)
         );
         assert_eq!(
-            decode(&encode(keys[3], &files()), keys[0]).unwrap_err(),
+            decode(&encode(keys[2], &files()), keys[0]).unwrap_err(),
             OTHER_KEY
         );
     }

@@ -285,7 +285,10 @@ pub struct Config {
     pub ignore: Override,
     /// Detection thresholds.
     pub thresholds: Thresholds,
-    /// How tokens are made: mode, case, ignore patterns.
+    /// The default mode: of checks that name none, of the statistics, the
+    /// clone list and reports.
+    pub mode: Mode,
+    /// How tokens are made: case, ignore patterns.
     pub normalization: Normalization,
     /// Report absolute paths.
     pub absolute: bool,
@@ -452,7 +455,6 @@ impl Config {
             })?,
         };
         let normalization = Normalization {
-            mode,
             ignore_case: scan.ignore_case || file.ignore_case.unwrap_or(false),
             ignore_patterns,
             keep_imports: scan.keep_imports || file.keep_imports.unwrap_or(false),
@@ -506,6 +508,7 @@ impl Config {
                     .or(file.min_tokens)
                     .unwrap_or(DEFAULT_MIN_TOKENS),
             },
+            mode,
             normalization,
             absolute: scan.absolute || file.absolute.unwrap_or(false),
             no_symlinks: scan.no_symlinks || file.no_symlinks.unwrap_or(false),
@@ -836,7 +839,7 @@ mod tests {
         assert_eq!(c.port, 3000);
         assert_eq!(c.host.to_string(), "0.0.0.0");
         assert_eq!((c.thresholds.min_lines, c.thresholds.min_tokens), (5, 50));
-        assert_eq!(c.normalization.mode, Mode::Strict);
+        assert_eq!(c.mode, Mode::Strict);
         assert!(!c.normalization.ignore_case);
         assert!(c.normalization.ignore_patterns.is_empty());
         assert_eq!(
@@ -852,7 +855,7 @@ mod tests {
         let file = r#"{"port": 4000, "minLines": 7, "mode": "weak", "format": ["py", "rust"], "skipLocal": true, "maxSize": "2kb"}"#;
         let (c, _) = resolve(&["--port", "5000", "-m", "mild"], Some(file)).unwrap();
         assert_eq!(
-            (c.port, c.thresholds.min_lines, c.normalization.mode),
+            (c.port, c.thresholds.min_lines, c.mode),
             (5000, 7, Mode::Mild)
         );
         assert_eq!(c.formats, [3, 4]);

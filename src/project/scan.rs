@@ -65,7 +65,12 @@ impl Snapshot {
     pub fn clones(&self, config: &Config) -> (&[Clone], usize) {
         let (clones, capped) = self.clones.get_or_init(|| {
             let started = Instant::now();
-            let found = project_clones(&self.index, config.thresholds, config.skip_local);
+            let found = project_clones(
+                &self.index,
+                config.mode,
+                config.thresholds,
+                config.skip_local,
+            );
             tracing::debug!(
                 "clone detection: {} clones in {:?}",
                 found.0.len(),

@@ -152,8 +152,17 @@ async function run(browser, name, viewport, report) {
   const code = "function merge(a, b) {\n  const result = { ...a };\n  for (const key of Object.keys(b)) {\n    const value = b[key];\n    if (value && typeof value === \"object\" && !Array.isArray(value)) {\n      result[key] = merge(result[key] || {}, value);\n    } else if (value !== undefined) {\n      result[key] = value;\n    } else {\n      delete result[key];\n    }\n  }\n  return result;\n}\n";
   await page.fill("#code", code);
   await page.selectOption("#format", "javascript");
-  await page.click('#check-form button[type="submit"]');
-  await page.waitForSelector("#check-summary", { timeout: WAIT });
+  // The mode picker starts at the server's mode, and the check posts it.
+  assert.equal(await page.inputValue("#check-mode"), health.mode);
+  const checked = async () => {
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/check"),
+      page.click('#check-form button[type="submit"]'),
+    ]);
+    await page.waitForSelector("#check-summary", { timeout: WAIT });
+    return request.postDataJSON();
+  };
+  assert.deepEqual(await checked(), { code, format: "javascript", mode: health.mode });
   const answer = await (await page.request.post(new URL("/api/check", url).href, { data: { code, format: "javascript" } })).json();
   assert.ok(answer.statistics.totalDuplications > 0);
   const summaries = await page.locator("#check-result summary strong").allInnerTexts();
@@ -161,6 +170,24 @@ async function run(browser, name, viewport, report) {
   await page.locator("#check-result summary").first().click();
   assert.equal(await page.locator("#check-result details pre").first().innerText(), answer.duplications[0].codebaseLocation.fragment);
   await page.locator("#try").screenshot({ path: join(shots, `try-${name}.png`) });
+
+  // Another mode picked: renamed code, found in the server's mild mode,
+  // is not there letter for letter (strict).
+  assert.equal(health.mode, "mild");
+  const renamed = code.replaceAll("result", "merged").replaceAll("value", "item");
+  const answerIn = async (mode) => (await page.request.post(new URL("/api/check", url).href,
+    { data: { code: renamed, format: "javascript", mode } })).json();
+  const [mild, strict] = [await answerIn("mild"), await answerIn("strict")];
+  assert.ok(mild.statistics.totalDuplications > 0);
+  assert.equal(strict.statistics.totalDuplications, 0);
+  await page.fill("#code", renamed);
+  await page.selectOption("#check-mode", "strict");
+  assert.deepEqual(await checked(), { code: renamed, format: "javascript", mode: "strict" });
+  assert.equal(await text(page, "#check-summary"), "No duplication: this code is not in the project.");
+  await page.selectOption("#check-mode", "mild");
+  assert.deepEqual(await checked(), { code: renamed, format: "javascript", mode: "mild" });
+  assert.deepEqual(await page.locator("#check-result summary strong").allInnerTexts(),
+    mild.duplications.map((d) => `${d.codebaseLocation.file}:${d.codebaseLocation.startLine}–${d.codebaseLocation.endLine}`));
 
   // Every control is reachable with Tab.
   const reached = new Set();
@@ -173,7 +200,7 @@ async function run(browser, name, viewport, report) {
     });
     reached.add(id);
   }
-  for (const id of ["show-table", "f-path", "f-format", "code", "format", "src", `#clone=${clone.id}`]) {
+  for (const id of ["show-table", "f-path", "f-format", "code", "format", "check-mode", "src", `#clone=${clone.id}`]) {
     assert.ok(reached.has(id), `Tab never reaches ${id}: ${[...reached].join(", ")}`);
   }
 

@@ -93,8 +93,10 @@ async function refreshState(health) {
   $("s-scan").textContent = time(health.lastScanTime);
   $("s-update").textContent = time(health.lastUpdateTime);
   $("s-scanning").textContent = health.scanning ? "yes" : "no";
+  // The Try form's mode starts as the server's; a choice made is kept.
+  if (!view.mode) $("check-mode").value = health.mode;
   view.mode = health.mode;
-  $("mode-note").textContent = `Compared in the server's ${health.mode} mode, at least ${health.minTokens} tokens.`;
+  $("mode-note").textContent = `The server's mode is ${health.mode}; at least ${health.minTokens} tokens.`;
 }
 
 // ---------------------------------------------------------------- tree
@@ -446,13 +448,14 @@ async function check(event) {
   const out = $("check-result");
   const code = $("code").value;
   const format = $("format").value;
+  const mode = $("check-mode").value;
   out.replaceChildren(el("p", { class: "hint", text: "Checking…" }));
   let answer;
   try {
     answer = await api("/api/check", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ code, format }),
+      body: JSON.stringify({ code, format, mode }),
     });
   } catch (err) {
     out.replaceChildren(el("p", { class: "error", text: err.message }));

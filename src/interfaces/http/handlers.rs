@@ -32,6 +32,7 @@ use crate::engine::clones::{ClonesPage, ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_
 use crate::engine::diff_check::DiffAnswer;
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::stats::ProjectStats;
+use crate::engine::tokens::Mode;
 use crate::engine::tree::{self, Folder, TreeQuery};
 use crate::interfaces::answers;
 use crate::interfaces::sarif::{self, Extras, Finding, Notice, Snippet};
@@ -47,7 +48,8 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
     let scanner = &state.scanner;
     let output = Output::of(&req)?;
     let fields = read_object(req, scanner.config().max_body).await?;
-    let (request, recheck) = validate(fields, scanner.registry(), &scanner.config().dir)?;
+    let config = scanner.config();
+    let (request, recheck) = validate(fields, scanner.registry(), &config.dir, config.mode)?;
     run_check(
         state,
         request,
@@ -129,11 +131,12 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
     let output = Output::of(&req)?;
     let kind = DiffBodyKind::of(&req)?;
     let bytes = read_body(req, state.scanner.config().max_body).await?;
-    let diff = match decode_diff(kind, &bytes)? {
+    let (diff, mode) = decode_diff(kind, &bytes, state.scanner.config().mode)?;
+    let diff = match diff {
         std::borrow::Cow::Borrowed(_) => bytes,
         std::borrow::Cow::Owned(field) => Bytes::from(field),
     };
-    run_diff_check(state, diff, move |answer| match output {
+    run_diff_check(state, diff, mode, move |answer| match output {
         Output::Json => Ok(json(StatusCode::OK, &answers::diff(answer))),
         Output::Sarif | Output::Rdjsonl => {
             let findings = answer.findings();
@@ -151,11 +154,16 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
     .await
 }
 
-/// One diff check, as every interface makes it: on the current snapshot
-/// ([`ApiError::NotReady`] before the first scan), the engine call (which
-/// waits for admission by the new texts' size) and `render` on the
+/// One diff check in `mode`, as every interface makes it: on the current
+/// snapshot ([`ApiError::NotReady`] before the first scan), the engine call
+/// (which waits for admission by the new texts' size) and `render` on the
 /// blocking pool.
-pub async fn run_diff_check<T, R>(state: &Arc<State>, diff: Bytes, render: R) -> Result<T, ApiError>
+pub async fn run_diff_check<T, R>(
+    state: &Arc<State>,
+    diff: Bytes,
+    mode: Mode,
+    render: R,
+) -> Result<T, ApiError>
 where
     T: Send + 'static,
     R: FnOnce(&DiffAnswer) -> Result<T, ApiError> + Send + 'static,
@@ -173,6 +181,7 @@ where
             scanner.registry(),
             &snapshot,
             &diff,
+            mode,
             admit,
         )?;
         render(&answer)
@@ -282,11 +291,13 @@ fn findings_response<'t>(
 }
 
 /// Checks the fields of a check request, in the documented order; with
-/// whether it asks for a rescan first.
+/// whether it asks for a rescan first. `path` is made relative to `dir`; a
+/// request without `mode` is checked in `default_mode` (`--mode`).
 pub fn validate(
     mut fields: Map<String, Value>,
     registry: &Registry,
     dir: &Path,
+    default_mode: Mode,
 ) -> Result<(CheckRequest, bool), ApiError> {
     required_str(&fields, "code")?;
     let Some(Value::String(code)) = fields.remove("code") else {
@@ -322,13 +333,30 @@ pub fn validate(
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(must_be("recheck", "a boolean")),
     };
+    let mode = mode_field(fields, default_mode)?;
     let path = path()?;
     let request = CheckRequest {
         code,
         format: format.id,
         path: path.map(|p| relative_to_dir(p, dir)),
+        mode,
     };
     Ok((request, recheck))
+}
+
+/// The `mode` field of a check's fields (`strict`, `mild` or `weak`, in
+/// any case), or `default` (the server's `--mode`) when it is missing or
+/// null.
+pub fn mode_field(fields: &Map<String, Value>, default: Mode) -> Result<Mode, ApiError> {
+    match fields.get("mode") {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::String(name)) => Mode::parse(name).ok_or_else(|| {
+            ApiError::Validation(format!(
+                "Unknown mode {name:?}; use \"strict\", \"mild\" or \"weak\""
+            ))
+        }),
+        Some(_) => Err(must_be("mode", "a string")),
+    }
 }
 
 /// The format `name` names (a name, alias or extension).
@@ -522,20 +550,29 @@ impl DiffBodyKind {
 }
 
 /// The diff a body of `kind` holds (its bytes; the check reads them as
-/// UTF-8).
+/// UTF-8), and the mode its `mode` field asks for (`default_mode` without
+/// one, and for a diff sent as it is).
 pub fn decode_diff(
     kind: DiffBodyKind,
     bytes: &[u8],
-) -> Result<std::borrow::Cow<'_, [u8]>, ApiError> {
+    default_mode: Mode,
+) -> Result<(std::borrow::Cow<'_, [u8]>, Mode), ApiError> {
     let object = bytes.trim_ascii_start().starts_with(b"{");
     let fields = match kind {
-        DiffBodyKind::Raw => return Ok(bytes.into()),
+        DiffBodyKind::Raw => return Ok((bytes.into(), default_mode)),
         DiffBodyKind::Json => parse_json_object(bytes)?,
         DiffBodyKind::Form | DiffBodyKind::Unlabelled if object => parse_json_object(bytes)?,
-        DiffBodyKind::Form if bytes.starts_with(b"diff=") => parse_form(bytes)?,
-        DiffBodyKind::Form | DiffBodyKind::Unlabelled => return Ok(bytes.into()),
+        DiffBodyKind::Form if is_diff_form(bytes) => parse_form(bytes)?,
+        DiffBodyKind::Form | DiffBodyKind::Unlabelled => return Ok((bytes.into(), default_mode)),
     };
-    Ok(diff_field(&fields)?.as_bytes().to_vec().into())
+    let diff = diff_field(&fields)?.as_bytes().to_vec();
+    Ok((diff.into(), mode_field(&fields, default_mode)?))
+}
+
+/// Whether a form body holds the fields of a diff check (`diff=` and
+/// maybe `mode=`, in either order) rather than a diff sent as it is.
+fn is_diff_form(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"diff=") || bytes.starts_with(b"mode=") && bytes.contains(&b'&')
 }
 
 /// The `diff` field of a diff check's fields: a string, which may be empty.
@@ -938,7 +975,7 @@ pub fn health(state: &State) -> Resp {
         last_update_time: scanner.last_update().map(iso8601),
         scanning: scanner.is_scanning(),
         files: snapshot.as_ref().map_or(0, |s| s.index.files.len()),
-        mode: scanner.config().normalization.mode.name(),
+        mode: scanner.config().mode.name(),
         min_tokens: scanner.config().thresholds.min_tokens,
         min_lines: scanner.config().thresholds.min_lines,
         skipped: snapshot
@@ -1143,7 +1180,12 @@ pub(crate) mod tests {
 
     #[test]
     fn diff_bodies_of_every_kind() {
-        let diff = |kind, body: &[u8]| decode_diff(kind, body).map(|d| d.into_owned());
+        let diff = |kind, body: &[u8]| {
+            decode_diff(kind, body, Mode::Mild).map(|(d, mode)| {
+                assert_eq!(mode, Mode::Mild, "no mode field: the default");
+                d.into_owned()
+            })
+        };
         let raw = b"diff --git a/x b/x\n".to_vec();
         assert_eq!(diff(DiffBodyKind::Raw, &raw), Ok(raw.clone()));
         assert_eq!(diff(DiffBodyKind::Unlabelled, &raw), Ok(raw.clone()));
@@ -1154,6 +1196,28 @@ pub(crate) mod tests {
             Ok(b"d".to_vec())
         );
         assert_eq!(diff(DiffBodyKind::Json, br#"{"diff": ""}"#), Ok(vec![]));
+        // A mode field, in JSON or in a form (either order).
+        let with_mode = |kind, body: &[u8]| {
+            decode_diff(kind, body, Mode::Mild).map(|(d, mode)| (d.into_owned(), mode))
+        };
+        assert_eq!(
+            with_mode(DiffBodyKind::Json, br#"{"diff": "d", "mode": "weak"}"#),
+            Ok((b"d".to_vec(), Mode::Weak))
+        );
+        assert_eq!(
+            with_mode(DiffBodyKind::Form, b"mode=strict&diff=a%2Bb"),
+            Ok((b"a+b".to_vec(), Mode::Strict))
+        );
+        assert_eq!(
+            with_mode(DiffBodyKind::Form, b"diff=d&mode=Weak"),
+            Ok((b"d".to_vec(), Mode::Weak))
+        );
+        assert_eq!(
+            with_mode(DiffBodyKind::Json, br#"{"diff": "d", "mode": "loose"}"#),
+            Err(ApiError::Validation(
+                "Unknown mode \"loose\"; use \"strict\", \"mild\" or \"weak\"".into()
+            ))
+        );
         assert_eq!(
             diff(DiffBodyKind::Json, br#"{"code": "d"}"#),
             Err(ApiError::Validation("Missing required field: diff".into()))

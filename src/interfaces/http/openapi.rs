@@ -181,13 +181,34 @@ mod operations {
         /// inside it: matches against that file are not reported, and an
         /// editor's next check of it reparses only what changed.
         path: Option<String>,
+        /// How much a copy must agree with the snippet: `strict` (same
+        /// identifiers and literals), `mild` (identifiers may differ) or
+        /// `weak` (literals too). Defaults to the server's `--mode`.
+        mode: Option<CheckMode>,
     }
 
-    /// The body of `POST /api/check-diff` as JSON or as a form.
+    /// The body of `POST /api/check-diff` as JSON or as a form
+    /// (`diff=...&mode=...`).
     #[derive(ToSchema)]
     pub struct DiffRequest {
         /// What `git diff` prints.
         diff: String,
+        /// How much a copy must agree with the added code: `strict`,
+        /// `mild` or `weak`, as in `POST /api/check`. Defaults to the
+        /// server's `--mode`.
+        mode: Option<CheckMode>,
+    }
+
+    /// A detection mode (SPEC section 4).
+    #[derive(ToSchema)]
+    #[schema(rename_all = "lowercase")]
+    pub enum CheckMode {
+        /// Copies that differ only in layout and comments.
+        Strict,
+        /// Also copies whose identifiers are renamed.
+        Mild,
+        /// Also copies whose identifiers and literals are changed.
+        Weak,
     }
 
     const DIFF_EXAMPLE: &str = "diff --git a/src/merge.js b/src/merge.js\nnew file mode 100644\nindex 0000000..3b18e51\n--- /dev/null\n+++ b/src/merge.js\n@@ -0,0 +1,3 @@\n+function merge(a, b) {\n+  return Object.assign({}, a, b);\n+}\n";
@@ -729,7 +750,7 @@ impl ErrorExamples {
         use Kind::*;
         let check = |body: Value| {
             let fields = body.as_object().cloned().unwrap_or_default();
-            handlers::validate(fields, registry, &config.dir)
+            handlers::validate(fields, registry, &config.dir, config.mode)
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
@@ -746,7 +767,7 @@ impl ErrorExamples {
                 .unwrap_or_default(),
         );
         let diff = |bytes: &[u8]| {
-            handlers::decode_diff(DiffBodyKind::Json, bytes)
+            handlers::decode_diff(DiffBodyKind::Json, bytes, config.mode)
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
@@ -784,6 +805,10 @@ impl ErrorExamples {
                         "badRecheck",
                         check(json!({"code": "let a = 1;", "format": "js", "recheck": "yes"})),
                     ),
+                    (
+                        "unknownMode",
+                        check(json!({"code": "let a = 1;", "format": "js", "mode": "fuzzy"})),
+                    ),
                     ("unknownOutput", output.err().unwrap_or(ApiError::Internal)),
                 ],
             ),
@@ -799,6 +824,7 @@ impl ErrorExamples {
                 vec![
                     ("notADiff", not_a_diff),
                     ("missingDiff", diff(br#"{"patch": "..."}"#)),
+                    ("unknownDiffMode", diff(br#"{"diff": "", "mode": "loose"}"#)),
                     ("notJson", diff(b"{diff")),
                 ],
             ),

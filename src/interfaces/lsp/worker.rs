@@ -292,6 +292,7 @@ fn run_local(
             code: job.text.to_string(),
             format,
             path: job.rel.clone(),
+            mode: scanner.config().mode,
         };
         let checked = std::panic::catch_unwind(AssertUnwindSafe(|| {
             check_buffer(scanner, &local.buffers, &snapshot, &shadows, &request)
