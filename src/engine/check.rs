@@ -47,6 +47,9 @@ pub struct CheckRequest {
     pub path: Option<String>,
     /// The mode its duplications are equal in (the request's, or `--mode`).
     pub mode: Mode,
+    /// Whether near-miss copies are found (the request's, or not
+    /// `--no-near-miss`), with the server's `--similarity`.
+    pub near_miss: bool,
 }
 
 /// The duplications of a snippet.
@@ -83,7 +86,7 @@ impl CheckAnswer {
                     location: region(path.unwrap_or_default(), m.snippet),
                     related: vec![region(&file.rel, m.codebase)],
                     lines: m.snippet.lines(),
-                    tokens: m.run.len,
+                    tokens: m.matched(),
                     content_hash: content_hash(run, self.mode),
                 }
             })
@@ -154,6 +157,7 @@ pub fn check(
         request.mode,
         config.thresholds,
         exclude,
+        request.near_miss.then_some(config.similarity),
         budget.deadline,
     )
     .map_err(|_| Refusal::MatchTimeout)?;

@@ -830,6 +830,7 @@ fn duplications(
             mode,
             config.thresholds,
             exclude,
+            None,
             budget.deadline,
         )
         .map_err(|_| DiffRefusal::TooComplex(MATCH_TIMEOUT.to_owned()))

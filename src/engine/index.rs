@@ -164,6 +164,20 @@ pub struct Posting {
     pub pos: u32,
 }
 
+/// Which fingerprints a lookup searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Postings {
+    /// The files' fingerprints: every common run of min-tokens shares one.
+    Fingerprints,
+    /// The finer seeds of near-miss detection: every common run of
+    /// [`SEED_TOKENS`] shares one.
+    Seeds,
+}
+
+/// Common runs this long always share a seed ([`Postings::Seeds`]): the
+/// parts of a near-miss copy between its edits are found down to this.
+pub const SEED_TOKENS: usize = 20;
+
 /// All scanned files and their fingerprints.
 #[derive(Debug)]
 pub struct Index {
@@ -172,6 +186,9 @@ pub struct Index {
     pub files: Vec<Arc<SourceFile>>,
     /// Per family: postings sorted by hash.
     postings: Vec<Vec<Posting>>,
+    /// Per family: the postings of the files' seeds (winnowed for
+    /// [`SEED_TOKENS`], made here from the tokens), sorted by hash.
+    seeds: Vec<Vec<Posting>>,
     /// The winnowing parameters the fingerprints were made with.
     pub winnow: Winnow,
     /// Relative path → file.
@@ -190,8 +207,22 @@ impl Index {
                 pos: f.pos,
             }));
         }
+        let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
+        let per_file: Vec<Vec<Fingerprint>> = files
+            .par_iter()
+            .map(|file| fingerprints(&file.tokens, seed_winnow))
+            .collect();
+        let mut seeds: Vec<Vec<Posting>> = vec![Vec::new(); registry.families().len()];
+        for (file_id, (file, fps)) in files.iter().zip(per_file).enumerate() {
+            seeds[file.family].extend(fps.into_iter().map(|f| Posting {
+                hash: f.hash,
+                file: file_id as u32,
+                pos: f.pos,
+            }));
+        }
         postings
             .par_iter_mut()
+            .chain(seeds.par_iter_mut())
             .for_each(|p| p.par_sort_unstable_by_key(|p| (p.hash, p.file, p.pos)));
         let by_rel = files
             .iter()
@@ -201,6 +232,7 @@ impl Index {
         Index {
             files,
             postings,
+            seeds,
             winnow,
             by_rel,
         }
@@ -208,7 +240,16 @@ impl Index {
 
     /// Where `hash` occurs among files of `family`.
     pub fn lookup(&self, family: usize, hash: u64) -> &[Posting] {
-        let Some(list) = self.postings.get(family) else {
+        self.lookup_in(Postings::Fingerprints, family, hash)
+    }
+
+    /// Where `hash` occurs among the `which` of files of `family`.
+    pub fn lookup_in(&self, which: Postings, family: usize, hash: u64) -> &[Posting] {
+        let lists = match which {
+            Postings::Fingerprints => &self.postings,
+            Postings::Seeds => &self.seeds,
+        };
+        let Some(list) = lists.get(family) else {
             return &[];
         };
         let start = list.partition_point(|p| p.hash < hash);

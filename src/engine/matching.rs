@@ -18,13 +18,15 @@
 //! found once however many fingerprints it holds; fingerprints are only
 //! compared within one format family.
 
+use std::ops::Range;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
-use crate::engine::index::{fingerprints, folder_of, Index, Posting, SourceFile};
+use crate::engine::index::{fingerprints, folder_of, Index, Posting, Postings, SourceFile};
+use crate::engine::near_miss;
 use crate::engine::tokens::{
     LineIndex, Mode, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS,
 };
@@ -34,6 +36,11 @@ use crate::engine::tokens::{
 /// (license headers, generated tables, one statement repeated) would cost
 /// quadratic time, and every run it is part of has other fingerprints.
 pub const POSTING_CAP: usize = 1000;
+
+/// Seeds occurring in more places than this are skipped by near-miss
+/// detection: a seed is short, so one that common is boilerplate, and a
+/// copy has other seeds.
+pub const SEED_CAP: usize = 100;
 
 /// Matching ran past its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,18 +72,25 @@ pub struct Thresholds {
 }
 
 /// All maximal runs equal in weak mode between `query` and indexed files of
-/// `family`, seeded by `fps` (the query's fingerprints), skipping
-/// fingerprints with more than [`POSTING_CAP`] postings; with the count of
-/// those ([`split`] cuts them for another mode). `keep` decides which
-/// postings to try. Fails once past `deadline`, if any.
+/// `family`, seeded by `fps` (the query's fingerprints, or its seeds, as
+/// `which` says), skipping those with more than [`POSTING_CAP`] postings
+/// ([`SEED_CAP`] for seeds); with the count of those ([`split`] cuts them
+/// for another mode). `keep` decides which postings to try. Fails once past
+/// `deadline`, if any.
+#[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub fn find_runs(
     query: &[Token],
     fps: &[Fingerprint],
     index: &Index,
+    which: Postings,
     family: usize,
     deadline: Option<Instant>,
     mut keep: impl FnMut(&Fingerprint, &Posting) -> bool,
 ) -> Result<(Vec<Run>, usize), Expired> {
+    let cap = match which {
+        Postings::Fingerprints => POSTING_CAP,
+        Postings::Seeds => SEED_CAP,
+    };
     let mut runs = Vec::new();
     let mut capped = 0;
     let mut tried = 0usize;
@@ -84,8 +98,8 @@ pub fn find_runs(
     // increasing query position, so one inside it belongs to that run.
     let mut covered: HashMap<(u32, i64), u32> = HashMap::new();
     for fp in fps {
-        let postings = index.lookup(family, fp.hash);
-        if postings.len() > POSTING_CAP {
+        let postings = index.lookup_in(which, family, fp.hash);
+        if postings.len() > cap {
             capped += 1;
             continue;
         }
@@ -208,8 +222,47 @@ pub struct SnippetMatch {
     pub file: u32,
     /// Where in that file.
     pub codebase: Span,
-    /// The run of tokens.
+    /// The run of tokens; of a near-miss copy, its first token in the
+    /// snippet and the codebase tokens it spans.
     pub run: Run,
+    /// A near-miss copy's parts and gaps; `None` for an exact one.
+    pub near: Option<NearMiss>,
+}
+
+impl SnippetMatch {
+    /// Tokens matched: the run's, or a near-miss copy's parts'.
+    pub fn matched(&self) -> u32 {
+        self.near.as_ref().map_or(self.run.len, |n| n.matched)
+    }
+}
+
+/// What a near-miss duplication (type 3) adds to an exact one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearMiss {
+    /// Tokens matched, in its parts.
+    pub matched: u32,
+    /// Tokens spanned, on the side that spans more.
+    pub spanned: u32,
+    /// The unmatched ranges between its parts, in order.
+    pub gaps: Vec<GapSpans>,
+}
+
+impl NearMiss {
+    /// Matched tokens over spanned tokens.
+    pub fn similarity(&self) -> f64 {
+        f64::from(self.matched) / f64::from(self.spanned.max(1))
+    }
+}
+
+/// One gap of a near-miss duplication: the unmatched text of each side,
+/// `None` on a side where nothing is unmatched (code inserted on the other
+/// side).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GapSpans {
+    /// In the snippet.
+    pub snippet: Option<Span>,
+    /// In the codebase file.
+    pub codebase: Option<Span>,
 }
 
 /// What a snippet check excludes.
@@ -241,23 +294,109 @@ pub fn check_snippet(
     mode: Mode,
     thresholds: Thresholds,
     exclude: Exclusions<'_>,
+    near_miss: Option<f64>,
     deadline: Instant,
 ) -> Result<Vec<SnippetMatch>, Expired> {
     let fps = fingerprints(tokens, index.winnow);
     let own = exclude.own_file.and_then(|rel| index.file_by_rel(rel));
-    let (weak_runs, _) = find_runs(tokens, &fps, index, family, Some(deadline), |_, p| {
+    let keep = |_: &Fingerprint, p: &Posting| {
         Some(p.file) != own
             && exclude.files.binary_search(&p.file).is_err()
             && exclude
                 .local_folder
                 .is_none_or(|folder| index.files[p.file as usize].folder() != folder)
-    })?;
+    };
+    let found = find_runs(
+        tokens,
+        &fps,
+        index,
+        Postings::Fingerprints,
+        family,
+        Some(deadline),
+        keep,
+    );
+    let (weak_runs, _) = found?;
     let mut runs = Vec::with_capacity(weak_runs.len());
-    for run in weak_runs {
+    for run in &weak_runs {
         let target = &index.files[run.file as usize].tokens;
-        split(run, tokens, target, mode, thresholds.min_tokens, &mut runs);
+        split(*run, tokens, target, mode, thresholds.min_tokens, &mut runs);
     }
     let lines = LineIndex::new(code);
+    let chains = match near_miss {
+        // A place of the snippet's own text is never a near-miss copy.
+        Some(similarity) if exclude.itself.is_none() => {
+            let parts = near_miss::parts(tokens, index, family, mode, &weak_runs, deadline, keep)?;
+            let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(mode)).collect();
+            // A gap whose two sides are equal in weak mode is only what
+            // `mode` tells apart: renamed identifiers, changed literals.
+            let renamed = |file: u32, gap: &near_miss::Gap| {
+                let target = &index.files[file as usize].tokens;
+                let (a, b) = (gap.a.start as usize, gap.b.start as usize);
+                gap.a.len() == gap.b.len()
+                    && (0..gap.a.len()).all(|i| tokens[a + i].weak_id() == target[b + i].weak_id())
+            };
+            let mut chains =
+                near_miss::chains(&parts, &ids, thresholds.min_tokens, similarity, renamed);
+            for chain in &mut chains {
+                let file = chain.file;
+                let target = &index.files[file as usize].tokens;
+                near_miss::reach_ends(chain, &ids, target, mode, similarity, |gap| {
+                    renamed(file, gap)
+                });
+            }
+            chains
+        }
+        _ => Vec::new(),
+    };
+    // Exact runs inside a near-miss copy are its parts.
+    let inside = |run: &Run| {
+        chains
+            .iter()
+            .any(|c| c.file == run.file && c.a().contains(&run.a) && c.b().contains(&run.b))
+    };
+    runs.retain(|run| !inside(run));
+    let span_of = |text: &str, lines: &LineIndex, tokens: &[Token], range: Range<u32>| {
+        (!range.is_empty()).then(|| Span {
+            start: lines.start_position(text, tokens[range.start as usize].start),
+            end: lines.end_position(text, tokens[range.end as usize - 1].end()),
+        })
+    };
+    let near_matches: Vec<SnippetMatch> = chains
+        .iter()
+        .filter_map(|chain| {
+            let file = &index.files[chain.file as usize];
+            let (a, b) = (chain.a(), chain.b());
+            let snippet = span_of(code, &lines, tokens, a.clone())?;
+            let codebase = span_of(&file.text, &file.lines, &file.tokens, b.clone())?;
+            if snippet.lines() < thresholds.min_lines {
+                return None;
+            }
+            let gaps = chain
+                .gaps()
+                .into_iter()
+                .map(|gap| GapSpans {
+                    snippet: span_of(code, &lines, tokens, gap.a),
+                    codebase: span_of(&file.text, &file.lines, &file.tokens, gap.b),
+                })
+                .collect();
+            Some(SnippetMatch {
+                snippet,
+                file: chain.file,
+                codebase,
+                run: Run {
+                    a: a.start,
+                    file: chain.file,
+                    b: b.start,
+                    len: b.len() as u32,
+                },
+                near: Some(NearMiss {
+                    matched: chain.matched(),
+                    spanned: a.len().max(b.len()) as u32,
+                    gaps,
+                }),
+            })
+        })
+        .collect();
     let mut matches: Vec<SnippetMatch> = runs
         .into_iter()
         .map(|mut run| {
@@ -296,8 +435,10 @@ pub fn check_snippet(
                 file: run.file,
                 codebase,
                 run,
+                near: None,
             })
         })
+        .chain(near_matches)
         .collect();
     // SPEC 6.1: snippet line, longer first, file, codebase line.
     let order = |m: &SnippetMatch| {
@@ -353,10 +494,18 @@ pub fn project_clones(
         .map(|fa| {
             let file = &index.files[fa as usize];
             let fps = &file.fingerprints;
-            let found = find_runs(&file.tokens, fps, index, file.family, None, |fp, p| {
-                // Each unordered pair is found from its first location only.
-                (p.file, p.pos) > (fa, fp.pos)
-            });
+            let found = find_runs(
+                &file.tokens,
+                fps,
+                index,
+                Postings::Fingerprints,
+                file.family,
+                None,
+                |fp, p| {
+                    // Each unordered pair is found from its first location only.
+                    (p.file, p.pos) > (fa, fp.pos)
+                },
+            );
             let Ok((weak_runs, capped)) = found else {
                 unreachable!("matching without a deadline never expires")
             };
@@ -577,6 +726,7 @@ mod tests {
             mode,
             t,
             Exclusions::default(),
+            None,
             far_future(),
         )
         .unwrap()
@@ -622,6 +772,7 @@ mod tests {
             Mode::Strict,
             t,
             ex,
+            None,
             deadline,
         )
     }
@@ -803,6 +954,7 @@ mod tests {
             Mode::Strict,
             t,
             exclude,
+            None,
             far_future(),
         )
         .unwrap()
@@ -1141,7 +1293,8 @@ mod tests {
                 let per_mode = index_of(&per_mode, winnow);
                 let check = |index: &Index, query: &[Token], mode: Mode| {
                     let ex = Exclusions::default();
-                    check_snippet(index, family, &code, query, mode, t, ex, far_future()).unwrap()
+                    check_snippet(index, family, &code, query, mode, t, ex, None, far_future())
+                        .unwrap()
                 };
                 let got = check(&index, &query, mode);
                 let expected = check(&per_mode, &tokenized_in(&query, mode), Mode::Strict);

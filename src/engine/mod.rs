@@ -31,6 +31,8 @@ pub mod hash;
 pub mod index;
 /// Verified maximal runs: snippet matches and project clones.
 pub mod matching;
+/// Near-miss copies: parts between edits, chained.
+pub mod near_miss;
 /// An editor's buffer checked among its other open buffers.
 pub mod open_check;
 /// Parsing under a time and memory budget.

@@ -222,6 +222,7 @@ pub fn check_buffer(
             request.mode,
             config.thresholds,
             exclude,
+            request.near_miss.then_some(config.similarity),
             budget.deadline,
         )
         .map_err(|_| Refusal::MatchTimeout)
@@ -239,7 +240,7 @@ pub fn check_buffer(
                 snippet: m.snippet,
                 file: Arc::clone(&index.files[m.file as usize]),
                 codebase: m.codebase,
-                tokens: m.run.len,
+                tokens: m.matched(),
                 first: m.run.b,
                 last: m.run.b + m.run.len - 1,
             })

@@ -184,6 +184,44 @@ pub struct Duplication<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = u32)]
     added_lines: Option<u32>,
+    /// Near-miss copies only: matched tokens over the tokens spanned, on
+    /// the side that spans more (at least `--similarity`, below 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = f64, examples(0.93))]
+    similarity: Option<f64>,
+    /// Near-miss copies only: what is unmatched between the parts, in
+    /// order (at most 3 gaps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<Gap>)]
+    gaps: Option<Vec<Gap>>,
+}
+
+/// One gap of a near-miss copy: the lines left unmatched on each side,
+/// `null` on a side where nothing is (a statement inserted on the other).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Gap {
+    /// In the snippet.
+    snippet: Option<Lines>,
+    /// In the codebase file.
+    codebase: Option<Lines>,
+}
+
+/// A range of whole lines, both ends included.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Lines {
+    start_line: u32,
+    end_line: u32,
+}
+
+impl Lines {
+    fn of(span: Option<Span>) -> Option<Lines> {
+        span.map(|s| Lines {
+            start_line: s.start.line,
+            end_line: s.end.line,
+        })
+    }
 }
 
 /// A range of text: lines and columns are 1-based and count characters;
@@ -232,9 +270,23 @@ impl<'a> Duplication<'a> {
             snippet_location: Location::new(m.snippet, None, None),
             codebase_location: Location::new(m.codebase, Some(&file.path), Some(fragment)),
             lines_count: m.snippet.lines(),
-            tokens: run.len,
+            tokens: m.matched(),
             format: &format.name,
             added_lines: None,
+            // Rounded to 3 decimals: a ratio, not a measurement.
+            similarity: m
+                .near
+                .as_ref()
+                .map(|n| (n.similarity() * 1000.0).round() / 1000.0),
+            gaps: m.near.as_ref().map(|n| {
+                n.gaps
+                    .iter()
+                    .map(|g| Gap {
+                        snippet: Lines::of(g.snippet),
+                        codebase: Lines::of(g.codebase),
+                    })
+                    .collect()
+            }),
         }
     }
 
@@ -247,6 +299,8 @@ impl<'a> Duplication<'a> {
             tokens: d.tokens,
             format: &place.format,
             added_lines: Some(d.added_lines),
+            similarity: None,
+            gaps: None,
         }
     }
 }

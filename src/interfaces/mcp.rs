@@ -252,7 +252,13 @@ impl Tools {
         args.remove("recheck");
         let scanner = &self.state.scanner;
         let config = scanner.config();
-        let request = match handlers::validate(args, scanner.registry(), &config.dir, config.mode) {
+        let request = match handlers::validate(
+            args,
+            scanner.registry(),
+            &config.dir,
+            config.mode,
+            config.near_miss,
+        ) {
             Ok((request, _)) => request,
             Err(err) => return failure(err),
         };
@@ -413,12 +419,16 @@ fn check_summary(snapshot: &Snapshot, answer: &CheckAnswer, thresholds: Threshol
         let file = &snapshot.index.files[m.file as usize];
         let _ = write!(
             text,
-            "\n- {}:{}-{}: {} ({} tokens), lines {}-{} of the code",
+            "\n- {}:{}-{}: {} ({} tokens{}), lines {}-{} of the code",
             file.path,
             m.codebase.start.line,
             m.codebase.end.line,
             count(m.snippet.lines() as usize, "line"),
-            m.run.len,
+            m.matched(),
+            m.near.as_ref().map_or(String::new(), |n| format!(
+                ", near-miss: {:.0}% similar",
+                100.0 * n.similarity()
+            )),
             m.snippet.start.line,
             m.snippet.end.line
         );

@@ -49,7 +49,13 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
     let output = Output::of(&req)?;
     let fields = read_object(req, scanner.config().max_body).await?;
     let config = scanner.config();
-    let (request, recheck) = validate(fields, scanner.registry(), &config.dir, config.mode)?;
+    let (request, recheck) = validate(
+        fields,
+        scanner.registry(),
+        &config.dir,
+        config.mode,
+        config.near_miss,
+    )?;
     run_check(
         state,
         request,
@@ -292,12 +298,15 @@ fn findings_response<'t>(
 
 /// Checks the fields of a check request, in the documented order; with
 /// whether it asks for a rescan first. `path` is made relative to `dir`; a
-/// request without `mode` is checked in `default_mode` (`--mode`).
+/// request without `mode` is checked in `default_mode` (`--mode`), one
+/// without `nearMiss` finds near-miss copies if `default_near_miss`
+/// (`--near-miss`).
 pub fn validate(
     mut fields: Map<String, Value>,
     registry: &Registry,
     dir: &Path,
     default_mode: Mode,
+    default_near_miss: bool,
 ) -> Result<(CheckRequest, bool), ApiError> {
     required_str(&fields, "code")?;
     let Some(Value::String(code)) = fields.remove("code") else {
@@ -333,6 +342,11 @@ pub fn validate(
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(must_be("recheck", "a boolean")),
     };
+    let near_miss = match fields.get("nearMiss") {
+        None | Some(Value::Null) => default_near_miss,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(must_be("nearMiss", "a boolean")),
+    };
     let mode = mode_field(fields, default_mode)?;
     let path = path()?;
     let request = CheckRequest {
@@ -340,6 +354,7 @@ pub fn validate(
         format: format.id,
         path: path.map(|p| relative_to_dir(p, dir)),
         mode,
+        near_miss,
     };
     Ok((request, recheck))
 }
@@ -624,6 +639,8 @@ fn parse_form(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
         let value = match (key.as_str(), value.as_str()) {
             ("recheck", "true") => Value::Bool(true),
             ("recheck", "false") => Value::Bool(false),
+            ("nearMiss", "true") => Value::Bool(true),
+            ("nearMiss", "false") => Value::Bool(false),
             _ => Value::String(value),
         };
         map.insert(key, value);

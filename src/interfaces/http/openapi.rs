@@ -185,6 +185,12 @@ mod operations {
         /// identifiers and literals), `mild` (identifiers may differ) or
         /// `weak` (literals too). Defaults to the server's `--mode`.
         mode: Option<CheckMode>,
+        /// Find near-miss copies (a few statements inserted, deleted or
+        /// changed) as one duplication with `similarity` and `gaps`.
+        /// Defaults to `false` (only their exact parts are reported),
+        /// `true` when the server runs with `--near-miss`.
+        #[schema(rename = "nearMiss")]
+        near_miss: Option<bool>,
     }
 
     /// The body of `POST /api/check-diff` as JSON or as a form
@@ -750,7 +756,7 @@ impl ErrorExamples {
         use Kind::*;
         let check = |body: Value| {
             let fields = body.as_object().cloned().unwrap_or_default();
-            handlers::validate(fields, registry, &config.dir, config.mode)
+            handlers::validate(fields, registry, &config.dir, config.mode, config.near_miss)
                 .err()
                 .unwrap_or(ApiError::Internal)
         };

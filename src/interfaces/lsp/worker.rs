@@ -293,6 +293,7 @@ fn run_local(
             format,
             path: job.rel.clone(),
             mode: scanner.config().mode,
+            near_miss: scanner.config().near_miss,
         };
         let checked = std::panic::catch_unwind(AssertUnwindSafe(|| {
             check_buffer(scanner, &local.buffers, &snapshot, &shadows, &request)

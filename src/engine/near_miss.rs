@@ -1,0 +1,494 @@
+//! Near-miss copies (type 3): a copy edited after it was made, found whole.
+//!
+//! In: a query's tokens, the [`Index`] and the mode asked for. Out:
+//! [`Chain`]s, each the parts of one copy in one indexed file between its
+//! edits (an inserted, deleted or changed statement), in the same order on
+//! both sides.
+//!
+//! The parts are seeded finer than exact duplications: every common run of
+//! [`SEED_TOKENS`] shares a seed ([`Postings::Seeds`]), so the halves of a
+//! short function with a statement inserted in its middle are both found.
+//! Each seed is verified and extended as exact runs are ([`find_runs`]),
+//! then cut into the runs equal in the mode ([`split`]). Parts keep their
+//! order in both streams and stay close: at most [`MAX_GAPS`] gaps, each at
+//! most [`MAX_GAP_TOKENS`] tokens on either side. So a mode never finds
+//! what it excludes: a copy renamed throughout has a gap at every
+//! identifier in strict mode, too many to chain.
+//!
+//! Invariants: parts are equal in the mode, token by token (never a hash
+//! alone); the parts of a chain overlap on neither side, and no part is in
+//! two chains.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use crate::engine::fingerprint::Winnow;
+use crate::engine::hash::HashMap;
+use crate::engine::index::{fingerprints, Index, Posting, Postings, SEED_TOKENS};
+use crate::engine::matching::{find_runs, is_repetitive, split, Expired, Run};
+use crate::engine::tokens::{Mode, Token};
+
+/// Gaps a near-miss duplication has at most.
+pub const MAX_GAPS: usize = 3;
+/// Tokens a gap spans at most on either side: a few statements.
+pub const MAX_GAP_TOKENS: u32 = 40;
+/// The shortest part chained: shorter common runs are part of a gap.
+pub const MIN_PART: u32 = 10;
+/// The least similarity (matched tokens over the tokens spanned, on the
+/// longer side) of a near-miss duplication, unless `--similarity` says
+/// otherwise.
+pub const DEFAULT_SIMILARITY: f64 = 0.8;
+/// Parts of one indexed file chained at most (the longest are kept): a
+/// query that shares that much with one file is a copy of its pieces.
+const MAX_PARTS_PER_FILE: usize = 1024;
+
+/// The parts of one near-miss copy in one indexed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chain {
+    /// The indexed file.
+    pub file: u32,
+    /// Its parts, in order on both sides (`file` is this chain's).
+    pub parts: Vec<Run>,
+}
+
+/// What a chain leaves unmatched between two parts: token ranges of the
+/// query (`a`) and of the indexed file (`b`), one of them possibly empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    /// Query tokens.
+    pub a: Range<u32>,
+    /// Indexed file tokens.
+    pub b: Range<u32>,
+}
+
+impl Chain {
+    /// Query tokens spanned, first to last part.
+    pub fn a(&self) -> Range<u32> {
+        self.parts[0].a..self.last().a + self.last().len
+    }
+
+    /// Indexed file tokens spanned.
+    pub fn b(&self) -> Range<u32> {
+        self.parts[0].b..self.last().b + self.last().len
+    }
+
+    /// Tokens matched: the parts' lengths.
+    pub fn matched(&self) -> u32 {
+        self.parts.iter().map(|p| p.len).sum()
+    }
+
+    /// Matched tokens over the tokens spanned on the longer side.
+    pub fn similarity(&self) -> f64 {
+        let spanned = self.a().len().max(self.b().len());
+        f64::from(self.matched()) / spanned as f64
+    }
+
+    /// The unmatched ranges between consecutive parts.
+    pub fn gaps(&self) -> Vec<Gap> {
+        self.parts
+            .windows(2)
+            .map(|w| Gap {
+                a: w[0].a + w[0].len..w[1].a,
+                b: w[0].b + w[0].len..w[1].b,
+            })
+            .collect()
+    }
+
+    fn last(&self) -> &Run {
+        &self.parts[self.parts.len() - 1]
+    }
+}
+
+/// The parts `query` shares with indexed files of `family`, equal in
+/// `mode`, [`MIN_PART`] tokens at least: its seeds' runs and `runs` (the
+/// weak runs its fingerprints found), cut for `mode`. `keep` decides
+/// which postings to try. Fails once past `deadline`.
+pub fn parts(
+    query: &[Token],
+    index: &Index,
+    family: usize,
+    mode: Mode,
+    runs: &[Run],
+    deadline: Instant,
+    keep: impl FnMut(&crate::engine::fingerprint::Fingerprint, &Posting) -> bool,
+) -> Result<Vec<Run>, Expired> {
+    let seeds = fingerprints(query, Winnow::for_min_tokens(SEED_TOKENS));
+    let (mut weak, _) = find_runs(
+        query,
+        &seeds,
+        index,
+        Postings::Seeds,
+        family,
+        Some(deadline),
+        keep,
+    )?;
+    weak.extend_from_slice(runs);
+    weak.sort_unstable();
+    weak.dedup();
+    let mut parts = Vec::new();
+    for run in weak {
+        let target = &index.files[run.file as usize].tokens;
+        split(run, query, target, mode, MIN_PART, &mut parts);
+    }
+    parts.sort_unstable_by_key(|p| (p.file, p.a, p.b));
+    parts.dedup();
+    Ok(parts)
+}
+
+/// The chains of two parts or more among `parts` (sorted by file, then
+/// query position) whose matched tokens reach `min_tokens` and whose
+/// similarity reaches `similarity`, at most one chain per part. In each
+/// file, the chains matching most tokens are taken first. `ids` are the
+/// query's ids in the mode; `renamed(file, gap)` says whether a gap is
+/// only what the mode tells apart (identifiers renamed in strict mode,
+/// literals changed in mild mode): no chain crosses such a gap.
+pub fn chains(
+    parts: &[Run],
+    ids: &[u64],
+    min_tokens: u32,
+    similarity: f64,
+    renamed: impl Fn(u32, &Gap) -> bool,
+) -> Vec<Chain> {
+    let mut by_file: HashMap<u32, Vec<Run>> = HashMap::new();
+    for part in parts {
+        by_file.entry(part.file).or_default().push(*part);
+    }
+    let mut files: Vec<(u32, Vec<Run>)> = by_file.into_iter().collect();
+    files.sort_unstable_by_key(|(file, _)| *file);
+    let mut chains = Vec::new();
+    for (file, mut parts) in files {
+        if parts.len() > MAX_PARTS_PER_FILE {
+            parts.sort_unstable_by_key(|p| std::cmp::Reverse(p.len));
+            parts.truncate(MAX_PARTS_PER_FILE);
+            parts.sort_unstable_by_key(|p| (p.a, p.b));
+        }
+        let renamed = |gap: &Gap| renamed(file, gap);
+        chains_in_file(
+            file,
+            &parts,
+            ids,
+            min_tokens,
+            similarity,
+            &renamed,
+            &mut chains,
+        );
+    }
+    chains
+}
+
+/// Extends `chain` to the query's first and last tokens where a gap of at
+/// most [`MAX_GAP_TOKENS`] on either side leads to a run, equal in `mode`,
+/// that reaches them: a copy's short first or last statements (a closing
+/// `return x; }`) are under [`MIN_PART`], but when the query ends there
+/// they are the copy's end. `ids` are the query's ids in `mode`, `target`
+/// the file's tokens; the chain keeps its [`MAX_GAPS`] and its
+/// `similarity`, and crosses no gap that `renamed` refuses.
+pub fn reach_ends(
+    chain: &mut Chain,
+    ids: &[u64],
+    target: &[Token],
+    mode: Mode,
+    similarity: f64,
+    renamed: impl Fn(&Gap) -> bool,
+) {
+    let equal = |a: usize, b: usize, len: usize| {
+        len > 0
+            && b + len <= target.len()
+            && (0..len).all(|i| ids[a + i] == target[b + i].id_in(mode) && !target[b + i].is_wall())
+    };
+    let gap = MAX_GAP_TOKENS as usize;
+    let mut candidate = chain.clone();
+    // The end: a run from query[a_end + da..] to its last token.
+    let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
+    let after = ids.len().saturating_sub(a_end + 1);
+    'end: for da in (0..=gap.min(after)).take_while(|_| a_end < ids.len()) {
+        let len = ids.len() - a_end - da;
+        for db in 0..=gap {
+            let (a, b) = (a_end + da, b_end + db);
+            let gap = Gap {
+                a: a_end as u32..a as u32,
+                b: b_end as u32..b as u32,
+            };
+            if (da, db) != (0, 0) && equal(a, b, len) && !renamed(&gap) {
+                candidate.parts.push(Run {
+                    a: a as u32,
+                    file: chain.file,
+                    b: b as u32,
+                    len: len as u32,
+                });
+                break 'end;
+            }
+        }
+    }
+    // The start: a run from query[0] to a_start - da.
+    let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
+    let before = a_start.saturating_sub(1);
+    'start: for da in (0..=gap.min(before)).take_while(|_| a_start > 0) {
+        let len = a_start - da;
+        for db in 0..=gap.min(b_start) {
+            if len + db > b_start {
+                break;
+            }
+            let b = b_start - db - len;
+            let gap = Gap {
+                a: len as u32..a_start as u32,
+                b: (b + len) as u32..b_start as u32,
+            };
+            if (da, db) != (0, 0) && equal(0, b, len) && !renamed(&gap) {
+                candidate.parts.insert(
+                    0,
+                    Run {
+                        a: 0,
+                        file: chain.file,
+                        b: b as u32,
+                        len: len as u32,
+                    },
+                );
+                break 'start;
+            }
+        }
+    }
+    if candidate.parts.len() <= MAX_GAPS + 1 && candidate.similarity() >= similarity {
+        *chain = candidate;
+    }
+}
+
+/// The best chain ending at a part with a given number of gaps.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Best {
+    /// Matched tokens.
+    matched: u32,
+    /// Fewer unmatched tokens rank higher.
+    closeness: std::cmp::Reverse<u32>,
+    /// The part before, with its gaps.
+    previous: Option<(usize, usize)>,
+}
+
+/// Appends the chains of one file's `parts` (sorted by query position).
+fn chains_in_file(
+    file: u32,
+    parts: &[Run],
+    ids: &[u64],
+    min_tokens: u32,
+    similarity: f64,
+    renamed: &dyn Fn(&Gap) -> bool,
+    out: &mut Vec<Chain>,
+) {
+    let n = parts.len();
+    // best[i][g]: the chain ending at part i with g gaps.
+    let mut best: Vec<[Option<Best>; MAX_GAPS + 1]> = vec![[None; MAX_GAPS + 1]; n];
+    for i in 0..n {
+        let p = parts[i];
+        best[i][0] = Some(Best {
+            matched: p.len,
+            closeness: std::cmp::Reverse(0),
+            previous: None,
+        });
+        for j in 0..i {
+            let q = parts[j];
+            let (a_end, b_end) = (q.a + q.len, q.b + q.len);
+            if a_end > p.a || b_end > p.b {
+                continue;
+            }
+            let (gap_a, gap_b) = (p.a - a_end, p.b - b_end);
+            if gap_a > MAX_GAP_TOKENS || gap_b > MAX_GAP_TOKENS {
+                continue;
+            }
+            if renamed(&Gap {
+                a: a_end..p.a,
+                b: b_end..p.b,
+            }) {
+                continue;
+            }
+            for g in 0..MAX_GAPS {
+                let Some(before) = best[j][g] else { continue };
+                let candidate = Best {
+                    matched: before.matched + p.len,
+                    closeness: std::cmp::Reverse(before.closeness.0 + gap_a.max(gap_b)),
+                    previous: Some((j, g)),
+                };
+                if best[i][g + 1].is_none_or(|b| candidate > b) {
+                    best[i][g + 1] = Some(candidate);
+                }
+            }
+        }
+    }
+    let mut ends: Vec<(Best, usize, usize)> = (0..n)
+        .flat_map(|i| (1..=MAX_GAPS).map(move |g| (i, g)))
+        .filter_map(|(i, g)| best[i][g].map(|b| (b, i, g)))
+        .filter(|(b, _, _)| b.matched >= min_tokens)
+        .collect();
+    ends.sort_unstable_by_key(|end| std::cmp::Reverse(end.0));
+    let mut used = vec![false; n];
+    for (_, i, g) in ends {
+        let mut indices = vec![i];
+        let mut at = (i, g);
+        while let Some(previous) = best[at.0][at.1].and_then(|b| b.previous) {
+            indices.push(previous.0);
+            at = previous;
+        }
+        if indices.iter().any(|&k| used[k]) {
+            continue;
+        }
+        indices.reverse();
+        let Some(kept) = trimmed(file, parts, &indices, ids, min_tokens, similarity) else {
+            continue;
+        };
+        for &k in &kept {
+            used[k] = true;
+        }
+        out.push(Chain {
+            file,
+            parts: kept.iter().map(|&k| parts[k]).collect(),
+        });
+    }
+}
+
+/// The chain of `indices` (into `parts`, in order), its end parts dropped
+/// while its similarity is under `similarity` (the one whose loss raises
+/// it most first): the indices of a chain of two parts or more that meets
+/// `min_tokens` and `similarity` and is not one short unit repeated, if
+/// one is left.
+fn trimmed(
+    file: u32,
+    parts: &[Run],
+    indices: &[usize],
+    ids: &[u64],
+    min_tokens: u32,
+    similarity: f64,
+) -> Option<Vec<usize>> {
+    let chain_of = |ks: &[usize]| Chain {
+        file,
+        parts: ks.iter().map(|&k| parts[k]).collect(),
+    };
+    let mut ks = indices.to_vec();
+    while ks.len() >= 2 && chain_of(&ks).similarity() < similarity {
+        let without_first = chain_of(&ks[1..]).similarity();
+        let without_last = chain_of(&ks[..ks.len() - 1]).similarity();
+        if without_first > without_last {
+            ks.remove(0);
+        } else {
+            ks.pop();
+        }
+    }
+    let chain = chain_of(&ks);
+    let matched_ids: Vec<u64> = chain
+        .parts
+        .iter()
+        .flat_map(|p| ids[p.a as usize..(p.a + p.len) as usize].iter().copied())
+        .collect();
+    (ks.len() >= 2
+        && chain.matched() >= min_tokens
+        && chain.similarity() >= similarity
+        && !is_repetitive(&matched_ids))
+    .then_some(ks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(a: u32, b: u32, len: u32) -> Run {
+        Run { a, file: 0, b, len }
+    }
+
+    fn none(_: u32, _: &Gap) -> bool {
+        false
+    }
+
+    fn distinct(n: u64) -> Vec<u64> {
+        (0..n).map(|i| i * 7919 + 13).collect()
+    }
+
+    #[test]
+    fn parts_around_an_inserted_and_a_deleted_statement_make_one_chain() {
+        // Query 0..30 = file 0..30; a statement of 8 tokens inserted in the
+        // query; 30..60 = file 30..60; 6 tokens of the file deleted.
+        let parts = [run(0, 0, 30), run(38, 30, 30), run(68, 66, 25)];
+        let chains = chains(&parts, &distinct(100), 50, 0.8, none);
+        assert_eq!(chains.len(), 1);
+        let chain = &chains[0];
+        assert_eq!(chain.parts, parts);
+        assert_eq!(chain.a(), 0..93);
+        assert_eq!(chain.b(), 0..91);
+        assert_eq!(chain.matched(), 85);
+        assert!((chain.similarity() - 85.0 / 93.0).abs() < 1e-9);
+        assert_eq!(
+            chain.gaps(),
+            [
+                Gap {
+                    a: 30..38,
+                    b: 30..30
+                },
+                Gap {
+                    a: 68..68,
+                    b: 60..66
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn too_few_matched_tokens_too_far_apart_or_out_of_order_make_no_chain() {
+        let ids = distinct(400);
+        // Matched tokens under min-tokens.
+        assert!(chains(&[run(0, 0, 20), run(25, 20, 20)], &ids, 50, 0.8, none).is_empty());
+        // A gap longer than MAX_GAP_TOKENS.
+        let far = MAX_GAP_TOKENS + 1;
+        assert!(chains(&[run(0, 0, 40), run(40 + far, 40, 40)], &ids, 50, 0.8, none).is_empty());
+        // Out of order in the file.
+        assert!(chains(&[run(0, 100, 40), run(45, 0, 40)], &ids, 50, 0.8, none).is_empty());
+        // Overlapping in the file.
+        assert!(chains(&[run(0, 0, 40), run(45, 30, 40)], &ids, 50, 0.8, none).is_empty());
+    }
+
+    #[test]
+    fn scattered_one_token_gaps_beyond_max_gaps_are_no_chain_but_a_part_of_one() {
+        // Identifiers renamed throughout (strict mode): a part of 12 between
+        // each, eight parts; only MAX_GAPS + 1 parts can chain.
+        let parts: Vec<Run> = (0..8).map(|i| run(i * 13, i * 13, 12)).collect();
+        let chains = chains(&parts, &distinct(200), 50, 0.8, none);
+        assert!(chains.iter().all(|c| c.parts.len() <= MAX_GAPS + 1));
+        // 4 × 12 = 48 matched tokens: under min-tokens.
+        assert!(chains.is_empty());
+    }
+
+    #[test]
+    fn low_similarity_ends_are_dropped_and_repetition_is_no_chain() {
+        let ids = distinct(200);
+        // A far small part at the end would bring similarity under 0.8.
+        let parts = [run(0, 0, 40), run(42, 42, 40), run(120, 120, 10)];
+        let chains = chains(&parts, &ids, 50, 0.8, none);
+        assert_eq!(chains.len(), 1);
+        assert_eq!(chains[0].parts, parts[..2]);
+        // One unit of 2 tokens repeated is no duplication.
+        let repeated: Vec<u64> = (0..200).map(|i| i % 2).collect();
+        assert!(super::chains(&parts[..2], &repeated, 50, 0.8, none).is_empty());
+    }
+
+    #[test]
+    fn no_chain_crosses_a_gap_the_mode_tells_apart() {
+        // Two parts either side of one renamed identifier: in strict mode
+        // the gap is a rename, which the mode excludes.
+        let parts = [run(0, 0, 30), run(31, 31, 30)];
+        let renamed = |_: u32, gap: &Gap| gap.a.len() == 1 && gap.b.len() == 1;
+        assert!(chains(&parts, &distinct(100), 50, 0.8, renamed).is_empty());
+        assert_eq!(chains(&parts, &distinct(100), 50, 0.8, none).len(), 1);
+    }
+
+    #[test]
+    fn a_part_is_in_one_chain_at_most() {
+        // The same query part matches two places of one file.
+        let parts = [
+            run(0, 0, 30),
+            run(0, 100, 30),
+            run(35, 35, 30),
+            run(35, 135, 30),
+        ];
+        let mut chains = chains(&parts, &distinct(100), 50, 0.8, none);
+        chains.sort_unstable_by_key(|c| c.parts[0].b);
+        assert_eq!(chains.len(), 2);
+        assert_eq!(chains[0].parts, [parts[0], parts[2]]);
+        assert_eq!(chains[1].parts, [parts[1], parts[3]]);
+    }
+}

@@ -1,0 +1,139 @@
+//! Near-miss copies (issue 12, section 1): a copied function with a line
+//! inserted, one deleted and two variables renamed is one duplication of
+//! the whole function, with its similarity and gaps, when a check asks for
+//! it (`nearMiss`) or the server runs with `--near-miss`; never in a mode
+//! that tells the renamed variables apart.
+
+mod common;
+
+use common::{error, Server};
+use serde_json::{json, Value};
+
+/// `testdata/near_miss/src/orders.js` copied, renamed (`orders` → `list`,
+/// `taxRate` → `rate`), a log line inserted (line 7) and the `average`
+/// line (12 of the original) dropped.
+const EDITED: &str = r#"function summarize(list, rate) {
+  const totals = { count: 0, net: 0, tax: 0 };
+  for (const order of list) {
+    if (order.status === "cancelled") {
+      continue;
+    }
+    console.log("order", order.id);
+    const net = order.items.reduce((sum, item) => sum + item.price * item.quantity, 0);
+    totals.count += 1;
+    totals.net += net;
+    totals.tax += net * rate;
+  }
+  return totals;
+}
+"#;
+
+fn check(server: &Server, extra: Value) -> (u16, Value) {
+    let mut body = json!({"code": EDITED, "format": "javascript"});
+    for (key, value) in extra.as_object().expect("object") {
+        body[key] = value.clone();
+    }
+    server.check(body)
+}
+
+/// The duplications without their fragments.
+fn places(answer: &Value) -> Vec<Value> {
+    answer["duplications"]
+        .as_array()
+        .expect("duplications")
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d["codebaseLocation"]
+                .as_object_mut()
+                .expect("location")
+                .remove("fragment");
+            d
+        })
+        .collect()
+}
+
+fn whole_function() -> Value {
+    json!({
+        "snippetLocation": {"startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+        "codebaseLocation": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+        "linesCount": 14,
+        "tokens": 98,
+        "format": "javascript",
+        "similarity": 0.845,
+        "gaps": [
+            {"snippet": {"startLine": 7, "endLine": 7}, "codebase": null},
+            {"snippet": null, "codebase": {"startLine": 12, "endLine": 12}}
+        ]
+    })
+}
+
+#[test]
+fn an_edited_copy_is_one_duplication_of_the_whole_function_when_asked() {
+    let server = Server::start("near_miss", &["--mode", "mild"]);
+    let (status, answer) = check(&server, json!({"nearMiss": true}));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(places(&answer), [whole_function()]);
+    let fragment = answer["duplications"][0]["codebaseLocation"]["fragment"]
+        .as_str()
+        .expect("fragment");
+    let original = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/near_miss/src/orders.js"),
+    )
+    .expect("fixture");
+    assert_eq!(fragment, original.trim_end());
+    // By default, and with "nearMiss": false, only exact parts of
+    // min-tokens (none here: each half is under 50 tokens).
+    for extra in [
+        json!({}),
+        json!({"nearMiss": false}),
+        json!({"nearMiss": null}),
+    ] {
+        let (status, answer) = check(&server, extra.clone());
+        assert_eq!(status, 200);
+        assert_eq!(places(&answer), Vec::<Value>::new(), "{extra}");
+    }
+    // Strict mode tells the renamed variables apart: no chain crosses them.
+    let (_, answer) = check(&server, json!({"nearMiss": true, "mode": "strict"}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+    // A form says it as text.
+    let form = format!(
+        "format=js&nearMiss=true&code={}",
+        form_urlencoded::byte_serialize(EDITED.as_bytes()).collect::<String>()
+    );
+    let response = server.request(
+        "POST",
+        "/api/check",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        form.as_bytes(),
+    );
+    assert_eq!(response.status, 200);
+    let answer = response.json();
+    assert_eq!(places(&answer), [whole_function()]);
+}
+
+#[test]
+fn near_miss_server_option_similarity_and_bad_fields() {
+    let server = Server::start("near_miss", &["--mode", "mild", "--near-miss"]);
+    let (_, answer) = check(&server, json!({}));
+    assert_eq!(places(&answer), [whole_function()]);
+    let (_, answer) = check(&server, json!({"nearMiss": false}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+    let (status, answer) = check(&server, json!({"nearMiss": "yes"}));
+    assert_eq!(status, 400);
+    assert_eq!(
+        answer,
+        error(
+            "ValidationError",
+            "Field \"nearMiss\" must be a boolean",
+            400
+        )
+    );
+    // A similarity above this copy's is not met.
+    let strict = Server::start(
+        "near_miss",
+        &["--mode", "mild", "--near-miss", "--similarity", "0.9"],
+    );
+    let (_, answer) = check(&strict, json!({}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+}
