@@ -1,8 +1,8 @@
 //! Near-miss copies (issue 12, section 1): a copied function with a line
 //! inserted, one deleted and two variables renamed is one duplication of
-//! the whole function, with its similarity and gaps, when a check asks for
-//! it (`nearMiss`) or the server runs with `--near-miss`; never in a mode
-//! that tells the renamed variables apart.
+//! the whole function, with its similarity and gaps, unless the check says
+//! `"nearMiss": false` or the server runs with `--no-near-miss`; never in a
+//! mode that tells the renamed variables apart.
 
 mod common;
 
@@ -69,11 +69,18 @@ fn whole_function() -> Value {
 }
 
 #[test]
-fn an_edited_copy_is_one_duplication_of_the_whole_function_when_asked() {
+fn an_edited_copy_is_one_duplication_of_the_whole_function() {
     let server = Server::start("near_miss", &["--mode", "mild"]);
-    let (status, answer) = check(&server, json!({"nearMiss": true}));
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!(places(&answer), [whole_function()]);
+    for extra in [
+        json!({}),
+        json!({"nearMiss": true}),
+        json!({"nearMiss": null}),
+    ] {
+        let (status, answer) = check(&server, extra.clone());
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(places(&answer), [whole_function()], "{extra}");
+    }
+    let (_, answer) = check(&server, json!({}));
     let fragment = answer["duplications"][0]["codebaseLocation"]["fragment"]
         .as_str()
         .expect("fragment");
@@ -82,43 +89,38 @@ fn an_edited_copy_is_one_duplication_of_the_whole_function_when_asked() {
     )
     .expect("fixture");
     assert_eq!(fragment, original.trim_end());
-    // By default, and with "nearMiss": false, only exact parts of
-    // min-tokens (none here: each half is under 50 tokens).
-    for extra in [
-        json!({}),
-        json!({"nearMiss": false}),
-        json!({"nearMiss": null}),
-    ] {
-        let (status, answer) = check(&server, extra.clone());
-        assert_eq!(status, 200);
-        assert_eq!(places(&answer), Vec::<Value>::new(), "{extra}");
-    }
+    // "nearMiss": false: only exact parts of min-tokens (none here: each
+    // part is under 50 tokens).
+    let (status, answer) = check(&server, json!({"nearMiss": false}));
+    assert_eq!(status, 200);
+    assert_eq!(places(&answer), Vec::<Value>::new());
     // Strict mode tells the renamed variables apart: no chain crosses them.
-    let (_, answer) = check(&server, json!({"nearMiss": true, "mode": "strict"}));
+    let (_, answer) = check(&server, json!({"mode": "strict"}));
     assert_eq!(places(&answer), Vec::<Value>::new());
     // A form says it as text.
-    let form = format!(
-        "format=js&nearMiss=true&code={}",
-        form_urlencoded::byte_serialize(EDITED.as_bytes()).collect::<String>()
-    );
-    let response = server.request(
-        "POST",
-        "/api/check",
-        &[("Content-Type", "application/x-www-form-urlencoded")],
-        form.as_bytes(),
-    );
-    assert_eq!(response.status, 200);
-    let answer = response.json();
-    assert_eq!(places(&answer), [whole_function()]);
+    for (near_miss, expected) in [("true", vec![whole_function()]), ("false", vec![])] {
+        let form = format!(
+            "format=js&nearMiss={near_miss}&code={}",
+            form_urlencoded::byte_serialize(EDITED.as_bytes()).collect::<String>()
+        );
+        let response = server.request(
+            "POST",
+            "/api/check",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            form.as_bytes(),
+        );
+        assert_eq!(response.status, 200);
+        assert_eq!(places(&response.json()), expected, "{near_miss}");
+    }
 }
 
 #[test]
-fn near_miss_server_option_similarity_and_bad_fields() {
-    let server = Server::start("near_miss", &["--mode", "mild", "--near-miss"]);
+fn no_near_miss_option_similarity_and_bad_fields() {
+    let server = Server::start("near_miss", &["--mode", "mild", "--no-near-miss"]);
     let (_, answer) = check(&server, json!({}));
-    assert_eq!(places(&answer), [whole_function()]);
-    let (_, answer) = check(&server, json!({"nearMiss": false}));
     assert_eq!(places(&answer), Vec::<Value>::new());
+    let (_, answer) = check(&server, json!({"nearMiss": true}));
+    assert_eq!(places(&answer), [whole_function()]);
     let (status, answer) = check(&server, json!({"nearMiss": "yes"}));
     assert_eq!(status, 400);
     assert_eq!(
@@ -129,11 +131,18 @@ fn near_miss_server_option_similarity_and_bad_fields() {
             400
         )
     );
-    // A similarity above this copy's is not met.
-    let strict = Server::start(
-        "near_miss",
-        &["--mode", "mild", "--near-miss", "--similarity", "0.9"],
-    );
+    // A similarity above this copy's (0.845) is not met.
+    let strict = Server::start("near_miss", &["--mode", "mild", "--similarity", "0.9"]);
     let (_, answer) = check(&strict, json!({}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+    // Nor is it in .dupcheck.json.
+    let dir = common::fixture("near_miss");
+    common::write(
+        dir.path(),
+        ".dupcheck.json",
+        r#"{"mode": "mild", "similarity": 0.9}"#,
+    );
+    let from_file = Server::start_in(dir, &[]);
+    let (_, answer) = check(&from_file, json!({}));
     assert_eq!(places(&answer), Vec::<Value>::new());
 }

@@ -335,26 +335,31 @@ pub fn check_snippet(
                 gap.a.len() == gap.b.len()
                     && (0..gap.a.len()).all(|i| tokens[a + i].weak_id() == target[b + i].weak_id())
             };
-            let mut chains =
-                near_miss::chains(&parts, &ids, thresholds.min_tokens, similarity, renamed);
-            for chain in &mut chains {
-                let file = chain.file;
-                let target = &index.files[file as usize].tokens;
-                near_miss::reach_ends(chain, &ids, target, mode, similarity, |gap| {
-                    renamed(file, gap)
-                });
-            }
-            chains
+            let files = near_miss::Files {
+                tokens: &|file| &index.files[file as usize].tokens,
+                mode,
+            };
+            let (min_tokens, ids) = (thresholds.min_tokens, &ids);
+            near_miss::chains(&parts, ids, files, min_tokens, similarity, renamed)
         }
         _ => Vec::new(),
     };
-    // Exact runs inside a near-miss copy are its parts.
-    let inside = |run: &Run| {
-        chains
-            .iter()
-            .any(|c| c.file == run.file && c.a().contains(&run.a) && c.b().contains(&run.b))
+    // An exact run that matches at least as many tokens where a near-miss
+    // copy lies is the better answer; exact runs inside a near-miss copy
+    // that matches more are its parts.
+    let overlap = |x: &Range<u32>, y: &Range<u32>| x.start < y.end && y.start < x.end;
+    let meets = |c: &near_miss::Chain, run: &Run| {
+        c.file == run.file
+            && overlap(&c.a(), &(run.a..run.a + run.len))
+            && overlap(&c.b(), &(run.b..run.b + run.len))
     };
-    runs.retain(|run| !inside(run));
+    let mut chains = chains;
+    chains.retain(|c| {
+        !runs
+            .iter()
+            .any(|run| meets(c, run) && run.len >= c.matched())
+    });
+    runs.retain(|run| !chains.iter().any(|c| meets(c, run)));
     let span_of = |text: &str, lines: &LineIndex, tokens: &[Token], range: Range<u32>| {
         (!range.is_empty()).then(|| Span {
             start: lines.start_position(text, tokens[range.start as usize].start),

@@ -25,7 +25,7 @@ use std::time::Instant;
 use crate::engine::fingerprint::Winnow;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{fingerprints, Index, Posting, Postings, SEED_TOKENS};
-use crate::engine::matching::{find_runs, is_repetitive, split, Expired, Run};
+use crate::engine::matching::{find_runs, is_repetitive, split, table_stretch, Expired, Run};
 use crate::engine::tokens::{Mode, Token};
 
 /// Gaps a near-miss duplication has at most.
@@ -34,6 +34,10 @@ pub const MAX_GAPS: usize = 3;
 pub const MAX_GAP_TOKENS: u32 = 40;
 /// The shortest part chained: shorter common runs are part of a gap.
 pub const MIN_PART: u32 = 10;
+/// The shortest part that ends a chain at the query's first or last token
+/// ([`reach_ends`]): a closing `return x; }`, not a lone `}` or name that
+/// could align anywhere nearby.
+const MIN_END_PART: usize = 4;
 /// The least similarity (matched tokens over the tokens spanned, on the
 /// longer side) of a near-miss duplication, unless `--similarity` says
 /// otherwise.
@@ -142,9 +146,10 @@ pub fn parts(
 /// query's ids in the mode; `renamed(file, gap)` says whether a gap is
 /// only what the mode tells apart (identifiers renamed in strict mode,
 /// literals changed in mild mode): no chain crosses such a gap.
-pub fn chains(
+pub fn chains<'t>(
     parts: &[Run],
     ids: &[u64],
+    files: Files<'_, 't>,
     min_tokens: u32,
     similarity: f64,
     renamed: impl Fn(u32, &Gap) -> bool,
@@ -153,25 +158,23 @@ pub fn chains(
     for part in parts {
         by_file.entry(part.file).or_default().push(*part);
     }
-    let mut files: Vec<(u32, Vec<Run>)> = by_file.into_iter().collect();
-    files.sort_unstable_by_key(|(file, _)| *file);
+    let mut by_file: Vec<(u32, Vec<Run>)> = by_file.into_iter().collect();
+    by_file.sort_unstable_by_key(|(file, _)| *file);
     let mut chains = Vec::new();
-    for (file, mut parts) in files {
+    for (file, mut parts) in by_file {
         if parts.len() > MAX_PARTS_PER_FILE {
             parts.sort_unstable_by_key(|p| std::cmp::Reverse(p.len));
             parts.truncate(MAX_PARTS_PER_FILE);
             parts.sort_unstable_by_key(|p| (p.a, p.b));
         }
         let renamed = |gap: &Gap| renamed(file, gap);
-        chains_in_file(
-            file,
-            &parts,
+        let side = Side {
             ids,
-            min_tokens,
-            similarity,
-            &renamed,
-            &mut chains,
-        );
+            target: (files.tokens)(file),
+            mode: files.mode,
+            renamed: &renamed,
+        };
+        chains_in_file(file, &parts, &side, min_tokens, similarity, &mut chains);
     }
     chains
 }
@@ -180,7 +183,7 @@ pub fn chains(
 /// most [`MAX_GAP_TOKENS`] on either side leads to a run, equal in `mode`,
 /// that reaches them: a copy's short first or last statements (a closing
 /// `return x; }`) are under [`MIN_PART`], but when the query ends there
-/// they are the copy's end. `ids` are the query's ids in `mode`, `target`
+/// they are the copy's end (from [`MIN_END_PART`] tokens). `ids` are the query's ids in `mode`, `target`
 /// the file's tokens; the chain keeps its [`MAX_GAPS`] and its
 /// `similarity`, and crosses no gap that `renamed` refuses.
 pub fn reach_ends(
@@ -192,7 +195,7 @@ pub fn reach_ends(
     renamed: impl Fn(&Gap) -> bool,
 ) {
     let equal = |a: usize, b: usize, len: usize| {
-        len > 0
+        len >= MIN_END_PART
             && b + len <= target.len()
             && (0..len).all(|i| ids[a + i] == target[b + i].id_in(mode) && !target[b + i].is_wall())
     };
@@ -253,6 +256,133 @@ pub fn reach_ends(
     }
 }
 
+/// The indexed files' tokens, and the mode their ids are taken in.
+#[derive(Clone, Copy)]
+pub struct Files<'f, 't> {
+    /// The tokens of a file.
+    pub tokens: &'f dyn Fn(u32) -> &'t [Token],
+    /// The mode of the check.
+    pub mode: Mode,
+}
+
+/// What growing a chain in one file compares: the query's ids in the mode,
+/// the file's tokens, and which gaps are only what the mode tells apart.
+struct Side<'s> {
+    ids: &'s [u64],
+    target: &'s [Token],
+    mode: Mode,
+    renamed: &'s dyn Fn(&Gap) -> bool,
+}
+
+impl Side<'_> {
+    /// Tokens equal from `query[a]` and `target[b]` on, forward.
+    fn forward(&self, a: usize, b: usize) -> usize {
+        self.ids[a..]
+            .iter()
+            .zip(&self.target[b.min(self.target.len())..])
+            .take_while(|(id, t)| self.same(**id, t))
+            .count()
+    }
+
+    /// Tokens equal up to `query[a - 1]` and `target[b - 1]`, backward.
+    fn backward(&self, a: usize, b: usize) -> usize {
+        self.ids[..a]
+            .iter()
+            .rev()
+            .zip(self.target[..b.min(self.target.len())].iter().rev())
+            .take_while(|(id, t)| self.same(**id, t))
+            .count()
+    }
+
+    fn same(&self, id: u64, t: &Token) -> bool {
+        id == t.id_in(self.mode) && !t.is_wall()
+    }
+}
+
+/// Grows `chain` at both ends with the longest common runs of
+/// [`MIN_PART`] tokens or more that start within [`MAX_GAP_TOKENS`] of it
+/// on both sides, while it has fewer than [`MAX_GAPS`] gaps: the parts of a
+/// copy whose seeds are too common to look up ([`SEED_CAP`]) are found
+/// from their neighbour.
+///
+/// [`SEED_CAP`]: crate::engine::matching::SEED_CAP
+fn grow(chain: &mut Chain, side: &Side<'_>) {
+    let reach = MAX_GAP_TOKENS as usize;
+    while chain.parts.len() <= MAX_GAPS {
+        let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
+        let mut best: Option<(usize, usize, usize)> = None;
+        for da in 0..=reach.min(side.ids.len().saturating_sub(a_end + 1)) {
+            for db in 0..=reach {
+                let outside = a_end + da >= side.ids.len() || b_end + db >= side.target.len();
+                if (da, db) == (0, 0) || outside {
+                    continue;
+                }
+                if !side.same(side.ids[a_end + da], &side.target[b_end + db]) {
+                    continue;
+                }
+                let len = side.forward(a_end + da, b_end + db);
+                if len >= MIN_PART as usize && best.is_none_or(|(_, _, l)| len > l) {
+                    best = Some((a_end + da, b_end + db, len));
+                }
+            }
+        }
+        let Some((a, b, len)) = best else { break };
+        let gap = Gap {
+            a: a_end as u32..a as u32,
+            b: b_end as u32..b as u32,
+        };
+        if (side.renamed)(&gap) {
+            break;
+        }
+        chain.parts.push(Run {
+            a: a as u32,
+            file: chain.file,
+            b: b as u32,
+            len: len as u32,
+        });
+    }
+    while chain.parts.len() <= MAX_GAPS {
+        let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
+        let mut best: Option<(usize, usize, usize)> = None;
+        for da in 0..=reach.min(a_start) {
+            for db in 0..=reach.min(b_start) {
+                if (da, db) == (0, 0) {
+                    continue;
+                }
+                // A run ending just before query[a_start - da].
+                let (a, b) = (a_start - da, b_start - db);
+                if a == 0 || b == 0 || b > side.target.len() {
+                    continue;
+                }
+                if !side.same(side.ids[a - 1], &side.target[b - 1]) {
+                    continue;
+                }
+                let len = side.backward(a, b);
+                if len >= MIN_PART as usize && best.is_none_or(|(_, _, l)| len > l) {
+                    best = Some((a_start - da, b_start - db, len));
+                }
+            }
+        }
+        let Some((a, b, len)) = best else { break };
+        let gap = Gap {
+            a: a as u32..a_start as u32,
+            b: b as u32..b_start as u32,
+        };
+        if (side.renamed)(&gap) {
+            break;
+        }
+        chain.parts.insert(
+            0,
+            Run {
+                a: (a - len) as u32,
+                file: chain.file,
+                b: (b - len) as u32,
+                len: len as u32,
+            },
+        );
+    }
+}
+
 /// The best chain ending at a part with a given number of gaps.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Best {
@@ -268,15 +398,20 @@ struct Best {
 fn chains_in_file(
     file: u32,
     parts: &[Run],
-    ids: &[u64],
+    side: &Side<'_>,
     min_tokens: u32,
     similarity: f64,
-    renamed: &dyn Fn(&Gap) -> bool,
     out: &mut Vec<Chain>,
 ) {
+    let (ids, renamed) = (side.ids, side.renamed);
     let n = parts.len();
     // best[i][g]: the chain ending at part i with g gaps.
     let mut best: Vec<[Option<Best>; MAX_GAPS + 1]> = vec![[None; MAX_GAPS + 1]; n];
+    // Parts by where they end in the query: a part's predecessors end at
+    // most MAX_GAP_TOKENS before it starts (and start before it, so their
+    // chains are known when it comes).
+    let mut by_end: Vec<(u32, usize)> = parts.iter().map(|p| p.a + p.len).zip(0..).collect();
+    by_end.sort_unstable();
     for i in 0..n {
         let p = parts[i];
         best[i][0] = Some(Best {
@@ -284,7 +419,9 @@ fn chains_in_file(
             closeness: std::cmp::Reverse(0),
             previous: None,
         });
-        for j in 0..i {
+        let from = by_end.partition_point(|&(end, _)| end < p.a.saturating_sub(MAX_GAP_TOKENS));
+        let to = by_end.partition_point(|&(end, _)| end <= p.a);
+        for &(_, j) in &by_end[from..to] {
             let q = parts[j];
             let (a_end, b_end) = (q.a + q.len, q.b + q.len);
             if a_end > p.a || b_end > p.b {
@@ -313,10 +450,12 @@ fn chains_in_file(
             }
         }
     }
+    // Chains of two parts or more, and single parts long enough to grow
+    // from; the most matched tokens first.
     let mut ends: Vec<(Best, usize, usize)> = (0..n)
-        .flat_map(|i| (1..=MAX_GAPS).map(move |g| (i, g)))
+        .flat_map(|i| (0..=MAX_GAPS).map(move |g| (i, g)))
         .filter_map(|(i, g)| best[i][g].map(|b| (b, i, g)))
-        .filter(|(b, _, _)| b.matched >= min_tokens)
+        .filter(|(b, _, g)| *g > 0 || b.matched >= SEED_TOKENS as u32)
         .collect();
     ends.sort_unstable_by_key(|end| std::cmp::Reverse(end.0));
     let mut used = vec![false; n];
@@ -331,57 +470,68 @@ fn chains_in_file(
             continue;
         }
         indices.reverse();
-        let Some(kept) = trimmed(file, parts, &indices, ids, min_tokens, similarity) else {
+        let mut chain = Chain {
+            file,
+            parts: indices.iter().map(|&k| parts[k]).collect(),
+        };
+        grow(&mut chain, side);
+        reach_ends(&mut chain, ids, side.target, side.mode, similarity, renamed);
+        let Some(chain) = trimmed(chain, ids, min_tokens, similarity) else {
             continue;
         };
-        for &k in &kept {
-            used[k] = true;
+        // Parts inside the chain are its own, found again.
+        let (a, b) = (chain.a(), chain.b());
+        for (k, part) in parts.iter().enumerate() {
+            if a.contains(&part.a) && b.contains(&part.b) {
+                used[k] = true;
+            }
         }
-        out.push(Chain {
-            file,
-            parts: kept.iter().map(|&k| parts[k]).collect(),
-        });
+        out.push(chain);
     }
 }
 
-/// The chain of `indices` (into `parts`, in order), its end parts dropped
-/// while its similarity is under `similarity` (the one whose loss raises
-/// it most first): the indices of a chain of two parts or more that meets
-/// `min_tokens` and `similarity` and is not one short unit repeated, if
-/// one is left.
-fn trimmed(
-    file: u32,
-    parts: &[Run],
-    indices: &[usize],
-    ids: &[u64],
-    min_tokens: u32,
-    similarity: f64,
-) -> Option<Vec<usize>> {
-    let chain_of = |ks: &[usize]| Chain {
-        file,
-        parts: ks.iter().map(|&k| parts[k]).collect(),
+/// `chain`, its end parts dropped while its similarity is under
+/// `similarity` (the one whose loss raises it most first), if two parts or
+/// more are left that meet `min_tokens` (without their tables of literals
+/// beyond the first entry, and less the tokens left unmatched) and
+/// `similarity` and are not one short unit repeated.
+fn trimmed(mut chain: Chain, ids: &[u64], min_tokens: u32, similarity: f64) -> Option<Chain> {
+    let similarity_of = |parts: &[Run]| {
+        Chain {
+            file: chain.file,
+            parts: parts.to_vec(),
+        }
+        .similarity()
     };
-    let mut ks = indices.to_vec();
-    while ks.len() >= 2 && chain_of(&ks).similarity() < similarity {
-        let without_first = chain_of(&ks[1..]).similarity();
-        let without_last = chain_of(&ks[..ks.len() - 1]).similarity();
-        if without_first > without_last {
-            ks.remove(0);
+    while chain.parts.len() >= 2 && chain.similarity() < similarity {
+        let n = chain.parts.len();
+        if similarity_of(&chain.parts[1..]) > similarity_of(&chain.parts[..n - 1]) {
+            chain.parts.remove(0);
         } else {
-            ks.pop();
+            chain.parts.pop();
         }
     }
-    let chain = chain_of(&ks);
     let matched_ids: Vec<u64> = chain
         .parts
         .iter()
         .flat_map(|p| ids[p.a as usize..(p.a + p.len) as usize].iter().copied())
         .collect();
-    (ks.len() >= 2
-        && chain.matched() >= min_tokens
+    // As for exact runs, a table of literals counts its first entry only
+    // (in weak mode every number table is like every other).
+    let tables: u32 = chain
+        .parts
+        .iter()
+        .map(|p| table_stretch(&ids[p.a as usize..(p.a + p.len) as usize]).len() as u32)
+        .sum();
+    // An edit costs evidence: the tokens matched beyond those left
+    // unmatched (on the side that spans more) must reach min-tokens.
+    let spanned = chain.a().len().max(chain.b().len()) as u32;
+    let unmatched = spanned - chain.matched();
+    (chain.parts.len() >= 2
+        && chain.matched().saturating_sub(tables + unmatched) >= min_tokens
         && chain.similarity() >= similarity
         && !is_repetitive(&matched_ids))
-    .then_some(ks)
+    .then_some(chain)
 }
 
 #[cfg(test)]
@@ -391,6 +541,12 @@ mod tests {
     fn run(a: u32, b: u32, len: u32) -> Run {
         Run { a, file: 0, b, len }
     }
+
+    /// Files without tokens: nothing to grow into.
+    const NO_FILES: Files<'static, 'static> = Files {
+        tokens: &|_| &[],
+        mode: Mode::Mild,
+    };
 
     fn none(_: u32, _: &Gap) -> bool {
         false
@@ -405,7 +561,7 @@ mod tests {
         // Query 0..30 = file 0..30; a statement of 8 tokens inserted in the
         // query; 30..60 = file 30..60; 6 tokens of the file deleted.
         let parts = [run(0, 0, 30), run(38, 30, 30), run(68, 66, 25)];
-        let chains = chains(&parts, &distinct(100), 50, 0.8, none);
+        let chains = chains(&parts, &distinct(100), NO_FILES, 50, 0.8, none);
         assert_eq!(chains.len(), 1);
         let chain = &chains[0];
         assert_eq!(chain.parts, parts);
@@ -432,14 +588,46 @@ mod tests {
     fn too_few_matched_tokens_too_far_apart_or_out_of_order_make_no_chain() {
         let ids = distinct(400);
         // Matched tokens under min-tokens.
-        assert!(chains(&[run(0, 0, 20), run(25, 20, 20)], &ids, 50, 0.8, none).is_empty());
+        assert!(chains(
+            &[run(0, 0, 20), run(25, 20, 20)],
+            &ids,
+            NO_FILES,
+            50,
+            0.8,
+            none
+        )
+        .is_empty());
         // A gap longer than MAX_GAP_TOKENS.
         let far = MAX_GAP_TOKENS + 1;
-        assert!(chains(&[run(0, 0, 40), run(40 + far, 40, 40)], &ids, 50, 0.8, none).is_empty());
+        assert!(chains(
+            &[run(0, 0, 40), run(40 + far, 40, 40)],
+            &ids,
+            NO_FILES,
+            50,
+            0.8,
+            none
+        )
+        .is_empty());
         // Out of order in the file.
-        assert!(chains(&[run(0, 100, 40), run(45, 0, 40)], &ids, 50, 0.8, none).is_empty());
+        assert!(chains(
+            &[run(0, 100, 40), run(45, 0, 40)],
+            &ids,
+            NO_FILES,
+            50,
+            0.8,
+            none
+        )
+        .is_empty());
         // Overlapping in the file.
-        assert!(chains(&[run(0, 0, 40), run(45, 30, 40)], &ids, 50, 0.8, none).is_empty());
+        assert!(chains(
+            &[run(0, 0, 40), run(45, 30, 40)],
+            &ids,
+            NO_FILES,
+            50,
+            0.8,
+            none
+        )
+        .is_empty());
     }
 
     #[test]
@@ -447,7 +635,7 @@ mod tests {
         // Identifiers renamed throughout (strict mode): a part of 12 between
         // each, eight parts; only MAX_GAPS + 1 parts can chain.
         let parts: Vec<Run> = (0..8).map(|i| run(i * 13, i * 13, 12)).collect();
-        let chains = chains(&parts, &distinct(200), 50, 0.8, none);
+        let chains = chains(&parts, &distinct(200), NO_FILES, 50, 0.8, none);
         assert!(chains.iter().all(|c| c.parts.len() <= MAX_GAPS + 1));
         // 4 × 12 = 48 matched tokens: under min-tokens.
         assert!(chains.is_empty());
@@ -458,12 +646,12 @@ mod tests {
         let ids = distinct(200);
         // A far small part at the end would bring similarity under 0.8.
         let parts = [run(0, 0, 40), run(42, 42, 40), run(120, 120, 10)];
-        let chains = chains(&parts, &ids, 50, 0.8, none);
+        let chains = chains(&parts, &ids, NO_FILES, 50, 0.8, none);
         assert_eq!(chains.len(), 1);
         assert_eq!(chains[0].parts, parts[..2]);
         // One unit of 2 tokens repeated is no duplication.
         let repeated: Vec<u64> = (0..200).map(|i| i % 2).collect();
-        assert!(super::chains(&parts[..2], &repeated, 50, 0.8, none).is_empty());
+        assert!(super::chains(&parts[..2], &repeated, NO_FILES, 50, 0.8, none).is_empty());
     }
 
     #[test]
@@ -472,8 +660,11 @@ mod tests {
         // the gap is a rename, which the mode excludes.
         let parts = [run(0, 0, 30), run(31, 31, 30)];
         let renamed = |_: u32, gap: &Gap| gap.a.len() == 1 && gap.b.len() == 1;
-        assert!(chains(&parts, &distinct(100), 50, 0.8, renamed).is_empty());
-        assert_eq!(chains(&parts, &distinct(100), 50, 0.8, none).len(), 1);
+        assert!(chains(&parts, &distinct(100), NO_FILES, 50, 0.8, renamed).is_empty());
+        assert_eq!(
+            chains(&parts, &distinct(100), NO_FILES, 50, 0.8, none).len(),
+            1
+        );
     }
 
     #[test]
@@ -485,7 +676,7 @@ mod tests {
             run(35, 35, 30),
             run(35, 135, 30),
         ];
-        let mut chains = chains(&parts, &distinct(100), 50, 0.8, none);
+        let mut chains = chains(&parts, &distinct(100), NO_FILES, 50, 0.8, none);
         chains.sort_unstable_by_key(|c| c.parts[0].b);
         assert_eq!(chains.len(), 2);
         assert_eq!(chains[0].parts, [parts[0], parts[2]]);

@@ -300,7 +300,7 @@ fn findings_response<'t>(
 /// whether it asks for a rescan first. `path` is made relative to `dir`; a
 /// request without `mode` is checked in `default_mode` (`--mode`), one
 /// without `nearMiss` finds near-miss copies if `default_near_miss`
-/// (`--near-miss`).
+/// (not `--no-near-miss`).
 pub fn validate(
     mut fields: Map<String, Value>,
     registry: &Registry,

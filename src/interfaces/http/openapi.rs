@@ -187,8 +187,8 @@ mod operations {
         mode: Option<CheckMode>,
         /// Find near-miss copies (a few statements inserted, deleted or
         /// changed) as one duplication with `similarity` and `gaps`.
-        /// Defaults to `false` (only their exact parts are reported),
-        /// `true` when the server runs with `--near-miss`.
+        /// Defaults to `true`, `false` when the server runs with
+        /// `--no-near-miss`; `false` reports only their exact parts.
         #[schema(rename = "nearMiss")]
         near_miss: Option<bool>,
     }
