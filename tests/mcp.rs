@@ -187,6 +187,7 @@ async fn the_tools_are_listed_with_descriptions_and_input_schemas() {
                         ("code", "string"),
                         ("format", "string"),
                         ("mode", "string"),
+                        ("nearMiss", "boolean"),
                         ("path", "string"),
                     ],
                     json!(["code"]),
@@ -583,4 +584,53 @@ fn other_methods_and_transport_refusals_are_json_errors() {
             413
         )
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_near_miss_argument_answers_as_the_rest_field() {
+    // `orders.js` copied, two variables renamed, a line inserted and one
+    // dropped: one near-miss duplication unless "nearMiss" is false.
+    let server = Server::start("near_miss", &["--mode", "mild"]);
+    let original = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/near_miss/src/orders.js"),
+    )
+    .expect("fixture");
+    let code = original
+        .replace("summarizeOrders(orders, taxRate)", "summarize(list, rate)")
+        .replace("of orders)", "of list)")
+        .replace("net * taxRate", "net * rate")
+        .replace(
+            "    const net",
+            "    console.log(\"order\", order.id);\n    const net",
+        )
+        .replace(
+            "  totals.average = totals.count ? totals.net / totals.count : 0;\n",
+            "",
+        );
+    let client = connect(&server, Revision::Current).await;
+    let mut similarities = Vec::new();
+    for near_miss in [json!(null), json!(true), json!(false)] {
+        let input = json!({"code": code, "format": "js", "nearMiss": near_miss});
+        let (status, rest) = server.check(input.clone());
+        assert_eq!(status, 200, "{rest}");
+        let result = call(&client, "check_code", input).await;
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        assert_json!(result.structured_content.clone().expect("structured"), rest);
+        let dups = rest["duplications"].as_array().expect("duplications");
+        similarities.push(
+            dups.iter()
+                .map(|d| d["similarity"].clone())
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(
+        similarities,
+        [vec![json!(0.845)], vec![json!(0.845)], vec![]]
+    );
+    let bad = json!({"code": code, "format": "js", "nearMiss": "no"});
+    assert_tool_error(
+        &call(&client, "check_code", bad).await,
+        "Field \"nearMiss\" must be a boolean",
+    );
+    client.cancel().await.expect("close");
 }

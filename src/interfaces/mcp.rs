@@ -172,6 +172,11 @@ struct CheckCodeArgs {
     #[serde(default)]
     #[schemars(schema_with = "mode_schema")]
     mode: String,
+    /// Whether a copy edited after it was made (a few statements inserted,
+    /// deleted or changed) is found whole, with its similarity and gaps.
+    /// Defaults to true unless the server runs with --no-near-miss.
+    #[serde(default, rename = "nearMiss")]
+    near_miss: bool,
 }
 
 /// The schema of a `mode` argument: one of the names REST takes.
