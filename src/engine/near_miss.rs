@@ -183,21 +183,13 @@ pub fn chains<'t>(
 /// most [`MAX_GAP_TOKENS`] on either side leads to a run, equal in `mode`,
 /// that reaches them: a copy's short first or last statements (a closing
 /// `return x; }`) are under [`MIN_PART`], but when the query ends there
-/// they are the copy's end (from [`MIN_END_PART`] tokens). `ids` are the query's ids in `mode`, `target`
-/// the file's tokens; the chain keeps its [`MAX_GAPS`] and its
-/// `similarity`, and crosses no gap that `renamed` refuses.
-pub fn reach_ends(
-    chain: &mut Chain,
-    ids: &[u64],
-    target: &[Token],
-    mode: Mode,
-    similarity: f64,
-    renamed: impl Fn(&Gap) -> bool,
-) {
+/// they are the copy's end (from [`MIN_END_PART`] tokens). The chain keeps
+/// its [`MAX_GAPS`] and its `similarity`, and crosses no gap that the
+/// side's `renamed` refuses.
+fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
+    let (ids, renamed) = (side.ids, side.renamed);
     let equal = |a: usize, b: usize, len: usize| {
-        len >= MIN_END_PART
-            && b + len <= target.len()
-            && (0..len).all(|i| ids[a + i] == target[b + i].id_in(mode) && !target[b + i].is_wall())
+        len >= MIN_END_PART && b + len <= side.target.len() && side.forward(a, b) >= len
     };
     let gap = MAX_GAP_TOKENS as usize;
     let mut candidate = chain.clone();
@@ -475,7 +467,7 @@ fn chains_in_file(
             parts: indices.iter().map(|&k| parts[k]).collect(),
         };
         grow(&mut chain, side);
-        reach_ends(&mut chain, ids, side.target, side.mode, similarity, renamed);
+        reach_ends(&mut chain, side, similarity);
         let Some(chain) = trimmed(chain, ids, min_tokens, similarity) else {
             continue;
         };
