@@ -5,8 +5,9 @@
 //! file's text and token stream so that candidates can be verified token by
 //! token and reported with exact lines.
 //!
-//! Invariants: postings of one family are one array sorted by hash (a lookup
-//! is a binary search, no map of vectors); positions are token indices into
+//! Invariants: postings of one family are one array sorted by hash, with
+//! the start of each bucket of hashes sharing their top bits (a lookup is
+//! one or two cache misses, no map of vectors); positions are token indices into
 //! the file's stream. An `Index` never changes once built: a rescan builds a
 //! new one and swaps it in whole.
 
@@ -184,11 +185,11 @@ pub struct Index {
     /// Scanned files, sorted by path. Shared with the next snapshot when
     /// unchanged.
     pub files: Vec<Arc<SourceFile>>,
-    /// Per family: postings sorted by hash.
-    postings: Vec<Vec<Posting>>,
+    /// Per family: the postings of the files' fingerprints.
+    postings: Vec<Table>,
     /// Per family: the postings of the files' seeds (winnowed for
-    /// [`SEED_TOKENS`], made here from the tokens), sorted by hash.
-    seeds: Vec<Vec<Posting>>,
+    /// [`SEED_TOKENS`], made here from the tokens).
+    seeds: Vec<Table>,
     /// The winnowing parameters the fingerprints were made with.
     pub winnow: Winnow,
     /// Relative path → file.
@@ -220,10 +221,16 @@ impl Index {
                 pos: f.pos,
             }));
         }
-        postings
-            .par_iter_mut()
-            .chain(seeds.par_iter_mut())
-            .for_each(|p| p.par_sort_unstable_by_key(|p| (p.hash, p.file, p.pos)));
+        let tables: Vec<Table> = postings
+            .into_par_iter()
+            .chain(seeds.into_par_iter())
+            .map(Table::new)
+            .collect();
+        let (postings, seeds) = {
+            let mut tables = tables;
+            let seeds = tables.split_off(registry.families().len());
+            (tables, seeds)
+        };
         let by_rel = files
             .iter()
             .enumerate()
@@ -249,12 +256,7 @@ impl Index {
             Postings::Fingerprints => &self.postings,
             Postings::Seeds => &self.seeds,
         };
-        let Some(list) = lists.get(family) else {
-            return &[];
-        };
-        let start = list.partition_point(|p| p.hash < hash);
-        let len = list[start..].partition_point(|p| p.hash == hash);
-        &list[start..start + len]
+        lists.get(family).map_or(&[], |table| table.lookup(hash))
     }
 
     /// The file at a path relative to DIR.
@@ -264,7 +266,61 @@ impl Index {
 
     /// Number of postings (for statistics and benchmarks).
     pub fn posting_count(&self) -> usize {
-        self.postings.iter().map(Vec::len).sum()
+        self.postings.iter().map(|t| t.postings.len()).sum()
+    }
+}
+
+/// Postings sorted by hash, and where each bucket of hashes that share
+/// their top bits starts. Fingerprint hashes are mixed, so the buckets are
+/// even: with about one bucket per posting, a lookup reads two offsets and
+/// a posting or two, where a binary search over all of them would miss the
+/// cache a dozen times (the lookups are most of a check and of clone
+/// detection).
+#[derive(Debug)]
+struct Table {
+    postings: Vec<Posting>,
+    /// `starts[b]`: the first posting whose hash's bucket is `b` or more;
+    /// one more entry than there are buckets.
+    starts: Vec<u32>,
+    /// A hash's bucket is `hash >> shift`.
+    shift: u32,
+}
+
+impl Table {
+    /// Most bucket bits: 2^24 buckets, for 16 million postings or more.
+    const MAX_BITS: u32 = 24;
+
+    fn new(mut postings: Vec<Posting>) -> Table {
+        postings.par_sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+        let bits = postings
+            .len()
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(1, Table::MAX_BITS);
+        let shift = u64::BITS - bits;
+        let buckets = 1usize << bits;
+        let mut starts = Vec::with_capacity(buckets + 1);
+        let mut at = 0;
+        for bucket in 0..=buckets {
+            while at < postings.len() && ((postings[at].hash >> shift) as usize) < bucket {
+                at += 1;
+            }
+            starts.push(at as u32);
+        }
+        Table {
+            postings,
+            starts,
+            shift,
+        }
+    }
+
+    /// The postings of `hash`.
+    fn lookup(&self, hash: u64) -> &[Posting] {
+        let bucket = (hash >> self.shift) as usize;
+        let within = &self.postings[self.starts[bucket] as usize..self.starts[bucket + 1] as usize];
+        let start = within.partition_point(|p| p.hash < hash);
+        let len = within[start..].partition_point(|p| p.hash == hash);
+        &within[start..start + len]
     }
 }
 
@@ -276,4 +332,48 @@ pub fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
     let mut out = Vec::new();
     winnow.fingerprints(&ids, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::hash::mix64;
+
+    #[test]
+    fn a_table_finds_exactly_the_postings_of_a_hash() {
+        for n in [0usize, 1, 2, 3, 17, 1000, 5000] {
+            // Few distinct hashes (repeats) and the extremes of the range.
+            let mut hashes: Vec<u64> = (0..n as u64).map(|i| mix64(i % 700)).collect();
+            if n > 2 {
+                hashes[0] = 0;
+                hashes[1] = u64::MAX;
+                hashes[2] = u64::MAX;
+            }
+            let postings: Vec<Posting> = hashes
+                .iter()
+                .enumerate()
+                .map(|(i, &hash)| Posting {
+                    hash,
+                    file: (i % 7) as u32,
+                    pos: i as u32,
+                })
+                .collect();
+            let table = Table::new(postings.clone());
+            let probes = hashes
+                .iter()
+                .copied()
+                .chain([1, 42, u64::MAX - 1, mix64(9999)]);
+            for hash in probes {
+                let mut expected: Vec<(u32, u32)> = postings
+                    .iter()
+                    .filter(|p| p.hash == hash)
+                    .map(|p| (p.file, p.pos))
+                    .collect();
+                expected.sort_unstable();
+                let found: Vec<(u32, u32)> =
+                    table.lookup(hash).iter().map(|p| (p.file, p.pos)).collect();
+                assert_eq!(found, expected, "{n} postings, hash {hash:#x}");
+            }
+        }
+    }
 }
