@@ -41,8 +41,8 @@ pub struct Args {
     /// Only the cold scans: no sampling, no checks.
     #[arg(long)]
     pub scan_only: bool,
-    /// Timed cold scans per corpus (the median is kept) and timed runs of
-    /// its parse floor (the fastest is kept).
-    #[arg(long, default_value_t = 3)]
+    /// Timed cold scans per corpus and timed runs of its parse floor,
+    /// alternating (the ratio is of their medians).
+    #[arg(long, default_value_t = 5)]
     pub scan_runs: usize,
 }

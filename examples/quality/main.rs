@@ -38,8 +38,8 @@
 //!
 //! Last, the cold scan of each positive corpus alone (`scan`): a fresh
 //! `dupcheck DIR --no-cache --no-watch`, from spawn to its summary line,
-//! against the parse floor of the same files, both measured as
-//! `examples/bench/scan.rs` measures them.
+//! against the parse floor of the same files, their runs alternating and
+//! the medians compared.
 //!
 //! ```text
 //! make quality    # = bash bench/fetch-corpora.sh, cargo build --release

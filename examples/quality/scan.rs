@@ -2,12 +2,14 @@
 //! --no-cache --no-watch`, timed from spawn to its summary line, against
 //! the tree-sitter parse floor of the same files: the texts dupcheck scans
 //! (its own walk and reader, default options), preloaded, each parsed once
-//! in this process with `dupcheck::engine::parse::parse` on all cores. Both are
-//! measured as `examples/bench/scan.rs` measures them: the floor first (its
-//! preload also warms the page cache for the scans), the fastest of its
-//! timed runs after one untimed run; the scan the median of its runs. Here
-//! the timed runs alternate, a floor then a scan, so that both see the
-//! same load of a shared machine. The ratio is what the scan adds to
+//! in this process with `dupcheck::engine::parse::parse` on all cores: the
+//! floor first, once untimed (its preload also warms the page cache for the
+//! scans, and the run makes each thread's parsers), then the timed runs
+//! alternate, a floor then a scan, so that both see the same load of a
+//! shared machine, and the ratio is of their medians (the same statistic
+//! on both sides: on this kind of virtual machine one run of either varies
+//! by a third); the ratio of the fastest of each is shown beside it. The
+//! ratio is what the scan adds to
 //! parsing: the process's start, walking, reading, the walk of the trees
 //! for tokens, hashing, indexing and the whole-project clones of the
 //! summary line; the start alone is measured on an empty folder.
@@ -38,12 +40,15 @@ pub struct ColdScan {
     pub corpus: &'static str,
     /// Files dupcheck scans there.
     pub files: usize,
-    /// Seconds: the floor (fastest run), the scan (median run), every scan.
+    /// Seconds: the floor and the scan (median runs), every run of each.
     pub floor_s: Option<f64>,
     pub scan_s: Option<f64>,
+    pub floor_runs_s: Vec<f64>,
     pub scan_runs_s: Vec<f64>,
-    /// Scan over floor.
+    /// Scan over floor (medians).
     pub ratio: Option<f64>,
+    /// The fastest scan over the fastest floor.
+    pub fastest_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -55,16 +60,16 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
     let start = startup(&args.server, runs);
     println!(
         "\nCOLD SCAN of each corpus alone (dupcheck DIR --no-cache --no-watch, spawn to summary \
-         line, median of {runs}; floor: its files parsed in-process on all cores, fastest of \
-         {runs}; load average {}); the same start on an empty folder takes {}",
+         line; floor: its files parsed in-process on all cores; {runs} runs of each, alternating, \
+         medians; load average {}); the same start on an empty folder takes {}",
         load_average(),
         start
             .as_ref()
             .map_or_else(|e| format!("? ({e})"), |s| format!("{s:.3} s")),
     );
     println!(
-        "{:>13} {:>6} {:>8} {:>8} {:>12} {:>15}",
-        "corpus", "files", "floor s", "scan s", "scan/floor", "(scan-start)/fl"
+        "{:>13} {:>6} {:>8} {:>8} {:>12} {:>15} {:>8}",
+        "corpus", "files", "floor s", "scan s", "scan/floor", "(scan-start)/fl", "fastest"
     );
     let mut scans = Vec::new();
     for &name in names {
@@ -82,11 +87,13 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
             _ => "-".into(),
         };
         println!(
-            "{:>13} {:>6} {:>8} {:>8} {verdict:>12} {net:>15}{}",
+            "{:>13} {:>6} {:>8} {:>8} {verdict:>12} {net:>15} {:>8}{}",
             scan.corpus,
             scan.files,
             seconds(scan.floor_s),
             seconds(scan.scan_s),
+            scan.fastest_ratio
+                .map_or("-".into(), |r| format!("{r:.2}x")),
             scan.error
                 .as_ref()
                 .map_or(String::new(), |e| format!("  FAILED: {e}"))
@@ -123,8 +130,10 @@ fn cold_scan(
         files: 0,
         floor_s: None,
         scan_s: None,
+        floor_runs_s: Vec::new(),
         scan_runs_s: Vec::new(),
         ratio: None,
+        fastest_ratio: None,
         error: None,
     };
     // The runs alternate, floor then scan, so that both see the same load
@@ -137,22 +146,30 @@ fn cold_scan(
         }
         Err(e) => scan.error = Some(e.clone()),
     }
-    let mut floors = Vec::new();
     for _ in 0..runs {
         if let Ok(sources) = &sources {
-            floors.push(parse_floor(registry, sources));
+            scan.floor_runs_s.push(parse_floor(registry, sources));
         }
         match dupcheck_cold(server, dir) {
             Ok(seconds) => scan.scan_runs_s.push(seconds),
             Err(e) => scan.error = Some(e),
         }
     }
-    scan.floor_s = floors.into_iter().reduce(f64::min);
-    let mut sorted = scan.scan_runs_s.clone();
-    sorted.sort_by(f64::total_cmp);
-    scan.scan_s = sorted.get(sorted.len() / 2).copied();
+    scan.floor_s = median(&scan.floor_runs_s);
+    scan.scan_s = median(&scan.scan_runs_s);
     scan.ratio = scan.scan_s.zip(scan.floor_s).map(|(s, f)| s / f);
+    let fastest = |runs: &[f64]| runs.iter().copied().reduce(f64::min);
+    scan.fastest_ratio = fastest(&scan.scan_runs_s)
+        .zip(fastest(&scan.floor_runs_s))
+        .map(|(s, f)| s / f);
     scan
+}
+
+/// The median of `runs` (the upper one of an even count).
+fn median(runs: &[f64]) -> Option<f64> {
+    let mut sorted = runs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied()
 }
 
 /// A file dupcheck scans, with its text.
