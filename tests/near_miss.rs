@@ -146,3 +146,52 @@ fn no_near_miss_option_similarity_and_bad_fields() {
     let (_, answer) = check(&from_file, json!({}));
     assert_eq!(places(&answer), Vec::<Value>::new());
 }
+
+/// `testdata/near_miss/src/retry.js` (52 tokens) with a log line inserted
+/// (line 7): under min-tokens once the line is taken off, so found only
+/// because a short inserted statement is free, which it is not in weak
+/// mode.
+const LOGGED: &str = r#"function retry(task, attempts) {
+  let failure = null;
+  for (let i = 0; i < attempts; i++) {
+    try {
+      return task(i);
+    } catch (error) {
+      console.log("retry", i);
+      failure = error;
+    }
+  }
+  throw failure;
+}
+"#;
+
+#[test]
+fn a_short_function_with_a_line_inserted_is_found_but_in_weak_mode() {
+    let server = Server::start("near_miss", &["--mode", "mild"]);
+    let found = |mode: &str, gap_end: u32| {
+        json!([{
+            "snippetLocation": {"startLine": 1, "endLine": 12, "startColumn": 1, "endColumn": 2},
+            "codebaseLocation": {"file": "src/retry.js", "startLine": 1, "endLine": 11, "startColumn": 1, "endColumn": 2},
+            "linesCount": 12,
+            "tokens": 52,
+            "format": "javascript",
+            "similarity": 0.852,
+            "gaps": [{"snippet": {"startLine": 7, "endLine": gap_end}, "codebase": null}]
+        }])
+        .as_array()
+        .map(|a| (mode.to_string(), a.clone()))
+        .expect("array")
+    };
+    for (mode, expected) in [
+        found("strict", 7),
+        // In mild mode `console` and `failure` are both `$id`: the part
+        // before the line takes `console` for `failure`, and the gap ends
+        // on line 8, at `failure`.
+        found("mild", 8),
+        ("weak".to_string(), Vec::new()),
+    ] {
+        let (status, answer) = server.check(json!({"code": LOGGED, "format": "js", "mode": mode}));
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(places(&answer), expected, "{mode}");
+    }
+}

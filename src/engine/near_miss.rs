@@ -34,10 +34,16 @@ pub const MAX_GAPS: usize = 3;
 pub const MAX_GAP_TOKENS: u32 = 40;
 /// The shortest part chained: shorter common runs are part of a gap.
 pub const MIN_PART: u32 = 10;
-/// The shortest part that ends a chain at the query's first or last token
-/// ([`reach_ends`]): a closing `return x; }`, not a lone `}` or name that
-/// could align anywhere nearby.
-const MIN_END_PART: usize = 4;
+/// The shortest part that starts a chain at the query's first token
+/// ([`reach_ends`]): not a lone name that could align anywhere nearby.
+const MIN_START_PART: usize = 4;
+/// The shortest part that ends a chain at the query's last token: the
+/// closing `}` of a function whose last statement was deleted (the first
+/// `}` after the gap, within [`MAX_GAP_TOKENS`]).
+const MIN_END_PART: usize = 1;
+/// Tokens of an inserted or deleted statement that cost no evidence in
+/// strict and mild mode ([`trimmed`]): a log line, a short assignment.
+const FREE_INSERTION: u32 = 10;
 /// The least similarity (matched tokens over the tokens spanned, on the
 /// longer side) of a near-miss duplication, unless `--similarity` says
 /// otherwise.
@@ -183,14 +189,14 @@ pub fn chains<'t>(
 /// most [`MAX_GAP_TOKENS`] on either side leads to a run, equal in `mode`,
 /// that reaches them: a copy's short first or last statements (a closing
 /// `return x; }`) are under [`MIN_PART`], but when the query ends there
-/// they are the copy's end (from [`MIN_END_PART`] tokens). The chain keeps
+/// they are the copy's ends (from [`MIN_START_PART`] and [`MIN_END_PART`]
+/// tokens). The chain keeps
 /// its [`MAX_GAPS`] and its `similarity`, and crosses no gap that the
 /// side's `renamed` refuses.
 fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
     let (ids, renamed) = (side.ids, side.renamed);
-    let equal = |a: usize, b: usize, len: usize| {
-        len >= MIN_END_PART && b + len <= side.target.len() && side.forward(a, b) >= len
-    };
+    let equal =
+        |a: usize, b: usize, len: usize| b + len <= side.target.len() && side.forward(a, b) >= len;
     let gap = MAX_GAP_TOKENS as usize;
     let mut candidate = chain.clone();
     // The end: a run from query[a_end + da..] to its last token.
@@ -204,7 +210,7 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
                 a: a_end as u32..a as u32,
                 b: b_end as u32..b as u32,
             };
-            if (da, db) != (0, 0) && equal(a, b, len) && !renamed(&gap) {
+            if (da, db) != (0, 0) && len >= MIN_END_PART && equal(a, b, len) && !renamed(&gap) {
                 candidate.parts.push(Run {
                     a: a as u32,
                     file: chain.file,
@@ -229,7 +235,7 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
                 a: len as u32..a_start as u32,
                 b: (b + len) as u32..b_start as u32,
             };
-            if (da, db) != (0, 0) && equal(0, b, len) && !renamed(&gap) {
+            if (da, db) != (0, 0) && len >= MIN_START_PART && equal(0, b, len) && !renamed(&gap) {
                 candidate.parts.insert(
                     0,
                     Run {
@@ -468,7 +474,7 @@ fn chains_in_file(
         };
         grow(&mut chain, side);
         reach_ends(&mut chain, side, similarity);
-        let Some(chain) = trimmed(chain, ids, min_tokens, similarity) else {
+        let Some(chain) = trimmed(chain, ids, side.mode, min_tokens, similarity) else {
             continue;
         };
         // Parts inside the chain are its own, found again.
@@ -485,9 +491,15 @@ fn chains_in_file(
 /// `chain`, its end parts dropped while its similarity is under
 /// `similarity` (the one whose loss raises it most first), if two parts or
 /// more are left that meet `min_tokens` (without their tables of literals
-/// beyond the first entry, and less the tokens left unmatched) and
+/// beyond the first entry, and less the tokens of changed statements) and
 /// `similarity` and are not one short unit repeated.
-fn trimmed(mut chain: Chain, ids: &[u64], min_tokens: u32, similarity: f64) -> Option<Chain> {
+fn trimmed(
+    mut chain: Chain,
+    ids: &[u64],
+    mode: Mode,
+    min_tokens: u32,
+    similarity: f64,
+) -> Option<Chain> {
     let similarity_of = |parts: &[Run]| {
         Chain {
             file: chain.file,
@@ -515,12 +527,31 @@ fn trimmed(mut chain: Chain, ids: &[u64], min_tokens: u32, similarity: f64) -> O
         .iter()
         .map(|p| table_stretch(&ids[p.a as usize..(p.a + p.len) as usize]).len() as u32)
         .sum();
-    // An edit costs evidence: the tokens matched beyond those left
-    // unmatched (on the side that spans more) must reach min-tokens.
-    let spanned = chain.a().len().max(chain.b().len()) as u32;
-    let unmatched = spanned - chain.matched();
+    // An edit costs evidence: the tokens a gap leaves unmatched (the
+    // longer side's) are taken off the tokens matched. A short statement
+    // inserted or deleted (a gap on one side only, the other side's parts
+    // adjacent) is free but in weak mode, whose tokens say less: there,
+    // lists of `Assert.AreEqual($lit, $id.$id)` with a line between are
+    // alike in any two test suites.
+    let free = if mode == Mode::Weak {
+        0
+    } else {
+        FREE_INSERTION
+    };
+    let changed: u32 = chain
+        .gaps()
+        .iter()
+        .map(|g| {
+            let longer = g.a.len().max(g.b.len()) as u32;
+            if !g.a.is_empty() && !g.b.is_empty() {
+                longer
+            } else {
+                longer.saturating_sub(free)
+            }
+        })
+        .sum();
     (chain.parts.len() >= 2
-        && chain.matched().saturating_sub(tables + unmatched) >= min_tokens
+        && chain.matched().saturating_sub(tables + changed) >= min_tokens
         && chain.similarity() >= similarity
         && !is_repetitive(&matched_ids))
     .then_some(chain)
@@ -620,6 +651,31 @@ mod tests {
             none
         )
         .is_empty());
+    }
+
+    #[test]
+    fn a_changed_statement_costs_its_tokens_a_short_inserted_one_nothing_but_in_weak_mode() {
+        let ids = distinct(200);
+        // 54 tokens matched around 8 inserted in the query: a duplication,
+        // but in weak mode, where the 8 are taken off.
+        let inserted = [run(0, 0, 27), run(35, 27, 27)];
+        assert_eq!(chains(&inserted, &ids, NO_FILES, 50, 0.8, none).len(), 1);
+        let weak = Files {
+            tokens: &|_| &[],
+            mode: Mode::Weak,
+        };
+        assert!(chains(&inserted, &ids, weak, 50, 0.8, none).is_empty());
+        // Beyond FREE_INSERTION tokens, an insertion costs the rest: 54
+        // matched around 16 inserted leave 48.
+        let long_insertion = [run(0, 0, 27), run(43, 27, 27)];
+        assert!(chains(&long_insertion, &ids, NO_FILES, 50, 0.75, none).is_empty());
+        // The same parts around 8 tokens changed on both sides: 54 - 8 is
+        // under min-tokens.
+        let changed = [run(0, 0, 27), run(35, 35, 27)];
+        assert!(chains(&changed, &ids, NO_FILES, 50, 0.8, none).is_empty());
+        // With 8 more tokens matched, the change is paid for.
+        let longer = [run(0, 0, 31), run(39, 39, 31)];
+        assert_eq!(chains(&longer, &ids, NO_FILES, 50, 0.8, none).len(), 1);
     }
 
     #[test]
