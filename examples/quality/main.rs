@@ -16,7 +16,8 @@
 //! renamed and one statement in the middle inserted or deleted. A variant
 //! that parses worse than its original (more ERROR or MISSING nodes) is
 //! dropped and counted; one with nothing to change (no local, no literal)
-//! is skipped. What is a function, a local, a statement list and a legal
+//! is skipped, as is a T3 left under 50 tokens by its deletion (it shares
+//! fewer than min-tokens with the original). What is a function, a local, a statement list and a legal
 //! relayout is each language's sampler (`lang/`).
 //!
 //! Then, for each mode, it serves `.corpora/all` with
@@ -25,7 +26,7 @@
 //! function's own file cover at least half of its lines; exact when one of
 //! them starts and ends within one line of the function (measured on the
 //! variants the mode is meant to find whole: T0 and T1, plus T2i in mild and
-//! weak, plus T2l in weak). Functions sampled the same way from a negative
+//! weak, plus T2l in weak; T3x is the same for T3, near-miss copies). Functions sampled the same way from a negative
 //! corpus of the same language (code that is not indexed) are false
 //! positives when anything at all is reported.
 //!

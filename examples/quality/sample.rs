@@ -196,17 +196,8 @@ fn functions_in(format: &Format, lang: &dyn Sampler, path: &Path, file: &str) ->
     };
     let prefix = lang.syntax().code_prefix;
     let long_enough = |f: &Function| {
-        let snippet = &src[f.snippet_start..f.end_byte];
-        let tokens = match prefix {
-            "" => tokenize(format, snippet, &Normalization::default()),
-            _ => tokenize(
-                format,
-                &format!("{prefix}{snippet}"),
-                &Normalization::default(),
-            ),
-        };
-        let in_snippet = |t: &&Token| t.start as usize >= prefix.len();
-        tokens.is_ok_and(|tokens| tokens.iter().filter(in_snippet).count() >= MIN_TOKENS)
+        snippet_tokens(format, prefix, &src[f.snippet_start..f.end_byte])
+            .is_some_and(|n| n >= MIN_TOKENS)
     };
     descendants(tree.root_node())
         .into_iter()
@@ -246,4 +237,21 @@ pub fn sample(
     }
     all.truncate(args.limit);
     all
+}
+
+/// The tokens of `snippet` (parsed after the language's `prefix`, as the
+/// server reads it), or `None` if it does not tokenize.
+pub fn snippet_tokens(format: &Format, prefix: &str, snippet: &str) -> Option<usize> {
+    let tokens = match prefix {
+        "" => tokenize(format, snippet, &Normalization::default()),
+        _ => tokenize(
+            format,
+            &format!("{prefix}{snippet}"),
+            &Normalization::default(),
+        ),
+    };
+    let in_snippet = |t: &&Token| t.start as usize >= prefix.len();
+    tokens
+        .ok()
+        .map(|tokens| tokens.iter().filter(in_snippet).count())
 }

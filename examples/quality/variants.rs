@@ -2,7 +2,9 @@
 //! locals renamed, T2l renamed and literals changed, T3 renamed and one
 //! statement inserted or deleted. Every edit is the language's sampler's
 //! to judge (`lang/`); a variant that parses worse than the original is
-//! dropped.
+//! dropped. A T3 left with fewer than min-tokens tokens (a statement
+//! deleted from a short function) is skipped: it shares too little with
+//! the original to be a duplication.
 
 use std::path::Path;
 
@@ -12,8 +14,10 @@ use tree_sitter::Node;
 
 use crate::lang::{declared_names, Layout, Sampler};
 use crate::sample::{
-    code_end, descendants, line_start_if_blank, parse, problems, read_source, Function, Rng,
+    code_end, descendants, line_start_if_blank, parse, problems, read_source, snippet_tokens,
+    Function, Rng,
 };
+use crate::MIN_TOKENS;
 
 /// The variants, in table order.
 pub const VARIANTS: [&str; 5] = ["T0", "T1", "T2i", "T2l", "T3"];
@@ -119,6 +123,13 @@ fn variants(
         statement_edit(lang, node, src, rng.one_in(2)).map(|edit| renamed_and(vec![edit])),
     ];
     let baseline = problems(format, lang, original);
+    // A statement deleted from a function near min-tokens leaves a copy
+    // that shares fewer: no duplication by definition, not a miss.
+    let shares_enough = |code: &String| {
+        snippet_tokens(format, lang.syntax().code_prefix, code).is_some_and(|n| n >= MIN_TOKENS)
+    };
+    let [t0, t1, t2i, t2l, t3] = codes;
+    let codes = [t0, t1, t2i, t2l, t3.filter(shares_enough)];
     let outcome = |code: Option<String>| match code {
         None => Outcome::Skipped,
         Some(code) if problems(format, lang, &code) > baseline => Outcome::Dropped(code),
