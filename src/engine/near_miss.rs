@@ -195,16 +195,24 @@ pub fn chains<'t>(
 /// side's `renamed` refuses.
 fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
     let (ids, renamed) = (side.ids, side.renamed);
-    let equal =
-        |a: usize, b: usize, len: usize| b + len <= side.target.len() && side.forward(a, b) >= len;
+    // Its two ends first: most candidates differ there.
+    let equal = |a: usize, b: usize, len: usize| {
+        b + len <= side.target.len()
+            && side.same_at(a, b)
+            && side.same_at(a + len - 1, b + len - 1)
+            && side.forward(a, b) >= len
+    };
     let gap = MAX_GAP_TOKENS as usize;
     let mut candidate = chain.clone();
     // The end: a run from query[a_end + da..] to its last token.
     let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
     let after = ids.len().saturating_sub(a_end + 1);
+    // The ids after the chain's end in the file, to compare first tokens.
+    let target_after = side.ids_of(b_end, gap);
     'end: for da in (0..=gap.min(after)).take_while(|_| a_end < ids.len()) {
         let len = ids.len() - a_end - da;
-        for db in 0..=gap {
+        let first = ids[a_end + da];
+        for (db, _) in target_after.iter().enumerate().filter(|(_, &t)| t == first) {
             let (a, b) = (a_end + da, b_end + db);
             let gap = Gap {
                 a: a_end as u32..a as u32,
@@ -224,9 +232,19 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
     // The start: a run from query[0] to a_start - da.
     let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
     let before = a_start.saturating_sub(1);
+    // The ids before the chain's start in the file, nearest first, to
+    // compare last tokens.
+    let target_before: Vec<u64> = side.target[..b_start.min(side.target.len())]
+        .iter()
+        .rev()
+        .take(gap + 1)
+        .map(|t| t.id_in(side.mode))
+        .collect();
     'start: for da in (0..=gap.min(before)).take_while(|_| a_start > 0) {
         let len = a_start - da;
-        for db in 0..=gap.min(b_start) {
+        let last = ids[len - 1];
+        let ends_alike = target_before.iter().enumerate().filter(|(_, &t)| t == last);
+        for (db, _) in ends_alike {
             if len + db > b_start {
                 break;
             }
@@ -295,6 +313,27 @@ impl Side<'_> {
     fn same(&self, id: u64, t: &Token) -> bool {
         id == t.id_in(self.mode) && !t.is_wall()
     }
+
+    /// The ids in the mode of `target[from..]`, at most `reach + 1` of them.
+    fn ids_of(&self, from: usize, reach: usize) -> Vec<u64> {
+        window(self.target, from, reach)
+            .iter()
+            .map(|t| t.id_in(self.mode))
+            .collect()
+    }
+
+    /// Whether `query[a]` and `target[b]` are equal (false past either end).
+    fn same_at(&self, a: usize, b: usize) -> bool {
+        match (self.ids.get(a), self.target.get(b)) {
+            (Some(&id), Some(t)) => self.same(id, t),
+            _ => false,
+        }
+    }
+}
+
+/// `items[from..]`, at most `reach + 1` of them (none past the end).
+fn window<T>(items: &[T], from: usize, reach: usize) -> &[T] {
+    &items[from.min(items.len())..(from + reach + 1).min(items.len())]
 }
 
 /// Grows `chain` at both ends with the longest common runs of
@@ -309,18 +348,26 @@ fn grow(chain: &mut Chain, side: &Side<'_>) {
     while chain.parts.len() <= MAX_GAPS {
         let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
         let mut best: Option<(usize, usize, usize)> = None;
-        for da in 0..=reach.min(side.ids.len().saturating_sub(a_end + 1)) {
-            for db in 0..=reach {
-                let outside = a_end + da >= side.ids.len() || b_end + db >= side.target.len();
-                if (da, db) == (0, 0) || outside {
+        // The pairs of the two windows with equal ids, and then only runs
+        // that start there (one that starts a token before is longer, and
+        // a candidate too) and can be MIN_PART long.
+        let query = window(side.ids, a_end, reach);
+        let target = side.ids_of(b_end, reach);
+        let last = MIN_PART as usize - 1;
+        for (da, &q) in query.iter().enumerate() {
+            for (db, _) in target.iter().enumerate().filter(|(_, &t)| t == q) {
+                let (a, b) = (a_end + da, b_end + db);
+                let shorter = da > 0 && db > 0 && (da, db) != (1, 1) && side.same_at(a - 1, b - 1);
+                if (da, db) == (0, 0)
+                    || shorter
+                    || !side.same_at(a, b)
+                    || !side.same_at(a + last, b + last)
+                {
                     continue;
                 }
-                if !side.same(side.ids[a_end + da], &side.target[b_end + db]) {
-                    continue;
-                }
-                let len = side.forward(a_end + da, b_end + db);
+                let len = side.forward(a, b);
                 if len >= MIN_PART as usize && best.is_none_or(|(_, _, l)| len > l) {
-                    best = Some((a_end + da, b_end + db, len));
+                    best = Some((a, b, len));
                 }
             }
         }
@@ -342,22 +389,40 @@ fn grow(chain: &mut Chain, side: &Side<'_>) {
     while chain.parts.len() <= MAX_GAPS {
         let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
         let mut best: Option<(usize, usize, usize)> = None;
-        for da in 0..=reach.min(a_start) {
-            for db in 0..=reach.min(b_start) {
-                if (da, db) == (0, 0) {
-                    continue;
-                }
-                // A run ending just before query[a_start - da].
-                let (a, b) = (a_start - da, b_start - db);
-                if a == 0 || b == 0 || b > side.target.len() {
-                    continue;
-                }
-                if !side.same(side.ids[a - 1], &side.target[b - 1]) {
+        // As forward, mirrored: runs that end just before
+        // (a_start - da, b_start - db), from the windows before the chain.
+        let (a_from, b_from) = (
+            a_start.saturating_sub(reach + 1),
+            b_start.saturating_sub(reach + 1),
+        );
+        let query = &side.ids[a_from..a_start];
+        let in_target = |b: usize| b.min(side.target.len());
+        let target: Vec<u64> = side.target[in_target(b_from)..in_target(b_start)]
+            .iter()
+            .map(|t| t.id_in(side.mode))
+            .collect();
+        // Nearest first on both sides, as forward, so that ties between
+        // runs as long go the same way.
+        for (x, &q) in query.iter().enumerate().rev() {
+            for (y, _) in target.iter().enumerate().rev().filter(|(_, &t)| t == q) {
+                // query[a - 1] and target[b - 1] are these two.
+                let (a, b) = (a_from + x + 1, b_from + y + 1);
+                let (da, db) = (a_start - a, b_start - b);
+                let shorter = da > 0 && db > 0 && (da, db) != (1, 1) && side.same_at(a, b);
+                if (da, db) == (0, 0)
+                    || da > reach
+                    || db > reach
+                    || shorter
+                    || a < MIN_PART as usize
+                    || b < MIN_PART as usize
+                    || !side.same_at(a - 1, b - 1)
+                    || !side.same_at(a - MIN_PART as usize, b - MIN_PART as usize)
+                {
                     continue;
                 }
                 let len = side.backward(a, b);
                 if len >= MIN_PART as usize && best.is_none_or(|(_, _, l)| len > l) {
-                    best = Some((a_start - da, b_start - db, len));
+                    best = Some((a, b, len));
                 }
             }
         }
