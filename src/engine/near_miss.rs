@@ -34,13 +34,14 @@ pub const MAX_GAPS: usize = 3;
 pub const MAX_GAP_TOKENS: u32 = 40;
 /// The shortest part chained: shorter common runs are part of a gap.
 pub const MIN_PART: u32 = 10;
-/// The shortest part that starts a chain at the query's first token
-/// ([`reach_ends`]): not a lone name that could align anywhere nearby.
-const MIN_START_PART: usize = 4;
-/// The shortest part that ends a chain at the query's last token: the
-/// closing `}` of a function whose last statement was deleted (the first
-/// `}` after the gap, within [`MAX_GAP_TOKENS`]).
-const MIN_END_PART: usize = 1;
+/// The shortest part that starts or ends a chain at the query's first or
+/// last token ([`reach_ends`]): a closing `return x; }`, not a lone `}` or
+/// name that could align anywhere nearby.
+const MIN_END_PART: usize = 4;
+/// Shorter end parts, down to the closing `}` of a function whose last
+/// statement was deleted (or that had one added), end a chain only right
+/// after it on one side: across an inserted or deleted statement.
+const MIN_CLOSING_PART: usize = 1;
 /// Tokens of an inserted or deleted statement that cost no evidence in
 /// strict and mild mode ([`trimmed`]): a log line, a short assignment.
 const FREE_INSERTION: u32 = 10;
@@ -189,8 +190,8 @@ pub fn chains<'t>(
 /// most [`MAX_GAP_TOKENS`] on either side leads to a run, equal in `mode`,
 /// that reaches them: a copy's short first or last statements (a closing
 /// `return x; }`) are under [`MIN_PART`], but when the query ends there
-/// they are the copy's ends (from [`MIN_START_PART`] and [`MIN_END_PART`]
-/// tokens). The chain keeps
+/// they are the copy's ends (from [`MIN_END_PART`] tokens, from
+/// [`MIN_CLOSING_PART`] at the end across a one-sided gap). The chain keeps
 /// its [`MAX_GAPS`] and its `similarity`, and crosses no gap that the
 /// side's `renamed` refuses.
 fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
@@ -218,7 +219,9 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
                 a: a_end as u32..a as u32,
                 b: b_end as u32..b as u32,
             };
-            if (da, db) != (0, 0) && len >= MIN_END_PART && equal(a, b, len) && !renamed(&gap) {
+            let long_enough =
+                len >= MIN_END_PART || (len >= MIN_CLOSING_PART && (da == 0 || db == 0));
+            if (da, db) != (0, 0) && long_enough && equal(a, b, len) && !renamed(&gap) {
                 candidate.parts.push(Run {
                     a: a as u32,
                     file: chain.file,
@@ -253,7 +256,7 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
                 a: len as u32..a_start as u32,
                 b: (b + len) as u32..b_start as u32,
             };
-            if (da, db) != (0, 0) && len >= MIN_START_PART && equal(0, b, len) && !renamed(&gap) {
+            if (da, db) != (0, 0) && len >= MIN_END_PART && equal(0, b, len) && !renamed(&gap) {
                 candidate.parts.insert(
                     0,
                     Run {
