@@ -643,6 +643,11 @@ mod tests {
         false
     }
 
+    /// The chains of `parts` in mild mode, min-tokens 50, similarity 0.8.
+    fn chains_of(parts: &[Run], ids: &[u64]) -> Vec<Chain> {
+        chains(parts, ids, NO_FILES, 50, 0.8, none)
+    }
+
     fn distinct(n: u64) -> Vec<u64> {
         (0..n).map(|i| i * 7919 + 13).collect()
     }
@@ -652,7 +657,7 @@ mod tests {
         // Query 0..30 = file 0..30; a statement of 8 tokens inserted in the
         // query; 30..60 = file 30..60; 6 tokens of the file deleted.
         let parts = [run(0, 0, 30), run(38, 30, 30), run(68, 66, 25)];
-        let chains = chains(&parts, &distinct(100), NO_FILES, 50, 0.8, none);
+        let chains = chains_of(&parts, &distinct(100));
         assert_eq!(chains.len(), 1);
         let chain = &chains[0];
         assert_eq!(chain.parts, parts);
@@ -679,46 +684,14 @@ mod tests {
     fn too_few_matched_tokens_too_far_apart_or_out_of_order_make_no_chain() {
         let ids = distinct(400);
         // Matched tokens under min-tokens.
-        assert!(chains(
-            &[run(0, 0, 20), run(25, 20, 20)],
-            &ids,
-            NO_FILES,
-            50,
-            0.8,
-            none
-        )
-        .is_empty());
+        assert!(chains_of(&[run(0, 0, 20), run(25, 20, 20)], &ids).is_empty());
         // A gap longer than MAX_GAP_TOKENS.
         let far = MAX_GAP_TOKENS + 1;
-        assert!(chains(
-            &[run(0, 0, 40), run(40 + far, 40, 40)],
-            &ids,
-            NO_FILES,
-            50,
-            0.8,
-            none
-        )
-        .is_empty());
+        assert!(chains_of(&[run(0, 0, 40), run(40 + far, 40, 40)], &ids).is_empty());
         // Out of order in the file.
-        assert!(chains(
-            &[run(0, 100, 40), run(45, 0, 40)],
-            &ids,
-            NO_FILES,
-            50,
-            0.8,
-            none
-        )
-        .is_empty());
+        assert!(chains_of(&[run(0, 100, 40), run(45, 0, 40)], &ids).is_empty());
         // Overlapping in the file.
-        assert!(chains(
-            &[run(0, 0, 40), run(45, 30, 40)],
-            &ids,
-            NO_FILES,
-            50,
-            0.8,
-            none
-        )
-        .is_empty());
+        assert!(chains_of(&[run(0, 0, 40), run(45, 30, 40)], &ids).is_empty());
     }
 
     #[test]
@@ -727,7 +700,7 @@ mod tests {
         // 54 tokens matched around 8 inserted in the query: a duplication,
         // but in weak mode, where the 8 are taken off.
         let inserted = [run(0, 0, 27), run(35, 27, 27)];
-        assert_eq!(chains(&inserted, &ids, NO_FILES, 50, 0.8, none).len(), 1);
+        assert_eq!(chains_of(&inserted, &ids).len(), 1);
         let weak = Files {
             tokens: &|_| &[],
             mode: Mode::Weak,
@@ -740,10 +713,10 @@ mod tests {
         // The same parts around 8 tokens changed on both sides: 54 - 8 is
         // under min-tokens.
         let changed = [run(0, 0, 27), run(35, 35, 27)];
-        assert!(chains(&changed, &ids, NO_FILES, 50, 0.8, none).is_empty());
+        assert!(chains_of(&changed, &ids).is_empty());
         // With 8 more tokens matched, the change is paid for.
         let longer = [run(0, 0, 31), run(39, 39, 31)];
-        assert_eq!(chains(&longer, &ids, NO_FILES, 50, 0.8, none).len(), 1);
+        assert_eq!(chains_of(&longer, &ids).len(), 1);
     }
 
     #[test]
@@ -751,7 +724,7 @@ mod tests {
         // Identifiers renamed throughout (strict mode): a part of 12 between
         // each, eight parts; only MAX_GAPS + 1 parts can chain.
         let parts: Vec<Run> = (0..8).map(|i| run(i * 13, i * 13, 12)).collect();
-        let chains = chains(&parts, &distinct(200), NO_FILES, 50, 0.8, none);
+        let chains = chains_of(&parts, &distinct(200));
         assert!(chains.iter().all(|c| c.parts.len() <= MAX_GAPS + 1));
         // 4 × 12 = 48 matched tokens: under min-tokens.
         assert!(chains.is_empty());
@@ -762,12 +735,12 @@ mod tests {
         let ids = distinct(200);
         // A far small part at the end would bring similarity under 0.8.
         let parts = [run(0, 0, 40), run(42, 42, 40), run(120, 120, 10)];
-        let chains = chains(&parts, &ids, NO_FILES, 50, 0.8, none);
+        let chains = chains_of(&parts, &ids);
         assert_eq!(chains.len(), 1);
         assert_eq!(chains[0].parts, parts[..2]);
         // One unit of 2 tokens repeated is no duplication.
         let repeated: Vec<u64> = (0..200).map(|i| i % 2).collect();
-        assert!(super::chains(&parts[..2], &repeated, NO_FILES, 50, 0.8, none).is_empty());
+        assert!(chains_of(&parts[..2], &repeated).is_empty());
     }
 
     #[test]
@@ -777,10 +750,7 @@ mod tests {
         let parts = [run(0, 0, 30), run(31, 31, 30)];
         let renamed = |_: u32, gap: &Gap| gap.a.len() == 1 && gap.b.len() == 1;
         assert!(chains(&parts, &distinct(100), NO_FILES, 50, 0.8, renamed).is_empty());
-        assert_eq!(
-            chains(&parts, &distinct(100), NO_FILES, 50, 0.8, none).len(),
-            1
-        );
+        assert_eq!(chains_of(&parts, &distinct(100)).len(), 1);
     }
 
     #[test]
@@ -792,7 +762,7 @@ mod tests {
             run(35, 35, 30),
             run(35, 135, 30),
         ];
-        let mut chains = chains(&parts, &distinct(100), NO_FILES, 50, 0.8, none);
+        let mut chains = chains_of(&parts, &distinct(100));
         chains.sort_unstable_by_key(|c| c.parts[0].b);
         assert_eq!(chains.len(), 2);
         assert_eq!(chains[0].parts, [parts[0], parts[2]]);
