@@ -192,3 +192,102 @@ fn a_short_function_with_a_line_inserted_is_found_but_in_weak_mode() {
         assert_eq!(places(&answer), expected, "{mode}");
     }
 }
+
+/// The fixture with the edited copy saved beside its original.
+fn project_with_the_copy() -> tempfile::TempDir {
+    let dir = common::fixture("near_miss");
+    common::write(dir.path(), "src/summary.js", EDITED);
+    dir
+}
+
+#[test]
+fn whole_project_clones_find_the_edited_copy_whole() {
+    let server = Server::start_in(project_with_the_copy(), &["--mode", "mild"]);
+    let (status, page) = server.get("/api/clones");
+    assert_eq!(status, 200, "{page}");
+    let clones = page["clones"].as_array().expect("clones");
+    assert_eq!(clones.len(), 1, "{page}");
+    let mut clone = clones[0].clone();
+    let id = clone
+        .as_object_mut()
+        .expect("clone")
+        .remove("id")
+        .expect("id");
+    assert_eq!(
+        clone,
+        json!({
+            "format": "javascript",
+            "tokens": 98,
+            "lines": 14,
+            "first": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+            "second": {"file": "src/summary.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+            "similarity": 0.845,
+            "gaps": [
+                {"first": null, "second": {"startLine": 7, "endLine": 7}},
+                {"first": {"startLine": 12, "endLine": 12}, "second": null}
+            ]
+        })
+    );
+    // The side-by-side view marks the matched tokens only, pair by pair.
+    let id = id.as_str().expect("id");
+    let (status, detail) = server.get(&format!("/api/clone?id={id}"));
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(detail["tokensListed"], 98);
+    assert_eq!(detail["similarity"], 0.845);
+    assert_eq!(detail["gaps"], clone["gaps"]);
+    for side in ["first", "second"] {
+        let tokens = detail[side]["tokens"].as_array().expect("tokens");
+        assert_eq!(tokens.len(), 98);
+        // No token of a gap line: line 12 of the original, 7 of the copy.
+        let gap_line = if side == "first" { 12 } else { 7 };
+        assert!(tokens.iter().all(|t| t[0] != gap_line), "{side}");
+    }
+    // `orders` → `list`, `taxRate` → `rate`: 3 and 2 places.
+    assert_eq!(detail["differing"].as_array().expect("differing").len(), 5);
+    // The statistics count it, the gap lines included in each place.
+    let (_, stats) = server.get("/api/stats");
+    let total = &stats["statistics"]["total"];
+    assert_eq!(
+        (total["clones"].clone(), total["duplicatedLines"].clone()),
+        (json!(1), json!(28))
+    );
+}
+
+#[test]
+fn whole_project_clones_without_near_miss_or_in_strict_mode_are_none() {
+    for args in [
+        &["--mode", "mild", "--no-near-miss"][..],
+        &["--mode", "strict"][..],
+    ] {
+        let server = Server::start_in(project_with_the_copy(), args);
+        let (status, page) = server.get("/api/clones");
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["clones"], json!([]), "{args:?}");
+        assert_eq!(page["total"], 0, "{args:?}");
+    }
+}
+
+#[test]
+fn the_report_lists_the_edited_copy_with_its_similarity() {
+    let dir = project_with_the_copy();
+    let out = std::process::Command::new(common::BIN)
+        .args([
+            "report",
+            "--mode",
+            "mild",
+            "--no-cache",
+            "--reporter",
+            "json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("run dupcheck report");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let clones = report["clones"].as_array().expect("clones");
+    assert_eq!(clones.len(), 1, "{report}");
+    assert_eq!(clones[0]["similarity"], 0.845);
+    assert_eq!(clones[0]["tokens"], 98);
+    let place = |path: &str| json!({"path": path, "start": {"line": 1, "column": 1}, "end": {"line": 14, "column": 2}});
+    assert_eq!(clones[0]["first"], place("src/orders.js"));
+    assert_eq!(clones[0]["second"], place("src/summary.js"));
+}

@@ -141,6 +141,39 @@ pub struct ListedClone {
     pub first: Place,
     /// The other place.
     pub second: Place,
+    /// Near-miss clones only: matched tokens over the tokens spanned, on
+    /// the place that spans more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = f64, examples(0.93))]
+    pub similarity: Option<f64>,
+    /// Near-miss clones only: what is unmatched between the parts, in
+    /// order (at most 3 gaps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<CloneGap>)]
+    pub gaps: Option<Vec<CloneGap>>,
+}
+
+/// One gap of a near-miss clone: the lines left unmatched in each place,
+/// `null` in a place where nothing is (a statement inserted in the other).
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct CloneGap {
+    /// In the first place.
+    pub first: Option<GapLines>,
+    /// In the second place.
+    pub second: Option<GapLines>,
+}
+
+/// A range of whole lines, both ends included.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GapLines {
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// A ratio as answers give it: rounded to 3 decimals.
+fn rounded(ratio: f64) -> f64 {
+    (ratio * 1000.0).round() / 1000.0
 }
 
 /// One place of a clone: a file and a range of it.
@@ -238,11 +271,54 @@ fn span(file: &SourceFile, start: u32, len: u32) -> Span {
     }
 }
 
+/// One place of a clone: its file, its tokens and their span.
+struct At<'s> {
+    file: &'s SourceFile,
+    tokens: std::ops::Range<u32>,
+    span: Span,
+}
+
+/// The two places of `c`.
+fn places<'s>(snapshot: &'s Snapshot, c: &Clone) -> [At<'s>; 2] {
+    let files = &snapshot.index.files;
+    let (first_len, second_len) = c.extent();
+    [(c.first, first_len), (c.second, second_len)].map(|((f, start), len)| {
+        let file = &files[f as usize];
+        At {
+            file,
+            tokens: start..start + len,
+            span: span(file, start, len),
+        }
+    })
+}
+
 /// Lines of the larger place of `c`.
 fn lines(snapshot: &Snapshot, c: &Clone) -> u32 {
+    let [first, second] = places(snapshot, c);
+    first.span.lines().max(second.span.lines())
+}
+
+/// A near-miss clone's gaps as lines of each place.
+fn gaps(snapshot: &Snapshot, c: &Clone) -> Option<Vec<CloneGap>> {
+    let chain = c.near.as_ref()?;
     let files = &snapshot.index.files;
-    let of = |(f, start): (u32, u32)| span(&files[f as usize], start, c.len).lines();
-    of(c.first).max(of(c.second))
+    let lines = |f: u32, range: std::ops::Range<u32>| {
+        let file = &files[f as usize];
+        (!range.is_empty()).then(|| GapLines {
+            start_line: file.token_start(range.start).line,
+            end_line: file.token_end(range.end - 1).line,
+        })
+    };
+    Some(
+        chain
+            .gaps()
+            .into_iter()
+            .map(|gap| CloneGap {
+                first: lines(c.first.0, gap.a),
+                second: lines(c.second.0, gap.b),
+            })
+            .collect(),
+    )
 }
 
 fn render(
@@ -251,28 +327,30 @@ fn render(
     page: &[(Cursor, &Clone)],
     fragments: bool,
 ) -> Vec<ListedClone> {
-    let files = &snapshot.index.files;
     page.iter()
         .map(|(key, c)| {
-            let place = |(f, start): (u32, u32)| {
-                let file = &files[f as usize];
-                let span = span(file, start, c.len);
-                Place {
-                    file: file.path.clone(),
-                    start_line: span.start.line,
-                    end_line: span.end.line,
-                    start_column: span.start.column,
-                    end_column: span.end.column,
-                    fragment: fragments.then(|| file.fragment(start, start + c.len - 1).to_owned()),
-                }
+            let place = |at: At<'_>| Place {
+                file: at.file.path.clone(),
+                start_line: at.span.start.line,
+                end_line: at.span.end.line,
+                start_column: at.span.start.column,
+                end_column: at.span.end.column,
+                fragment: fragments.then(|| {
+                    at.file
+                        .fragment(at.tokens.start, at.tokens.end - 1)
+                        .to_owned()
+                }),
             };
+            let [first, second] = places(snapshot, c);
             ListedClone {
                 id: id(key, c.len),
-                format: registry.get(files[c.first.0 as usize].format).name.clone(),
+                format: registry.get(first.file.format).name.clone(),
                 tokens: c.len,
                 lines: u32::MAX - key.shorter,
-                first: place(c.first),
-                second: place(c.second),
+                first: place(first),
+                second: place(second),
+                similarity: c.similarity().map(rounded),
+                gaps: gaps(snapshot, c),
             }
         })
         .collect()
@@ -306,6 +384,15 @@ pub struct CloneDetail {
     /// `mild` or `weak` mode, a comment-free relayout never), the rest are
     /// alike letter for letter.
     pub differing: Vec<u32>,
+    /// Near-miss clones only: as in the list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = f64, examples(0.93))]
+    pub similarity: Option<f64>,
+    /// Near-miss clones only: as in the list. Their tokens are not among
+    /// the places' `tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<CloneGap>)]
+    pub gaps: Option<Vec<CloneGap>>,
 }
 
 /// One place of a [`CloneDetail`]: its range, its whole lines, its tokens.
@@ -341,16 +428,26 @@ pub fn detail(
     registry: &Registry,
     id_wanted: &str,
 ) -> Option<CloneDetail> {
-    let files = &snapshot.index.files;
     let (clones, _) = snapshot.clones(config);
     let (key, c) = clones.iter().find_map(|c| {
         let key = key(snapshot, c);
         (id(&key, c.len) == id_wanted).then_some((key, c))
     })?;
-    let listed = (c.len as usize).min(MAX_DETAIL_TOKENS) as u32;
-    let place = |(f, start): (u32, u32)| {
-        let file = &files[f as usize];
-        let span = span(file, start, c.len);
+    // The matched tokens of each place, pair by pair: a near-miss clone's
+    // gaps are in the places' text but not among their tokens.
+    let matched = |second: bool| -> Vec<u32> {
+        c.parts()
+            .into_iter()
+            .flat_map(|(a, b, len)| {
+                let start = if second { b } else { a };
+                start..start + len
+            })
+            .take(MAX_DETAIL_TOKENS)
+            .collect()
+    };
+    let (first_tokens, second_tokens) = (matched(false), matched(true));
+    let place = |at: &At<'_>, tokens: &[u32]| {
+        let (file, span) = (at.file, at.span);
         let text: Vec<&str> = file
             .text
             .split('\n')
@@ -358,8 +455,9 @@ pub fn detail(
             .take(span.lines() as usize)
             .map(|line| line.strip_suffix('\r').unwrap_or(line))
             .collect();
-        let tokens = (start..start + listed)
-            .map(|i| {
+        let tokens = tokens
+            .iter()
+            .map(|&i| {
                 let (s, e) = (file.token_start(i), file.token_end(i));
                 [s.line, s.column, e.line, e.column]
             })
@@ -374,24 +472,32 @@ pub fn detail(
             tokens,
         }
     };
-    let source = |(f, start): (u32, u32), i: u32| {
-        let file = &files[f as usize];
-        let token = &file.tokens[(start + i) as usize];
-        &file.text[token.start as usize..token.end() as usize]
-    };
-    let differing = (0..listed)
-        .filter(|&i| source(c.first, i) != source(c.second, i))
+    let [first, second] = places(snapshot, c);
+    let differing = first_tokens
+        .iter()
+        .zip(&second_tokens)
+        .enumerate()
+        .filter(|(_, (&a, &b))| text_of(first.file, a) != text_of(second.file, b))
+        .map(|(i, _)| i as u32)
         .collect();
     Some(CloneDetail {
         id: id_wanted.to_owned(),
-        format: registry.get(files[c.first.0 as usize].format).name.clone(),
+        format: registry.get(first.file.format).name.clone(),
         tokens: c.len,
         lines: u32::MAX - key.shorter,
-        first: place(c.first),
-        second: place(c.second),
-        tokens_listed: listed,
+        first: place(&first, &first_tokens),
+        second: place(&second, &second_tokens),
+        tokens_listed: first_tokens.len() as u32,
         differing,
+        similarity: c.similarity().map(rounded),
+        gaps: gaps(snapshot, c),
     })
+}
+
+/// The source text of token `i` of `file`.
+fn text_of(file: &SourceFile, i: u32) -> &str {
+    let token = &file.tokens[i as usize];
+    &file.text[token.start as usize..token.end() as usize]
 }
 
 /// A clone's id: a hash of its places and size.

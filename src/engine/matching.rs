@@ -325,41 +325,17 @@ pub fn check_snippet(
     let chains = match near_miss {
         // A place of the snippet's own text is never a near-miss copy.
         Some(similarity) if exclude.itself.is_none() => {
-            let parts = near_miss::parts(tokens, index, family, mode, &weak_runs, deadline, keep)?;
-            let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(mode)).collect();
-            // A gap whose two sides are equal in weak mode is only what
-            // `mode` tells apart: renamed identifiers, changed literals.
-            let renamed = |file: u32, gap: &near_miss::Gap| {
-                let target = &index.files[file as usize].tokens;
-                let (a, b) = (gap.a.start as usize, gap.b.start as usize);
-                gap.a.len() == gap.b.len()
-                    && (0..gap.a.len()).all(|i| tokens[a + i].weak_id() == target[b + i].weak_id())
-            };
-            let files = near_miss::Files {
-                tokens: &|file| &index.files[file as usize].tokens,
+            let query = NearQuery {
+                tokens,
+                family,
                 mode,
+                min_tokens: thresholds.min_tokens,
+                similarity,
             };
-            let (min_tokens, ids) = (thresholds.min_tokens, &ids);
-            near_miss::chains(&parts, ids, files, min_tokens, similarity, renamed)
+            near_copies(index, &query, &weak_runs, &mut runs, Some(deadline), keep)?
         }
         _ => Vec::new(),
     };
-    // An exact run that matches at least as many tokens where a near-miss
-    // copy lies is the better answer; exact runs inside a near-miss copy
-    // that matches more are its parts.
-    let overlap = |x: &Range<u32>, y: &Range<u32>| x.start < y.end && y.start < x.end;
-    let meets = |c: &near_miss::Chain, run: &Run| {
-        c.file == run.file
-            && overlap(&c.a(), &(run.a..run.a + run.len))
-            && overlap(&c.b(), &(run.b..run.b + run.len))
-    };
-    let mut chains = chains;
-    chains.retain(|c| {
-        !runs
-            .iter()
-            .any(|run| meets(c, run) && run.len >= c.matched())
-    });
-    runs.retain(|run| !chains.iter().any(|c| meets(c, run)));
     let span_of = |text: &str, lines: &LineIndex, tokens: &[Token], range: Range<u32>| {
         (!range.is_empty()).then(|| Span {
             start: lines.start_position(text, tokens[range.start as usize].start),
@@ -461,6 +437,71 @@ pub fn check_snippet(
     Ok(matches)
 }
 
+/// What near-miss detection asks of a query.
+struct NearQuery<'q> {
+    /// The query's tokens.
+    tokens: &'q [Token],
+    /// Its format family.
+    family: usize,
+    /// The mode its parts are equal in.
+    mode: Mode,
+    /// Matched tokens a copy needs, less what its edits cost.
+    min_tokens: u32,
+    /// The least similarity of a copy.
+    similarity: f64,
+}
+
+/// The near-miss copies of `query` in the index, reconciled with its exact
+/// runs (`runs`, equal in the mode, found through `weak_runs`): a copy
+/// that an exact run matching at least as many tokens overlaps is that run,
+/// and exact runs inside a copy that matches more are its parts, taken out
+/// of `runs`. `keep` decides which seed postings to try.
+fn near_copies(
+    index: &Index,
+    query: &NearQuery<'_>,
+    weak_runs: &[Run],
+    runs: &mut Vec<Run>,
+    deadline: Option<Instant>,
+    keep: impl FnMut(&Fingerprint, &Posting) -> bool,
+) -> Result<Vec<near_miss::Chain>, Expired> {
+    let (tokens, mode) = (query.tokens, query.mode);
+    let parts = near_miss::parts(tokens, index, query.family, mode, weak_runs, deadline, keep)?;
+    let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(mode)).collect();
+    // A gap whose two sides are equal in weak mode is only what `mode`
+    // tells apart: renamed identifiers, changed literals.
+    let renamed = |file: u32, gap: &near_miss::Gap| {
+        let target = &index.files[file as usize].tokens;
+        let (a, b) = (gap.a.start as usize, gap.b.start as usize);
+        gap.a.len() == gap.b.len()
+            && (0..gap.a.len()).all(|i| tokens[a + i].weak_id() == target[b + i].weak_id())
+    };
+    let files = near_miss::Files {
+        tokens: &|file| &index.files[file as usize].tokens,
+        mode,
+    };
+    let mut chains = near_miss::chains(
+        &parts,
+        &ids,
+        files,
+        query.min_tokens,
+        query.similarity,
+        renamed,
+    );
+    let overlap = |x: &Range<u32>, y: &Range<u32>| x.start < y.end && y.start < x.end;
+    let meets = |c: &near_miss::Chain, run: &Run| {
+        c.file == run.file
+            && overlap(&c.a(), &(run.a..run.a + run.len))
+            && overlap(&c.b(), &(run.b..run.b + run.len))
+    };
+    chains.retain(|c| {
+        !runs
+            .iter()
+            .any(|run| meets(c, run) && run.len >= c.matched())
+    });
+    runs.retain(|run| !chains.iter().any(|c| meets(c, run)));
+    Ok(chains)
+}
+
 /// A hash of the identities in `mode` of `tokens` (a run's), the same
 /// wherever the run is: the content of a duplication, for matching it
 /// across runs of the tool (SARIF's `primaryLocationLineHash`).
@@ -472,53 +513,93 @@ pub fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
     hasher.digest()
 }
 
-/// A clone inside the project: two locations with the same tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// A clone inside the project: two places with the same tokens, or, of a
+/// near-miss clone, the same parts in the same order with small gaps.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Clone {
-    /// The location that comes first (by file, then position).
+    /// The place that comes first (by file, then position): its file and
+    /// first token.
     pub first: (u32, u32),
-    /// The other location.
+    /// The other place.
     pub second: (u32, u32),
-    /// Tokens in each.
+    /// Tokens matched: those of each place of an exact clone.
     pub len: u32,
+    /// A near-miss clone's parts (`a` in the first place's file, `b` in
+    /// the second's); `None` for an exact clone.
+    pub near: Option<Box<near_miss::Chain>>,
+}
+
+impl Clone {
+    /// An exact clone: `len` tokens equal from each place on.
+    pub fn exact(first: (u32, u32), second: (u32, u32), len: u32) -> Clone {
+        Clone {
+            first,
+            second,
+            len,
+            near: None,
+        }
+    }
+
+    /// Tokens spanned by the first and by the second place.
+    pub fn extent(&self) -> (u32, u32) {
+        self.near.as_ref().map_or((self.len, self.len), |chain| {
+            (chain.a().len() as u32, chain.b().len() as u32)
+        })
+    }
+
+    /// The matched runs, in order: each as its first token in the first
+    /// place's file, in the second's, and its length.
+    pub fn parts(&self) -> Vec<(u32, u32, u32)> {
+        match &self.near {
+            None => vec![(self.first.1, self.second.1, self.len)],
+            Some(chain) => chain.parts.iter().map(|p| (p.a, p.b, p.len)).collect(),
+        }
+    }
+
+    /// Matched tokens over the tokens spanned on the longer side, of a
+    /// near-miss clone.
+    pub fn similarity(&self) -> Option<f64> {
+        self.near.as_ref().map(|chain| chain.similarity())
+    }
 }
 
 /// Whole-project detection (SPEC 5.3): every maximal run equal in `mode`
 /// between two different locations meeting both thresholds on both sides,
-/// once per unordered pair. Returns the clones, sorted, and how many
-/// fingerprint lookups were skipped by [`POSTING_CAP`].
+/// once per unordered pair, and with `near_miss` (a least similarity)
+/// every near-miss copy too, as a snippet check finds them. Returns the
+/// clones, sorted, and how many fingerprint lookups were skipped by
+/// [`POSTING_CAP`].
 pub fn project_clones(
     index: &Index,
     mode: Mode,
     thresholds: Thresholds,
     skip_local: bool,
+    near_miss: Option<f64>,
 ) -> (Vec<Clone>, usize) {
     let per_file: Vec<(Vec<Clone>, usize)> = (0..index.files.len() as u32)
         .into_par_iter()
         .with_max_len(1)
         .map(|fa| {
             let file = &index.files[fa as usize];
-            let fps = &file.fingerprints;
+            // Each unordered pair is found from its first location only.
+            let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
             let found = find_runs(
                 &file.tokens,
-                fps,
+                &file.fingerprints,
                 index,
                 Postings::Fingerprints,
                 file.family,
                 None,
-                |fp, p| {
-                    // Each unordered pair is found from its first location only.
-                    (p.file, p.pos) > (fa, fp.pos)
-                },
+                keep,
             );
             let Ok((weak_runs, capped)) = found else {
                 unreachable!("matching without a deadline never expires")
             };
             let mut runs = Vec::with_capacity(weak_runs.len());
-            for run in weak_runs {
+            for run in &weak_runs {
                 let target = &index.files[run.file as usize].tokens;
                 split(
-                    run,
+                    *run,
                     &file.tokens,
                     target,
                     mode,
@@ -526,22 +607,47 @@ pub fn project_clones(
                     &mut runs,
                 );
             }
-            let clones = runs
-                .into_iter()
-                .filter_map(|run| {
-                    let mut len = run.len;
-                    if run.file == fa {
-                        // Two places of one file must not overlap.
-                        len = len.min(run.b.saturating_sub(run.a));
-                    }
-                    let clone = Clone {
-                        first: (fa, run.a),
-                        second: (run.file, run.b),
-                        len,
+            let chains = match near_miss {
+                Some(similarity) => {
+                    let query = NearQuery {
+                        tokens: &file.tokens,
+                        family: file.family,
+                        mode,
+                        min_tokens: thresholds.min_tokens,
+                        similarity,
                     };
-                    (clone.first < clone.second).then_some(clone)
-                })
-                .filter(|c| qualifies(index, c, mode, thresholds))
+                    let found = near_copies(index, &query, &weak_runs, &mut runs, None, keep);
+                    let Ok(chains) = found else {
+                        unreachable!("matching without a deadline never expires")
+                    };
+                    chains
+                }
+                None => Vec::new(),
+            };
+            let exact = runs.into_iter().filter_map(|run| {
+                let mut len = run.len;
+                if run.file == fa {
+                    // Two places of one file must not overlap.
+                    len = len.min(run.b.saturating_sub(run.a));
+                }
+                let clone = Clone::exact((fa, run.a), (run.file, run.b), len);
+                (clone.first < clone.second && qualifies(index, &clone, mode, thresholds))
+                    .then_some(clone)
+            });
+            let near = chains.into_iter().filter_map(|chain| {
+                let (a, b) = (chain.a(), chain.b());
+                let clone = Clone {
+                    first: (fa, a.start),
+                    second: (chain.file, b.start),
+                    len: chain.matched(),
+                    near: Some(Box::new(chain)),
+                };
+                let apart = clone.first.0 != clone.second.0 || a.end <= b.start;
+                (apart && clone.first < clone.second && spans_min_lines(index, &clone, thresholds))
+                    .then_some(clone)
+            });
+            let clones = exact
+                .chain(near)
                 .filter(|c| {
                     !skip_local
                         || folder_of(&index.files[c.first.0 as usize].rel)
@@ -655,15 +761,23 @@ fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds) -> bool {
     a.tokens.len() - table.len() >= t.min_tokens as usize || same_table()
 }
 
-/// Whether a clone meets min-tokens, and min-lines on both sides.
+/// Whether an exact clone meets min-tokens, says something about copying
+/// ([`informative`]) and meets min-lines on both sides.
 fn qualifies(index: &Index, clone: &Clone, mode: Mode, t: Thresholds) -> bool {
     let place = |(f, start): (u32, u32)| Place::of(&index.files[f as usize], start, clone.len);
     clone.len >= t.min_tokens
         && informative(place(clone.first), place(clone.second), mode, t)
-        && [clone.first, clone.second].iter().all(|&(f, start)| {
+        && spans_min_lines(index, clone, t)
+}
+
+/// Whether both places of a clone span min-lines.
+fn spans_min_lines(index: &Index, clone: &Clone, t: Thresholds) -> bool {
+    let (first, second) = clone.extent();
+    [(clone.first, first), (clone.second, second)]
+        .iter()
+        .all(|&((f, start), len)| {
             let file = &index.files[f as usize];
-            file.token_end(start + clone.len - 1).line - file.token_start(start).line + 1
-                >= t.min_lines
+            file.token_end(start + len - 1).line - file.token_start(start).line + 1 >= t.min_lines
         })
 }
 
@@ -1071,7 +1185,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, capped) = project_clones(&idx, Mode::Strict, t, false);
+        let (clones, capped) = project_clones(&idx, Mode::Strict, t, false, None);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(
             pairs,
@@ -1084,6 +1198,72 @@ mod tests {
         assert_eq!(capped, 0);
     }
 
+    const RETRY: &str = "function retry(task, attempts, delay) {
+  let tries = 0;
+  while (tries < attempts) {
+    try {
+      return task(tries);
+    } catch (error) {
+      tries += 1;
+      if (tries >= attempts) {
+        throw error;
+      }
+      sleep(delay * tries);
+    }
+  }
+  return null;
+}
+";
+
+    #[test]
+    fn a_copy_with_a_line_inserted_is_one_near_miss_clone_of_the_whole_function() {
+        let edited = RETRY.replace("tries += 1;\n", "tries += 1;\n      log('retry', tries);\n");
+        let idx = index(&[("a.js", RETRY), ("b.js", &edited)], 20);
+        let t = Thresholds {
+            min_tokens: 50,
+            min_lines: 5,
+        };
+        // Either half is under min-tokens: no exact clone.
+        assert_eq!(project_clones(&idx, Mode::Mild, t, false, None).0, []);
+        let (clones, _) = project_clones(&idx, Mode::Mild, t, false, Some(0.8));
+        assert_eq!(clones.len(), 1, "{clones:?}");
+        let clone = &clones[0];
+        let (a, b) = (&idx.files[0], &idx.files[1]);
+        assert_eq!((clone.first, clone.second), ((0, 0), (1, 0)));
+        assert_eq!(
+            clone.extent(),
+            (a.tokens.len() as u32, b.tokens.len() as u32)
+        );
+        // The inserted line's tokens are the one gap.
+        let parts = clone.parts();
+        assert_eq!(parts.len(), 2);
+        let inserted = (b.tokens.len() - a.tokens.len()) as u32;
+        assert_eq!(parts[1].0, parts[0].2);
+        assert_eq!(parts[1].1, parts[0].2 + inserted);
+        assert_eq!(clone.len, a.tokens.len() as u32);
+        let similarity = clone.similarity().unwrap();
+        assert!((similarity - f64::from(clone.len) / b.tokens.len() as f64).abs() < 1e-9);
+        // In strict mode the same, as nothing is renamed; nothing else.
+        let strict = project_clones(&idx, Mode::Strict, t, false, Some(0.8)).0;
+        assert_eq!(strict, clones);
+    }
+
+    #[test]
+    fn a_near_miss_clone_inside_one_file_does_not_overlap_itself() {
+        let edited = RETRY.replace("tries += 1;\n", "tries += 1;\n      log('retry', tries);\n");
+        let idx = index(&[("a.js", &format!("{RETRY}{edited}"))], 20);
+        let t = Thresholds {
+            min_tokens: 50,
+            min_lines: 5,
+        };
+        let (clones, _) = project_clones(&idx, Mode::Mild, t, false, Some(0.8));
+        assert_eq!(clones.len(), 1, "{clones:?}");
+        let (first, second) = clones[0].extent();
+        assert_eq!(clones[0].first, (0, 0));
+        assert_eq!(clones[0].second, (0, first));
+        assert_eq!(first + second, idx.files[0].tokens.len() as u32);
+    }
+
     #[test]
     fn clones_inside_one_file_do_not_overlap() {
         let idx = index(&[("a.js", &format!("{ADD}{ADD}"))], 10);
@@ -1091,7 +1271,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, Mode::Strict, t, false);
+        let (clones, _) = project_clones(&idx, Mode::Strict, t, false, None);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(pairs, [((0, 0), (0, 19), 19)]);
     }
@@ -1103,7 +1283,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, Mode::Strict, t, true);
+        let (clones, _) = project_clones(&idx, Mode::Strict, t, true, None);
         assert_eq!(clones.len(), 2);
     }
 
@@ -1123,7 +1303,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, Mode::Strict, t, false);
+        let (clones, _) = project_clones(&idx, Mode::Strict, t, false, None);
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         // a.js's second copy starts after the wall (token 20), b.js's at 19;
         // without the wall a.js and b.js would be one clone of 38 tokens.
@@ -1323,8 +1503,8 @@ mod tests {
                 assert_eq!(runs, brute, "round {round}, {mode:?}");
                 found[m] += got.iter().map(|m| m.run.len as usize).sum::<usize>();
                 assert_eq!(
-                    project_clones(&index, mode, t, false),
-                    project_clones(&per_mode, Mode::Strict, t, false),
+                    project_clones(&index, mode, t, false, None),
+                    project_clones(&per_mode, Mode::Strict, t, false, None),
                     "round {round}, {mode:?}"
                 );
             }

@@ -54,7 +54,7 @@ pub const DEFAULT_SIMILARITY: f64 = 0.8;
 const MAX_PARTS_PER_FILE: usize = 1024;
 
 /// The parts of one near-miss copy in one indexed file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Chain {
     /// The indexed file.
     pub file: u32,
@@ -113,14 +113,14 @@ impl Chain {
 /// The parts `query` shares with indexed files of `family`, equal in
 /// `mode`, [`MIN_PART`] tokens at least: its seeds' runs and `runs` (the
 /// weak runs its fingerprints found), cut for `mode`. `keep` decides
-/// which postings to try. Fails once past `deadline`.
+/// which postings to try. Fails once past `deadline`, if any.
 pub fn parts(
     query: &[Token],
     index: &Index,
     family: usize,
     mode: Mode,
     runs: &[Run],
-    deadline: Instant,
+    deadline: Option<Instant>,
     keep: impl FnMut(&crate::engine::fingerprint::Fingerprint, &Posting) -> bool,
 ) -> Result<Vec<Run>, Expired> {
     let seeds = fingerprints(query, Winnow::for_min_tokens(SEED_TOKENS));
@@ -130,7 +130,7 @@ pub fn parts(
         index,
         Postings::Seeds,
         family,
-        Some(deadline),
+        deadline,
         keep,
     )?;
     weak.extend_from_slice(runs);
@@ -205,15 +205,13 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
     };
     let gap = MAX_GAP_TOKENS as usize;
     let mut candidate = chain.clone();
-    // The end: a run from query[a_end + da..] to its last token.
+    // The end: a run from query[a_end + da..] to its last token, whose
+    // first tokens are the pairs of the windows after the chain.
     let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
-    let after = ids.len().saturating_sub(a_end + 1);
-    // The ids after the chain's end in the file, to compare first tokens.
-    let target_after = side.ids_of(b_end, gap);
-    'end: for da in (0..=gap.min(after)).take_while(|_| a_end < ids.len()) {
+    let pairs = side.equal_pairs(a_end, b_end, gap + 1, Direction::Forward);
+    'end: for (da, &starts) in pairs.iter().enumerate() {
         let len = ids.len() - a_end - da;
-        let first = ids[a_end + da];
-        for (db, _) in target_after.iter().enumerate().filter(|(_, &t)| t == first) {
+        for db in bits(starts) {
             let (a, b) = (a_end + da, b_end + db);
             let gap = Gap {
                 a: a_end as u32..a as u32,
@@ -232,22 +230,13 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
             }
         }
     }
-    // The start: a run from query[0] to a_start - da.
+    // The start: a run from query[0] to a_start - da, whose last tokens are
+    // the pairs of the windows before the chain, nearest first.
     let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
-    let before = a_start.saturating_sub(1);
-    // The ids before the chain's start in the file, nearest first, to
-    // compare last tokens.
-    let target_before: Vec<u64> = side.target[..b_start.min(side.target.len())]
-        .iter()
-        .rev()
-        .take(gap + 1)
-        .map(|t| t.id_in(side.mode))
-        .collect();
-    'start: for da in (0..=gap.min(before)).take_while(|_| a_start > 0) {
+    let pairs = side.equal_pairs(a_start, b_start, gap + 1, Direction::Backward);
+    'start: for (da, &ends) in pairs.iter().enumerate() {
         let len = a_start - da;
-        let last = ids[len - 1];
-        let ends_alike = target_before.iter().enumerate().filter(|(_, &t)| t == last);
-        for (db, _) in ends_alike {
+        for db in bits(ends) {
             if len + db > b_start {
                 break;
             }
@@ -293,6 +282,15 @@ struct Side<'s> {
     renamed: &'s dyn Fn(&Gap) -> bool,
 }
 
+/// Which way from a chain's end a search looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Direction {
+    /// After its last tokens.
+    Forward,
+    /// Before its first tokens, nearest first.
+    Backward,
+}
+
 impl Side<'_> {
     /// Tokens equal from `query[a]` and `target[b]` on, forward.
     fn forward(&self, a: usize, b: usize) -> usize {
@@ -317,14 +315,6 @@ impl Side<'_> {
         id == t.id_in(self.mode) && !t.is_wall()
     }
 
-    /// The ids in the mode of `target[from..]`, at most `reach + 1` of them.
-    fn ids_of(&self, from: usize, reach: usize) -> Vec<u64> {
-        window(self.target, from, reach)
-            .iter()
-            .map(|t| t.id_in(self.mode))
-            .collect()
-    }
-
     /// Whether `query[a]` and `target[b]` are equal (false past either end).
     fn same_at(&self, a: usize, b: usize) -> bool {
         match (self.ids.get(a), self.target.get(b)) {
@@ -332,11 +322,86 @@ impl Side<'_> {
             _ => false,
         }
     }
+
+    /// The equal pairs of two windows of at most `len` (≤ 64) tokens, the
+    /// query's from `a` and the target's from `b` (before them, nearest
+    /// first, `Backward`): bit `j` of the `i`th mask is set when the `i`th
+    /// query token equals the `j`th target token.
+    fn equal_pairs(&self, a: usize, b: usize, len: usize, direction: Direction) -> Pairs {
+        debug_assert!(len <= 64);
+        // The target window's ids with the positions each is at, in a
+        // small open-addressed table; a wall equals nothing.
+        let mut table = [(0u64, 0u64); 128];
+        let slot = |id: u64| (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize;
+        let target: &mut dyn Iterator<Item = &Token> = match direction {
+            Direction::Forward => &mut window(self.target, b, len).iter(),
+            Direction::Backward => &mut self.target[..b.min(self.target.len())]
+                .iter()
+                .rev()
+                .take(len),
+        };
+        for (j, t) in target.enumerate().filter(|(_, t)| !t.is_wall()) {
+            let id = t.id_in(self.mode);
+            let mut i = slot(id);
+            while table[i].1 != 0 && table[i].0 != id {
+                i = (i + 1) % table.len();
+            }
+            table[i] = (id, table[i].1 | 1 << j);
+        }
+        let positions = |id: u64| {
+            let mut i = slot(id);
+            loop {
+                match table[i] {
+                    (_, 0) => return 0,
+                    (at, mask) if at == id => return mask,
+                    _ => i = (i + 1) % table.len(),
+                }
+            }
+        };
+        let mut pairs = Pairs {
+            masks: [0; 64],
+            len: 0,
+        };
+        let query: &mut dyn Iterator<Item = &u64> = match direction {
+            Direction::Forward => &mut window(self.ids, a, len).iter(),
+            Direction::Backward => &mut self.ids[..a.min(self.ids.len())].iter().rev().take(len),
+        };
+        for (i, &id) in query.enumerate() {
+            pairs.masks[i] = positions(id);
+            pairs.len = i + 1;
+        }
+        pairs
+    }
 }
 
-/// `items[from..]`, at most `reach + 1` of them (none past the end).
-fn window<T>(items: &[T], from: usize, reach: usize) -> &[T] {
-    &items[from.min(items.len())..(from + reach + 1).min(items.len())]
+/// The equal pairs of two windows ([`Side::equal_pairs`]).
+struct Pairs {
+    masks: [u64; 64],
+    len: usize,
+}
+
+impl std::ops::Deref for Pairs {
+    type Target = [u64];
+
+    fn deref(&self) -> &[u64] {
+        &self.masks[..self.len]
+    }
+}
+
+/// `items[from..]`, at most `len` of them (none past the end).
+fn window<T>(items: &[T], from: usize, len: usize) -> &[T] {
+    &items[from.min(items.len())..(from + len).min(items.len())]
+}
+
+/// The positions of the set bits of `mask`, lowest first.
+fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let bit = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            bit
+        })
+    })
 }
 
 /// Grows `chain` at both ends with the longest common runs of
@@ -346,108 +411,109 @@ fn window<T>(items: &[T], from: usize, reach: usize) -> &[T] {
 /// from their neighbour.
 ///
 /// [`SEED_CAP`]: crate::engine::matching::SEED_CAP
-fn grow(chain: &mut Chain, side: &Side<'_>) {
-    let reach = MAX_GAP_TOKENS as usize;
-    while chain.parts.len() <= MAX_GAPS {
-        let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
-        let mut best: Option<(usize, usize, usize)> = None;
-        // The pairs of the two windows with equal ids, and then only runs
-        // that start there (one that starts a token before is longer, and
-        // a candidate too) and can be MIN_PART long.
-        let query = window(side.ids, a_end, reach);
-        let target = side.ids_of(b_end, reach);
-        let last = MIN_PART as usize - 1;
-        for (da, &q) in query.iter().enumerate() {
-            for (db, _) in target.iter().enumerate().filter(|(_, &t)| t == q) {
-                let (a, b) = (a_end + da, b_end + db);
-                let shorter = da > 0 && db > 0 && (da, db) != (1, 1) && side.same_at(a - 1, b - 1);
-                if (da, db) == (0, 0)
-                    || shorter
-                    || !side.same_at(a, b)
-                    || !side.same_at(a + last, b + last)
-                {
-                    continue;
-                }
-                let len = side.forward(a, b);
-                if len >= MIN_PART as usize && best.is_none_or(|(_, _, l)| len > l) {
-                    best = Some((a, b, len));
-                }
+/// `next` remembers the part found next to each end (by the chain's
+/// first or last token on both sides, and the direction): chains that end
+/// at one part grow alike.
+fn grow(chain: &mut Chain, side: &Side<'_>, next: &mut HashMap<End, Option<Run>>) {
+    for direction in [Direction::Forward, Direction::Backward] {
+        while chain.parts.len() <= MAX_GAPS {
+            let (a, b) = (chain.a(), chain.b());
+            let end = match direction {
+                Direction::Forward => (a.end, b.end, direction),
+                Direction::Backward => (a.start, b.start, direction),
+            };
+            let found = *next
+                .entry(end)
+                .or_insert_with(|| next_part(chain.file, side, end));
+            let Some(part) = found else {
+                break;
+            };
+            let gap = match direction {
+                Direction::Forward => Gap {
+                    a: a.end..part.a,
+                    b: b.end..part.b,
+                },
+                Direction::Backward => Gap {
+                    a: part.a + part.len..a.start,
+                    b: part.b + part.len..b.start,
+                },
+            };
+            if (side.renamed)(&gap) {
+                break;
+            }
+            match direction {
+                Direction::Forward => chain.parts.push(part),
+                Direction::Backward => chain.parts.insert(0, part),
             }
         }
-        let Some((a, b, len)) = best else { break };
-        let gap = Gap {
-            a: a_end as u32..a as u32,
-            b: b_end as u32..b as u32,
-        };
-        if (side.renamed)(&gap) {
-            break;
-        }
-        chain.parts.push(Run {
-            a: a as u32,
-            file: chain.file,
-            b: b as u32,
-            len: len as u32,
-        });
-    }
-    while chain.parts.len() <= MAX_GAPS {
-        let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
-        let mut best: Option<(usize, usize, usize)> = None;
-        // As forward, mirrored: runs that end just before
-        // (a_start - da, b_start - db), from the windows before the chain.
-        let (a_from, b_from) = (
-            a_start.saturating_sub(reach + 1),
-            b_start.saturating_sub(reach + 1),
-        );
-        let query = &side.ids[a_from..a_start];
-        let in_target = |b: usize| b.min(side.target.len());
-        let target: Vec<u64> = side.target[in_target(b_from)..in_target(b_start)]
-            .iter()
-            .map(|t| t.id_in(side.mode))
-            .collect();
-        // Nearest first on both sides, as forward, so that ties between
-        // runs as long go the same way.
-        for (x, &q) in query.iter().enumerate().rev() {
-            for (y, _) in target.iter().enumerate().rev().filter(|(_, &t)| t == q) {
-                // query[a - 1] and target[b - 1] are these two.
-                let (a, b) = (a_from + x + 1, b_from + y + 1);
-                let (da, db) = (a_start - a, b_start - b);
-                let shorter = da > 0 && db > 0 && (da, db) != (1, 1) && side.same_at(a, b);
-                if (da, db) == (0, 0)
-                    || da > reach
-                    || db > reach
-                    || shorter
-                    || a < MIN_PART as usize
-                    || b < MIN_PART as usize
-                    || !side.same_at(a - 1, b - 1)
-                    || !side.same_at(a - MIN_PART as usize, b - MIN_PART as usize)
-                {
-                    continue;
-                }
-                let len = side.backward(a, b);
-                if len >= MIN_PART as usize && best.is_none_or(|(_, _, l)| len > l) {
-                    best = Some((a, b, len));
-                }
-            }
-        }
-        let Some((a, b, len)) = best else { break };
-        let gap = Gap {
-            a: a as u32..a_start as u32,
-            b: b as u32..b_start as u32,
-        };
-        if (side.renamed)(&gap) {
-            break;
-        }
-        chain.parts.insert(
-            0,
-            Run {
-                a: (a - len) as u32,
-                file: chain.file,
-                b: (b - len) as u32,
-                len: len as u32,
-            },
-        );
     }
 }
+
+/// The longest common run of [`MIN_PART`] tokens or more next to `chain`
+/// in `direction`: one that starts after its end (or ends before its
+/// start) by at most [`MAX_GAP_TOKENS`] on both sides, but not on neither.
+/// Of runs as long, the nearest in the query, then in the file.
+fn next_part(file: u32, side: &Side<'_>, (a0, b0, direction): End) -> Option<Run> {
+    let reach = MAX_GAP_TOKENS as usize;
+    let last = MIN_PART as usize - 1;
+    let (a0, b0) = (a0 as usize, b0 as usize);
+    // Windows as long as the farthest run start and its MIN_PART tokens.
+    let pairs = side.equal_pairs(a0, b0, reach + 1 + last, direction);
+    let in_reach = (1u64 << (reach + 1)) - 1;
+    let mut best: Option<(usize, usize, usize)> = None;
+    for da in 0..pairs.len().min(reach + 1) {
+        // Only runs that start at the pair: one that starts a pair before
+        // is longer, and a candidate too, unless that pair is the one
+        // right at the chain (which no run may touch).
+        let mut continued = if da > 0 { pairs[da - 1] << 1 } else { 0 };
+        if da == 1 {
+            continued &= !0b10;
+        }
+        let mut starts = pairs[da] & !continued & in_reach;
+        if da == 0 {
+            starts &= !1;
+        }
+        // And that go on for MIN_PART pairs.
+        for j in 1..=last {
+            starts &= pairs.get(da + j).map_or(0, |mask| mask >> j);
+        }
+        for db in bits(starts) {
+            // Longer than the best so far only if equal that far.
+            let longer = best.is_none_or(|(_, _, l)| match direction {
+                Direction::Forward => side.same_at(a0 + da + l, b0 + db + l),
+                Direction::Backward => {
+                    a0 - da > l && b0 - db > l && side.same_at(a0 - da - l - 1, b0 - db - l - 1)
+                }
+            });
+            if !longer {
+                continue;
+            }
+            let len = match direction {
+                Direction::Forward => side.forward(a0 + da, b0 + db),
+                Direction::Backward => side.backward(a0 - da, b0 - db),
+            };
+
+            if best.is_none_or(|(_, _, l)| len > l) {
+                best = Some((da, db, len));
+            }
+        }
+    }
+    let (da, db, len) = best?;
+    let (a, b) = match direction {
+        Direction::Forward => (a0 + da, b0 + db),
+        Direction::Backward => (a0 - da - len, b0 - db - len),
+    };
+    Some(Run {
+        a: a as u32,
+        file,
+        b: b as u32,
+        len: len as u32,
+    })
+}
+
+/// One end of a chain: the query token and the file token just after it
+/// (`Forward`) or its first ones (`Backward`), and which way it grows.
+type End = (u32, u32, Direction);
 
 /// The best chain ending at a part with a given number of gaps.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -525,6 +591,7 @@ fn chains_in_file(
         .collect();
     ends.sort_unstable_by_key(|end| std::cmp::Reverse(end.0));
     let mut used = vec![false; n];
+    let mut next = HashMap::new();
     for (_, i, g) in ends {
         let mut indices = vec![i];
         let mut at = (i, g);
@@ -540,15 +607,19 @@ fn chains_in_file(
             file,
             parts: indices.iter().map(|&k| parts[k]).collect(),
         };
-        grow(&mut chain, side);
+        grow(&mut chain, side, &mut next);
         reach_ends(&mut chain, side, similarity);
         let Some(chain) = trimmed(chain, ids, side.mode, min_tokens, similarity) else {
             continue;
         };
         // Parts inside the chain are its own, found again.
         let (a, b) = (chain.a(), chain.b());
-        for (k, part) in parts.iter().enumerate() {
-            if a.contains(&part.a) && b.contains(&part.b) {
+        let first = parts.partition_point(|p| p.a < a.start);
+        for (k, part) in parts.iter().enumerate().skip(first) {
+            if part.a >= a.end {
+                break;
+            }
+            if b.contains(&part.b) {
                 used[k] = true;
             }
         }
@@ -583,18 +654,9 @@ fn trimmed(
             chain.parts.pop();
         }
     }
-    let matched_ids: Vec<u64> = chain
-        .parts
-        .iter()
-        .flat_map(|p| ids[p.a as usize..(p.a + p.len) as usize].iter().copied())
-        .collect();
-    // As for exact runs, a table of literals counts its first entry only
-    // (in weak mode every number table is like every other).
-    let tables: u32 = chain
-        .parts
-        .iter()
-        .map(|p| table_stretch(&ids[p.a as usize..(p.a + p.len) as usize]).len() as u32)
-        .sum();
+    if chain.parts.len() < 2 || chain.similarity() < similarity {
+        return None;
+    }
     // An edit costs evidence: the tokens a gap leaves unmatched (the
     // longer side's) are taken off the tokens matched. A short statement
     // inserted or deleted (a gap on one side only, the other side's parts
@@ -618,11 +680,20 @@ fn trimmed(
             }
         })
         .sum();
-    (chain.parts.len() >= 2
-        && chain.matched().saturating_sub(tables + changed) >= min_tokens
-        && chain.similarity() >= similarity
-        && !is_repetitive(&matched_ids))
-    .then_some(chain)
+    let evidence = chain.matched().saturating_sub(changed);
+    if evidence < min_tokens {
+        return None;
+    }
+    let ids_of = |p: &Run| &ids[p.a as usize..(p.a + p.len) as usize];
+    // As for exact runs, a table of literals counts its first entry only
+    // (in weak mode every number table is like every other).
+    let tables: u32 = chain
+        .parts
+        .iter()
+        .map(|p| table_stretch(ids_of(p)).len() as u32)
+        .sum();
+    let matched_ids: Vec<u64> = chain.parts.iter().flat_map(ids_of).copied().collect();
+    (evidence.saturating_sub(tables) >= min_tokens && !is_repetitive(&matched_ids)).then_some(chain)
 }
 
 #[cfg(test)]
@@ -702,8 +773,8 @@ mod tests {
         let inserted = [run(0, 0, 27), run(35, 27, 27)];
         assert_eq!(chains_of(&inserted, &ids).len(), 1);
         let weak = Files {
-            tokens: &|_| &[],
             mode: Mode::Weak,
+            ..NO_FILES
         };
         assert!(chains(&inserted, &ids, weak, 50, 0.8, none).is_empty());
         // Beyond FREE_INSERTION tokens, an insertion costs the rest: 54

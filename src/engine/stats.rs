@@ -17,7 +17,7 @@ use serde::{Serialize, Serializer};
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
 use crate::engine::matching::{content_hash, Clone, SnippetMatch, Span};
-use crate::engine::tokens::Mode;
+use crate::engine::tokens::{Mode, Token};
 
 /// A percentage rounded to 2 decimals, written as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.
@@ -161,12 +161,19 @@ impl ProjectStats {
         let mut format_clones = vec![0u64; registry.formats().len()];
         for clone in clones {
             let (fa, fb) = (clone.first.0 as usize, clone.second.0 as usize);
-            for (f, start) in [clone.first, clone.second] {
+            // A place's lines are duplicated whole, a near-miss clone's gaps
+            // included; its tokens only where they are matched.
+            let (first_len, second_len) = clone.extent();
+            for ((f, start), len) in [(clone.first, first_len), (clone.second, second_len)] {
                 let file = &index.files[f as usize];
                 let first = u64::from(file.token_start(start).line);
-                let last = u64::from(file.token_end(start + clone.len - 1).line);
+                let last = u64::from(file.token_end(start + len - 1).line);
                 line_spans[f as usize].push((first, last + 1));
-                token_spans[f as usize].push((u64::from(start), u64::from(start + clone.len)));
+            }
+            for (a, b, len) in clone.parts() {
+                for (f, start) in [(fa, a), (fb, b)] {
+                    token_spans[f].push((u64::from(start), u64::from(start + len)));
+                }
             }
             file_clones[fa] += 1;
             if fb != fa {
@@ -223,7 +230,7 @@ pub struct ClonePlace {
 }
 
 /// A clone as data, for reports: two places with the same tokens.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ListedClone {
     /// The format of the first place.
     pub format: String,
@@ -234,9 +241,12 @@ pub struct ListedClone {
     pub second: ClonePlace,
     /// Lines of the larger place.
     pub lines: u32,
-    /// Tokens in each place.
+    /// Tokens matched (in each place of an exact clone).
     pub tokens: u32,
-    /// [`content_hash`] of the tokens, the same for both places and
+    /// A near-miss clone's similarity: matched tokens over the tokens
+    /// spanned on the longer side; `None` for an exact clone.
+    pub similarity: Option<f64>,
+    /// [`content_hash`] of the matched tokens, the same for both places and
     /// wherever they move.
     pub content_hash: u64,
     /// The text of the second place.
@@ -283,17 +293,25 @@ pub fn clone_list(
     let mut listed: Vec<ListedClone> = clones
         .iter()
         .map(|c| {
-            let (first, second) = (place(c.first, c.len), place(c.second, c.len));
+            let (first_len, second_len) = c.extent();
+            let (first, second) = (place(c.first, first_len), place(c.second, second_len));
             let file = &index.files[c.first.0 as usize];
             let other = &index.files[c.second.0 as usize];
-            let start = c.first.1 as usize;
+            // What is the same on both sides: the matched tokens.
+            let matched: Vec<Token> = c
+                .parts()
+                .into_iter()
+                .flat_map(|(a, _, len)| &file.tokens[a as usize..(a + len) as usize])
+                .copied()
+                .collect();
             ListedClone {
                 format: registry.get(file.format).name.clone(),
                 lines: first.span.lines().max(second.span.lines()),
                 tokens: c.len,
-                content_hash: content_hash(&file.tokens[start..start + c.len as usize], mode),
+                similarity: c.similarity(),
+                content_hash: content_hash(&matched, mode),
                 fragment: other
-                    .fragment(c.second.1, c.second.1 + c.len - 1)
+                    .fragment(c.second.1, c.second.1 + second_len - 1)
                     .to_owned(),
                 added_lines: None,
                 first,

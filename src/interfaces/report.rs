@@ -276,6 +276,7 @@ fn diff_found(answer: DiffAnswer) -> Found {
                 },
                 lines: d.snippet.lines().max(d.codebase.span.lines()),
                 tokens: d.tokens,
+                similarity: None,
                 content_hash: d.content_hash,
                 fragment: d.codebase.fragment.clone(),
                 added_lines: Some(d.added_lines),
@@ -477,6 +478,9 @@ fn json_report(found: &Found, config: &Config) -> String {
                 "second": place_json(&c.second),
                 "fragment": c.fragment,
             });
+            if let Some(similarity) = c.similarity {
+                v["similarity"] = json!((similarity * 1000.0).round() / 1000.0);
+            }
             if let Some(added) = c.added_lines {
                 v["addedLines"] = json!(added);
             }
@@ -615,6 +619,7 @@ mod tests {
             second: place(b),
             lines: 5,
             tokens: 50,
+            similarity: None,
             content_hash: hash,
             fragment: String::new(),
             added_lines: None,

@@ -70,6 +70,7 @@ impl Snapshot {
                 config.mode,
                 config.thresholds,
                 config.skip_local,
+                config.near_miss.then_some(config.similarity),
             );
             tracing::debug!(
                 "clone detection: {} clones in {:?}",
