@@ -40,7 +40,7 @@ pub const POSTING_CAP: usize = 1000;
 /// Seeds occurring in more places than this are skipped by near-miss
 /// detection: a seed is short, so one that common is boilerplate, and a
 /// copy has other seeds.
-pub const SEED_CAP: usize = 100;
+pub const SEED_CAP: usize = 30;
 
 /// Matching ran past its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

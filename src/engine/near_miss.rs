@@ -196,72 +196,100 @@ pub fn chains<'t>(
 /// side's `renamed` refuses.
 fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
     let (ids, renamed) = (side.ids, side.renamed);
-    // Its two ends first: most candidates differ there.
-    let equal = |a: usize, b: usize, len: usize| {
-        b + len <= side.target.len()
-            && side.same_at(a, b)
-            && side.same_at(a + len - 1, b + len - 1)
-            && side.forward(a, b) >= len
-    };
-    let gap = MAX_GAP_TOKENS as usize;
+    let (n, gap) = (ids.len(), MAX_GAP_TOKENS as isize);
+    // An end part lies on a diagonal `k = db - da` of the chain's end: the
+    // common run along it that reaches the query's end (or start) must
+    // reach back to the part's first (or last) token.
+    let diagonals = || -gap..=gap;
     let mut candidate = chain.clone();
-    // The end: a run from query[a_end + da..] to its last token, whose
-    // first tokens are the pairs of the windows after the chain.
+    // The end: a run from query[a_end + da..] to its last token.
     let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
-    let pairs = side.equal_pairs(a_end, b_end, gap + 1, Direction::Forward);
-    'end: for (da, &starts) in pairs.iter().enumerate() {
-        let len = ids.len() - a_end - da;
-        for db in bits(starts) {
-            let (a, b) = (a_end + da, b_end + db);
-            let gap = Gap {
-                a: a_end as u32..a as u32,
-                b: b_end as u32..b as u32,
-            };
-            let long_enough =
-                len >= MIN_END_PART || (len >= MIN_CLOSING_PART && (da == 0 || db == 0));
-            if (da, db) != (0, 0) && long_enough && equal(a, b, len) && !renamed(&gap) {
-                candidate.parts.push(Run {
-                    a: a as u32,
+    let tail = n - a_end;
+    let to_end: Vec<usize> = diagonals()
+        .map(|k| {
+            // Just after the run's last token in the file.
+            let b_last = (b_end + tail) as isize + k;
+            if b_last < 0 || b_last as usize > side.target.len() {
+                0
+            } else {
+                side.backward(n, b_last as usize, tail)
+            }
+        })
+        .collect();
+    'end: for (da, db) in end_pairs(&to_end, tail) {
+        let len = tail - da;
+        let (a, b) = (a_end + da, b_end + db);
+        let gap = Gap {
+            a: a_end as u32..a as u32,
+            b: b_end as u32..b as u32,
+        };
+        let long_enough = len >= MIN_END_PART || (len >= MIN_CLOSING_PART && (da == 0 || db == 0));
+        if (da, db) != (0, 0) && long_enough && !renamed(&gap) {
+            candidate.parts.push(Run {
+                a: a as u32,
+                file: chain.file,
+                b: b as u32,
+                len: len as u32,
+            });
+            break 'end;
+        }
+    }
+    // The start: a run from query[0] to a_start - da.
+    let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
+    let from_start: Vec<usize> = diagonals()
+        .map(|k| {
+            // The run's first token in the file.
+            let b_first = b_start as isize - a_start as isize - k;
+            if b_first < 0 {
+                0
+            } else {
+                side.forward(0, b_first as usize, a_start)
+            }
+        })
+        .collect();
+    'start: for (da, db) in end_pairs(&from_start, a_start) {
+        let len = a_start - da;
+        let b = b_start - db - len;
+        let gap = Gap {
+            a: len as u32..a_start as u32,
+            b: (b + len) as u32..b_start as u32,
+        };
+        if (da, db) != (0, 0) && len >= MIN_END_PART && !renamed(&gap) {
+            candidate.parts.insert(
+                0,
+                Run {
+                    a: 0,
                     file: chain.file,
                     b: b as u32,
                     len: len as u32,
-                });
-                break 'end;
-            }
-        }
-    }
-    // The start: a run from query[0] to a_start - da, whose last tokens are
-    // the pairs of the windows before the chain, nearest first.
-    let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
-    let pairs = side.equal_pairs(a_start, b_start, gap + 1, Direction::Backward);
-    'start: for (da, &ends) in pairs.iter().enumerate() {
-        let len = a_start - da;
-        for db in bits(ends) {
-            if len + db > b_start {
-                break;
-            }
-            let b = b_start - db - len;
-            let gap = Gap {
-                a: len as u32..a_start as u32,
-                b: (b + len) as u32..b_start as u32,
-            };
-            if (da, db) != (0, 0) && len >= MIN_END_PART && equal(0, b, len) && !renamed(&gap) {
-                candidate.parts.insert(
-                    0,
-                    Run {
-                        a: 0,
-                        file: chain.file,
-                        b: b as u32,
-                        len: len as u32,
-                    },
-                );
-                break 'start;
-            }
+                },
+            );
+            break 'start;
         }
     }
     if candidate.parts.len() <= MAX_GAPS + 1 && candidate.similarity() >= similarity {
         *chain = candidate;
     }
+}
+
+/// The gaps `(da, db)`, each at most [`MAX_GAP_TOKENS`], in order, across
+/// which an end part of `tokens - da` tokens lies on a common run: the
+/// run along diagonal `db - da` (`runs[db - da + MAX_GAP_TOKENS]` tokens
+/// long, from the query's end or start) covers it.
+fn end_pairs(runs: &[usize], tokens: usize) -> Vec<(usize, usize)> {
+    let gap = MAX_GAP_TOKENS as isize;
+    let mut pairs: Vec<(usize, usize)> = (-gap..=gap)
+        .zip(runs)
+        .filter(|&(_, &run)| run > 0)
+        .flat_map(|(k, &run)| {
+            let first = tokens.saturating_sub(run).max((-k).max(0) as usize);
+            let last = (gap.min(gap - k) as usize).min(tokens.saturating_sub(1));
+            (first..=last).map(move |da| (da, (da as isize + k) as usize))
+        })
+        .filter(|&(da, _)| da < tokens)
+        .collect();
+    pairs.sort_unstable();
+    pairs
 }
 
 /// The indexed files' tokens, and the mode their ids are taken in.
@@ -292,21 +320,25 @@ enum Direction {
 }
 
 impl Side<'_> {
-    /// Tokens equal from `query[a]` and `target[b]` on, forward.
-    fn forward(&self, a: usize, b: usize) -> usize {
+    /// Tokens equal from `query[a]` and `target[b]` on, forward, at most
+    /// `limit`.
+    fn forward(&self, a: usize, b: usize, limit: usize) -> usize {
         self.ids[a..]
             .iter()
             .zip(&self.target[b.min(self.target.len())..])
+            .take(limit)
             .take_while(|(id, t)| self.same(**id, t))
             .count()
     }
 
-    /// Tokens equal up to `query[a - 1]` and `target[b - 1]`, backward.
-    fn backward(&self, a: usize, b: usize) -> usize {
+    /// Tokens equal up to `query[a - 1]` and `target[b - 1]`, backward, at
+    /// most `limit`.
+    fn backward(&self, a: usize, b: usize, limit: usize) -> usize {
         self.ids[..a]
             .iter()
             .rev()
             .zip(self.target[..b.min(self.target.len())].iter().rev())
+            .take(limit)
             .take_while(|(id, t)| self.same(**id, t))
             .count()
     }
@@ -489,8 +521,8 @@ fn next_part(file: u32, side: &Side<'_>, (a0, b0, direction): End) -> Option<Run
                 continue;
             }
             let len = match direction {
-                Direction::Forward => side.forward(a0 + da, b0 + db),
-                Direction::Backward => side.backward(a0 - da, b0 - db),
+                Direction::Forward => side.forward(a0 + da, b0 + db, usize::MAX),
+                Direction::Backward => side.backward(a0 - da, b0 - db, usize::MAX),
             };
 
             if best.is_none_or(|(_, _, l)| len > l) {
