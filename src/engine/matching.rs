@@ -592,9 +592,7 @@ pub fn project_clones(
                 None,
                 keep,
             );
-            let Ok((weak_runs, capped)) = found else {
-                unreachable!("matching without a deadline never expires")
-            };
+            let (weak_runs, capped) = without_deadline(found);
             let mut runs = Vec::with_capacity(weak_runs.len());
             for run in &weak_runs {
                 let target = &index.files[run.file as usize].tokens;
@@ -616,11 +614,9 @@ pub fn project_clones(
                         min_tokens: thresholds.min_tokens,
                         similarity,
                     };
-                    let found = near_copies(index, &query, &weak_runs, &mut runs, None, keep);
-                    let Ok(chains) = found else {
-                        unreachable!("matching without a deadline never expires")
-                    };
-                    chains
+                    without_deadline(near_copies(
+                        index, &query, &weak_runs, &mut runs, None, keep,
+                    ))
                 }
                 None => Vec::new(),
             };
@@ -662,6 +658,14 @@ pub fn project_clones(
     clones.sort_unstable();
     clones.dedup();
     (clones, capped)
+}
+
+/// The answer of matching run without a deadline, which never expires.
+fn without_deadline<T>(found: Result<T, Expired>) -> T {
+    match found {
+        Ok(found) => found,
+        Err(Expired) => unreachable!("matching without a deadline never expires"),
+    }
 }
 
 /// Longest unit whose repetition makes a run [repetitive](is_repetitive).

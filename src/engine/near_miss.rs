@@ -277,16 +277,18 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
 /// run along diagonal `db - da` (`runs[db - da + MAX_GAP_TOKENS]` tokens
 /// long, from the query's end or start) covers it.
 fn end_pairs(runs: &[usize], tokens: usize) -> Vec<(usize, usize)> {
+    if tokens == 0 {
+        return Vec::new();
+    }
     let gap = MAX_GAP_TOKENS as isize;
     let mut pairs: Vec<(usize, usize)> = (-gap..=gap)
         .zip(runs)
         .filter(|&(_, &run)| run > 0)
         .flat_map(|(k, &run)| {
             let first = tokens.saturating_sub(run).max((-k).max(0) as usize);
-            let last = (gap.min(gap - k) as usize).min(tokens.saturating_sub(1));
+            let last = (gap.min(gap - k) as usize).min(tokens - 1);
             (first..=last).map(move |da| (da, (da as isize + k) as usize))
         })
-        .filter(|&(da, _)| da < tokens)
         .collect();
     pairs.sort_unstable();
     pairs
@@ -524,7 +526,6 @@ fn next_part(file: u32, side: &Side<'_>, (a0, b0, direction): End) -> Option<Run
                 Direction::Forward => side.forward(a0 + da, b0 + db, usize::MAX),
                 Direction::Backward => side.backward(a0 - da, b0 - db, usize::MAX),
             };
-
             if best.is_none_or(|(_, _, l)| len > l) {
                 best = Some((da, db, len));
             }
