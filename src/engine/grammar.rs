@@ -352,6 +352,7 @@ impl Registry {
                     abi,
                 });
             }
+            let named = NamedKinds::of(&language, &f);
             let mut classes = vec![None; language.node_kind_count()];
             let declared = [
                 (&f.identifiers, Class::Identifier),
@@ -362,26 +363,26 @@ impl Registry {
             ];
             for (kinds, class) in declared {
                 for kind in kinds {
-                    for id in kind_ids(&language, &f, kind)? {
+                    for id in named.ids(kind)? {
                         classes[usize::from(id)] = Some(class);
                     }
                 }
             }
             let mut interpolations = vec![false; language.node_kind_count()];
             for kind in &f.interpolations {
-                for id in kind_ids(&language, &f, kind)? {
+                for id in named.ids(kind)? {
                     interpolations[usize::from(id)] = true;
                 }
             }
             let mut imports = vec![false; language.node_kind_count()];
             for kind in &f.import_kinds {
-                for id in kind_ids(&language, &f, kind)? {
+                for id in named.ids(kind)? {
                     imports[usize::from(id)] = true;
                 }
             }
             let mut outside_code = vec![false; language.node_kind_count()];
             for kind in &f.outside_code {
-                for id in kind_ids(&language, &f, kind)? {
+                for id in named.ids(kind)? {
                     outside_code[usize::from(id)] = true;
                 }
             }
@@ -394,7 +395,7 @@ impl Registry {
             };
             let lower = |v: &[String]| v.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
             let embedded = match &f.embedded {
-                Some(spec) => Some(Box::new(registry.embedded(&language, &f, spec)?)),
+                Some(spec) => Some(Box::new(registry.embedded(&named, &f, spec)?)),
                 None => None,
             };
             let mut keep_identifiers = f.keep_identifiers;
@@ -465,7 +466,7 @@ impl Registry {
     /// earlier in the file.
     fn embedded(
         &self,
-        language: &Language,
+        kinds: &NamedKinds<'_>,
         f: &FormatSpec,
         spec: &EmbeddedSpec,
     ) -> Result<Embedded, GrammarError> {
@@ -496,11 +497,11 @@ impl Registry {
             select.push((attribute.to_lowercase(), by_value));
         }
         Ok(Embedded {
-            element: kind_ids(language, f, &spec.element)?,
-            code: kind_ids(language, f, &spec.code)?,
-            attribute: kind_ids(language, f, &spec.attribute)?,
-            attribute_name: kind_ids(language, f, &spec.attribute_name)?,
-            attribute_value: kind_ids(language, f, &spec.attribute_value)?,
+            element: kinds.ids(&spec.element)?,
+            code: kinds.ids(&spec.code)?,
+            attribute: kinds.ids(&spec.attribute)?,
+            attribute_name: kinds.ids(&spec.attribute_name)?,
+            attribute_value: kinds.ids(&spec.attribute_value)?,
             formats,
             default,
             select,
@@ -572,28 +573,40 @@ fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// Every named node-kind id of `language` whose name is `kind` (one name
-/// can have several ids, through grammar aliases); an error if none, since
-/// a misspelled kind would silently weaken detection.
-fn kind_ids(
-    language: &Language,
-    format: &FormatSpec,
-    kind: &str,
-) -> Result<Vec<u16>, GrammarError> {
-    let ids: Vec<u16> = (0..language.node_kind_count())
-        .filter_map(|id| u16::try_from(id).ok())
-        .filter(|&id| {
-            language.node_kind_is_named(id) && language.node_kind_for_id(id) == Some(kind)
-        })
-        .collect();
-    if ids.is_empty() {
-        return Err(GrammarError::UnknownNodeKind {
-            format: format.name.clone(),
-            grammar: format.grammar.clone(),
-            kind: kind.to_owned(),
-        });
+/// The named node kinds of one format's grammar, by name (one name can
+/// have several ids, through grammar aliases), read in one pass over its
+/// symbols: a table names dozens of kinds, and a grammar has hundreds.
+struct NamedKinds<'f> {
+    ids: HashMap<String, Vec<u16>>,
+    format: &'f FormatSpec,
+}
+
+impl<'f> NamedKinds<'f> {
+    fn of(language: &Language, format: &'f FormatSpec) -> NamedKinds<'f> {
+        let mut ids: HashMap<String, Vec<u16>> = HashMap::new();
+        for id in (0..language.node_kind_count()).filter_map(|id| u16::try_from(id).ok()) {
+            if let Some(name) = language
+                .node_kind_for_id(id)
+                .filter(|_| language.node_kind_is_named(id))
+            {
+                ids.entry(name.to_owned()).or_default().push(id);
+            }
+        }
+        NamedKinds { ids, format }
     }
-    Ok(ids)
+
+    /// Every id named `kind`; an error if none, since a misspelled kind
+    /// would silently weaken detection.
+    fn ids(&self, kind: &str) -> Result<Vec<u16>, GrammarError> {
+        self.ids
+            .get(kind)
+            .cloned()
+            .ok_or_else(|| GrammarError::UnknownNodeKind {
+                format: self.format.name.clone(),
+                grammar: self.format.grammar.clone(),
+                kind: kind.to_owned(),
+            })
+    }
 }
 
 #[cfg(test)]
