@@ -165,6 +165,15 @@ pub struct Posting {
     pub pos: u32,
 }
 
+impl From<&Posting> for Fingerprint {
+    fn from(p: &Posting) -> Fingerprint {
+        Fingerprint {
+            hash: p.hash,
+            pos: p.pos,
+        }
+    }
+}
+
 /// Which fingerprints a lookup searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Postings {
@@ -190,10 +199,25 @@ pub struct Index {
     /// Per family: the postings of the files' seeds (winnowed for
     /// [`SEED_TOKENS`], made here from the tokens).
     seeds: Vec<Table>,
+    /// Per file: its fingerprints and seeds that occur elsewhere too.
+    repeated: Vec<Repeated>,
     /// The winnowing parameters the fingerprints were made with.
     pub winnow: Winnow,
     /// Relative path → file.
     by_rel: HashMap<String, u32>,
+}
+
+/// A file's fingerprints and seeds whose hash has other postings (in
+/// another file, or elsewhere in it), in position order: all that a lookup
+/// of the file's own can find beside itself, and so all that whole-project
+/// clone detection looks up. Most of a project is unique, and its
+/// fingerprints need no lookup.
+#[derive(Debug, Default)]
+pub struct Repeated {
+    /// Of [`SourceFile::fingerprints`].
+    pub fingerprints: Vec<Fingerprint>,
+    /// Of its seeds ([`Postings::Seeds`]).
+    pub seeds: Vec<Fingerprint>,
 }
 
 impl Index {
@@ -231,6 +255,17 @@ impl Index {
             let seeds = tables.split_off(registry.families().len());
             (tables, seeds)
         };
+        let mut repeated: Vec<Repeated> = files.iter().map(|_| Repeated::default()).collect();
+        for table in &postings {
+            table.for_each_repeated(|p| repeated[p.file as usize].fingerprints.push(p.into()));
+        }
+        for table in &seeds {
+            table.for_each_repeated(|p| repeated[p.file as usize].seeds.push(p.into()));
+        }
+        repeated.par_iter_mut().for_each(|r| {
+            r.fingerprints.sort_unstable_by_key(|f| f.pos);
+            r.seeds.sort_unstable_by_key(|f| f.pos);
+        });
         let by_rel = files
             .iter()
             .enumerate()
@@ -240,6 +275,7 @@ impl Index {
             files,
             postings,
             seeds,
+            repeated,
             winnow,
             by_rel,
         }
@@ -257,6 +293,11 @@ impl Index {
             Postings::Seeds => &self.seeds,
         };
         lists.get(family).map_or(&[], |table| table.lookup(hash))
+    }
+
+    /// The fingerprints and seeds of `file` that occur elsewhere too.
+    pub fn repeated(&self, file: u32) -> &Repeated {
+        &self.repeated[file as usize]
     }
 
     /// The file at a path relative to DIR.
@@ -314,6 +355,15 @@ impl Table {
         }
     }
 
+    /// Calls `f` with every posting whose hash has others.
+    fn for_each_repeated(&self, mut f: impl FnMut(&Posting)) {
+        for group in self.postings.chunk_by(|x, y| x.hash == y.hash) {
+            if group.len() > 1 {
+                group.iter().for_each(&mut f);
+            }
+        }
+    }
+
     /// The postings of `hash`.
     fn lookup(&self, hash: u64) -> &[Posting] {
         let bucket = (hash >> self.shift) as usize;
@@ -338,6 +388,64 @@ pub fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
 mod tests {
     use super::*;
     use crate::engine::hash::mix64;
+
+    #[test]
+    fn repeated_lists_what_a_lookup_finds_beside_itself_in_position_order() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let winnow = Winnow::for_min_tokens(20);
+        let shared =
+            "function add(a, b) { const sum = a + b; console.log(sum); return sum * 2; }\n";
+        let texts = [
+            format!("let x = 1; {shared}"),
+            format!("{shared}const unique = [9, 8, 7].map((n) => n * n);\n{shared}"),
+            "while (true) { if (done()) { break; } tick(counter++, 'unique text'); }\n".into(),
+        ];
+        let files = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let path = format!("f{i}.js");
+                let meta = FileMeta::of(text, text.len() as u64, 0);
+                let file = SourceFile::new(
+                    path.clone(),
+                    path,
+                    js,
+                    text.clone(),
+                    meta,
+                    &Normalization::default(),
+                    winnow,
+                );
+                Arc::new(file.unwrap())
+            })
+            .collect();
+        let index = Index::build(files, &registry, winnow);
+        let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
+        for (file_id, file) in index.files.iter().enumerate() {
+            let repeated = index.repeated(file_id as u32);
+            let seeds = fingerprints(&file.tokens, seed_winnow);
+            for (have, all, which) in [
+                (
+                    &repeated.fingerprints,
+                    &file.fingerprints,
+                    Postings::Fingerprints,
+                ),
+                (&repeated.seeds, &seeds, Postings::Seeds),
+            ] {
+                let elsewhere: Vec<Fingerprint> = all
+                    .iter()
+                    .filter(|f| index.lookup_in(which, file.family, f.hash).len() > 1)
+                    .copied()
+                    .collect();
+                assert_eq!(have, &elsewhere, "{} {which:?}", file.rel);
+            }
+        }
+        // The shared function is repeated in the first two files, and
+        // nothing of the third is.
+        let [first, second, third] = [0, 1, 2].map(|f| index.repeated(f));
+        assert!(!first.fingerprints.is_empty() && !second.seeds.is_empty());
+        assert!(third.fingerprints.is_empty() && third.seeds.is_empty());
+    }
 
     #[test]
     fn a_table_finds_exactly_the_postings_of_a_hash() {

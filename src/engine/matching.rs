@@ -23,9 +23,11 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::engine::fingerprint::Fingerprint;
+use crate::engine::fingerprint::{Fingerprint, Winnow};
 use crate::engine::hash::HashMap;
-use crate::engine::index::{fingerprints, folder_of, Index, Posting, Postings, SourceFile};
+use crate::engine::index::{
+    fingerprints, folder_of, Index, Posting, Postings, SourceFile, SEED_TOKENS,
+};
 use crate::engine::near_miss;
 use crate::engine::tokens::{
     LineIndex, Mode, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS,
@@ -325,8 +327,10 @@ pub fn check_snippet(
     let chains = match near_miss {
         // A place of the snippet's own text is never a near-miss copy.
         Some(similarity) if exclude.itself.is_none() => {
+            let seeds = fingerprints(tokens, Winnow::for_min_tokens(SEED_TOKENS));
             let query = NearQuery {
                 tokens,
+                seeds: &seeds,
                 family,
                 mode,
                 min_tokens: thresholds.min_tokens,
@@ -441,6 +445,9 @@ pub fn check_snippet(
 struct NearQuery<'q> {
     /// The query's tokens.
     tokens: &'q [Token],
+    /// Its seeds ([`Postings::Seeds`]): all of them, or those that occur
+    /// elsewhere too.
+    seeds: &'q [Fingerprint],
     /// Its format family.
     family: usize,
     /// The mode its parts are equal in.
@@ -465,7 +472,16 @@ fn near_copies(
     keep: impl FnMut(&Fingerprint, &Posting) -> bool,
 ) -> Result<Vec<near_miss::Chain>, Expired> {
     let (tokens, mode) = (query.tokens, query.mode);
-    let parts = near_miss::parts(tokens, index, query.family, mode, weak_runs, deadline, keep)?;
+    let parts = near_miss::parts(
+        tokens,
+        query.seeds,
+        index,
+        query.family,
+        mode,
+        weak_runs,
+        deadline,
+        keep,
+    )?;
     let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(mode)).collect();
     // A gap whose two sides are equal in weak mode is only what `mode`
     // tells apart: renamed identifiers, changed literals.
@@ -581,11 +597,13 @@ pub fn project_clones(
         .with_max_len(1)
         .map(|fa| {
             let file = &index.files[fa as usize];
+            // Only what occurs elsewhere can be found elsewhere.
+            let repeated = index.repeated(fa);
             // Each unordered pair is found from its first location only.
             let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
             let found = find_runs(
                 &file.tokens,
-                &file.fingerprints,
+                &repeated.fingerprints,
                 index,
                 Postings::Fingerprints,
                 file.family,
@@ -609,6 +627,7 @@ pub fn project_clones(
                 Some(similarity) => {
                     let query = NearQuery {
                         tokens: &file.tokens,
+                        seeds: &repeated.seeds,
                         family: file.family,
                         mode,
                         min_tokens: thresholds.min_tokens,

@@ -22,9 +22,9 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use crate::engine::fingerprint::Winnow;
+use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
-use crate::engine::index::{fingerprints, Index, Posting, Postings, SEED_TOKENS};
+use crate::engine::index::{Index, Posting, Postings, SEED_TOKENS};
 use crate::engine::matching::{find_runs, is_repetitive, split, table_stretch, Expired, Run};
 use crate::engine::tokens::{Mode, Token};
 
@@ -111,28 +111,22 @@ impl Chain {
 }
 
 /// The parts `query` shares with indexed files of `family`, equal in
-/// `mode`, [`MIN_PART`] tokens at least: its seeds' runs and `runs` (the
-/// weak runs its fingerprints found), cut for `mode`. `keep` decides
-/// which postings to try. Fails once past `deadline`, if any.
+/// `mode`, [`MIN_PART`] tokens at least: the runs of its `seeds` (the
+/// query's, [`Postings::Seeds`]) and `runs` (the weak runs its
+/// fingerprints found), cut for `mode`. `keep` decides which postings to
+/// try. Fails once past `deadline`, if any.
+#[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub fn parts(
     query: &[Token],
+    seeds: &[Fingerprint],
     index: &Index,
     family: usize,
     mode: Mode,
     runs: &[Run],
     deadline: Option<Instant>,
-    keep: impl FnMut(&crate::engine::fingerprint::Fingerprint, &Posting) -> bool,
+    keep: impl FnMut(&Fingerprint, &Posting) -> bool,
 ) -> Result<Vec<Run>, Expired> {
-    let seeds = fingerprints(query, Winnow::for_min_tokens(SEED_TOKENS));
-    let (mut weak, _) = find_runs(
-        query,
-        &seeds,
-        index,
-        Postings::Seeds,
-        family,
-        deadline,
-        keep,
-    )?;
+    let (mut weak, _) = find_runs(query, seeds, index, Postings::Seeds, family, deadline, keep)?;
     weak.extend_from_slice(runs);
     weak.sort_unstable();
     weak.dedup();
@@ -363,18 +357,25 @@ impl Side<'_> {
     /// query token equals the `j`th target token.
     fn equal_pairs(&self, a: usize, b: usize, len: usize, direction: Direction) -> Pairs {
         debug_assert!(len <= 64);
+        // The `j`th token of a window of `items` from `at`: forward, or
+        // before it, nearest first.
+        fn nth<T>(items: &[T], at: usize, j: usize, direction: Direction) -> Option<&T> {
+            match direction {
+                Direction::Forward => items.get(at + j),
+                Direction::Backward => at.min(items.len()).checked_sub(j + 1).map(|i| &items[i]),
+            }
+        }
         // The target window's ids with the positions each is at, in a
         // small open-addressed table; a wall equals nothing.
         let mut table = [(0u64, 0u64); 128];
         let slot = |id: u64| (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize;
-        let target: &mut dyn Iterator<Item = &Token> = match direction {
-            Direction::Forward => &mut window(self.target, b, len).iter(),
-            Direction::Backward => &mut self.target[..b.min(self.target.len())]
-                .iter()
-                .rev()
-                .take(len),
-        };
-        for (j, t) in target.enumerate().filter(|(_, t)| !t.is_wall()) {
+        for j in 0..len {
+            let Some(t) = nth(self.target, b, j, direction) else {
+                break;
+            };
+            if t.is_wall() {
+                continue;
+            }
             let id = t.id_in(self.mode);
             let mut i = slot(id);
             while table[i].1 != 0 && table[i].0 != id {
@@ -396,13 +397,12 @@ impl Side<'_> {
             masks: [0; 64],
             len: 0,
         };
-        let query: &mut dyn Iterator<Item = &u64> = match direction {
-            Direction::Forward => &mut window(self.ids, a, len).iter(),
-            Direction::Backward => &mut self.ids[..a.min(self.ids.len())].iter().rev().take(len),
-        };
-        for (i, &id) in query.enumerate() {
-            pairs.masks[i] = positions(id);
-            pairs.len = i + 1;
+        while pairs.len < len {
+            let Some(&id) = nth(self.ids, a, pairs.len, direction) else {
+                break;
+            };
+            pairs.masks[pairs.len] = positions(id);
+            pairs.len += 1;
         }
         pairs
     }
@@ -422,9 +422,43 @@ impl std::ops::Deref for Pairs {
     }
 }
 
-/// `items[from..]`, at most `len` of them (none past the end).
-fn window<T>(items: &[T], from: usize, len: usize) -> &[T] {
-    &items[from.min(items.len())..(from + len).min(items.len())]
+/// For each query token `i` of `pairs`, the target tokens `j` from which
+/// `len` pairs or more are equal along the diagonal (`pairs[i + d]` has
+/// bit `j + d` for every `d < len`), by doubling: runs of 2 pairs from
+/// pairs, of 4 from runs of 2, and so on, joined as `len`'s bits say.
+fn runs_from(pairs: &[u64], len: usize) -> [u64; 64] {
+    let n = pairs.len();
+    // Bit `j` of `level[i + shift]`, moved to bit `j - shift`.
+    let shifted = |level: &[u64; 64], i: usize, shift: usize| {
+        if i + shift < n {
+            level[i + shift] >> shift
+        } else {
+            0
+        }
+    };
+    // Starts of runs of `width` pairs, and of the first `covered` of `len`.
+    let (mut level, mut width) = ([0u64; 64], 1);
+    level[..n].copy_from_slice(pairs);
+    let (mut runs, mut covered) = ([0u64; 64], 0);
+    runs[..n].fill(u64::MAX);
+    let mut rest = len;
+    while rest > 0 {
+        if rest & 1 == 1 {
+            for (i, run) in runs.iter_mut().enumerate().take(n) {
+                *run &= shifted(&level, i, covered);
+            }
+            covered += width;
+        }
+        rest >>= 1;
+        if rest > 0 {
+            let mut doubled = [0u64; 64];
+            for (i, d) in doubled.iter_mut().enumerate().take(n) {
+                *d = level[i] & shifted(&level, i, width);
+            }
+            (level, width) = (doubled, width * 2);
+        }
+    }
+    runs
 }
 
 /// The positions of the set bits of `mask`, lowest first.
@@ -494,6 +528,7 @@ fn next_part(file: u32, side: &Side<'_>, (a0, b0, direction): End) -> Option<Run
     // Windows as long as the farthest run start and its MIN_PART tokens.
     let pairs = side.equal_pairs(a0, b0, reach + 1 + last, direction);
     let in_reach = (1u64 << (reach + 1)) - 1;
+    let long = runs_from(&pairs, MIN_PART as usize);
     let mut best: Option<(usize, usize, usize)> = None;
     for da in 0..pairs.len().min(reach + 1) {
         // Only runs that start at the pair: one that starts a pair before
@@ -503,13 +538,9 @@ fn next_part(file: u32, side: &Side<'_>, (a0, b0, direction): End) -> Option<Run
         if da == 1 {
             continued &= !0b10;
         }
-        let mut starts = pairs[da] & !continued & in_reach;
+        let mut starts = long[da] & !continued & in_reach;
         if da == 0 {
             starts &= !1;
-        }
-        // And that go on for MIN_PART pairs.
-        for j in 1..=last {
-            starts &= pairs.get(da + j).map_or(0, |mask| mask >> j);
         }
         for db in bits(starts) {
             // Longer than the best so far only if equal that far.
@@ -754,6 +785,35 @@ mod tests {
 
     fn distinct(n: u64) -> Vec<u64> {
         (0..n).map(|i| i * 7919 + 13).collect()
+    }
+
+    #[test]
+    fn runs_from_finds_the_starts_of_every_run_that_long() {
+        // Masks of a few pseudo-random densities, checked against the
+        // definition: bit j of pairs[i + d] for every d < len.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [0, 1, 9, 10, 33, 50, 64] {
+            let pairs: Vec<u64> = (0..n).map(|_| next() | next() | next()).collect();
+            for len in [1, 2, 3, 7, 10, 16] {
+                let runs = runs_from(&pairs, len);
+                for (i, &got) in runs.iter().enumerate() {
+                    let want = (0..64)
+                        .filter(|&j| {
+                            (0..len).all(|d| {
+                                i + d < n && j + d < 64 && pairs[i + d] >> (j + d) & 1 == 1
+                            })
+                        })
+                        .fold(0u64, |m, j| m | 1 << j);
+                    assert_eq!(got, want, "n {n}, len {len}, i {i}");
+                }
+            }
+        }
     }
 
     #[test]
