@@ -257,6 +257,47 @@ fn sigterm_stops_gracefully_with_status_0() {
     assert_eq!(status, Some(0));
 }
 
+/// The server says when its index answers checks, then, on its own line,
+/// what whole-project clone detection found after it.
+#[test]
+fn the_scanned_line_comes_before_the_clones_line() {
+    let temp = fixture("stats");
+    let mut child = spawn_with_stderr(temp.path(), &["--no-watch", "--no-cache"]);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut lines = Vec::new();
+    while lines.len() < 2 {
+        let mut line = String::new();
+        let read = std::io::BufRead::read_line(&mut stderr, &mut line).expect("stderr line");
+        assert!(read > 0, "stderr ended early: {lines:?}");
+        if line.starts_with("dupcheck: ") && !line.starts_with("dupcheck: warning") {
+            lines.push(line.trim_end().to_owned());
+        }
+    }
+    sigterm(&child);
+    let _ = child.wait();
+    let (scanned, clones) = (&lines[0], &lines[1]);
+    let seconds = |line: &str, before: &str| {
+        let rest = line.split(before).nth(1).expect("seconds");
+        rest.split(' ')
+            .next()
+            .expect("number")
+            .parse::<f64>()
+            .expect("a number")
+    };
+    assert!(
+        scanned.starts_with("dupcheck: scanned 3 files, 20 lines, 154 tokens in ")
+            && scanned.ends_with(" s (3 parsed, 0 reused)"),
+        "{scanned}"
+    );
+    assert!(seconds(scanned, " tokens in ") >= 0.0);
+    assert!(
+        clones.starts_with("dupcheck: 1 clone, 80% duplicated lines, detected in ")
+            && clones.ends_with(" s"),
+        "{clones}"
+    );
+    assert!(seconds(clones, "detected in ") >= 0.0);
+}
+
 /// Regression: with stderr piped to a reader that went away (`| head -1`),
 /// the log line written on stop panicked and the exit status was 101.
 #[cfg(unix)]

@@ -338,7 +338,8 @@ pub const TARGET_SCAN_RATIO: f64 = 1.3;
 /// Prints, per corpus, the figures the targets are about and whether each
 /// is met: T0, T1 and T2i recall in mild mode, T2l in weak, the lowest
 /// exactness and the highest false-positive rate over the modes run, and
-/// the cold scan over its parse floor.
+/// the cold scan over its parse floor (with, beside it and not judged,
+/// the line of the whole-project clones that follows it).
 pub fn print_targets(prepared: &[Prepared], reports: &[Report], scans: &[ColdScan]) {
     println!(
         "\nTARGETS (issue 9): T0, T1, T2i recall in mild >= {TARGET_RECALL}, T2l in weak >= \
@@ -346,10 +347,20 @@ pub fn print_targets(prepared: &[Prepared], reports: &[Report], scans: &[ColdSca
          (highest over the modes); cold scan <= {TARGET_SCAN_RATIO}x the parse floor",
         TARGET_FALSE_POSITIVES * 100.0
     );
-    const HEADER: [&str; 10] = [
-        "corpus", "format", "T0", "T1", "T2i", "T2l", "exact", "FP", "scan/fl", "met",
+    const HEADER: [&str; 11] = [
+        "corpus",
+        "format",
+        "T0",
+        "T1",
+        "T2i",
+        "T2l",
+        "exact",
+        "FP",
+        "scan/fl",
+        "met",
+        "(clones/fl)",
     ];
-    const WIDTHS: [usize; 10] = [13, 10, 6, 6, 6, 6, 6, 7, 7, 4];
+    const WIDTHS: [usize; 11] = [13, 10, 6, 6, 6, 6, 6, 7, 7, 4, 11];
     print_cells(&HEADER.map(String::from), &WIDTHS);
     for corpus in prepared {
         let of = |mode: Mode| {
@@ -372,10 +383,9 @@ pub fn print_targets(prepared: &[Prepared], reports: &[Report], scans: &[ColdSca
         let fp = own()
             .filter_map(Report::false_positive_rate)
             .reduce(f64::max);
-        let scan = scans
-            .iter()
-            .find(|s| s.corpus == corpus.name)
-            .and_then(|s| s.ratio);
+        let cold = scans.iter().find(|s| s.corpus == corpus.name);
+        let scan = cold.and_then(|s| s.ratio);
+        let clones = cold.and_then(|s| s.clones_ratio);
         let mut met = figures
             .iter()
             .map(|&(value, target)| value.map(|v| v >= target))
@@ -392,6 +402,7 @@ pub fn print_targets(prepared: &[Prepared], reports: &[Report], scans: &[ColdSca
         cells.push(fp.map_or("-".into(), |v| format!("{:.2}%", v * 100.0)));
         cells.push(scan.map_or("-".into(), |v| format!("{v:.2}x")));
         cells.push(verdict.into());
+        cells.push(clones.map_or("-".into(), |v| format!("{v:.2}x")));
         print_cells(&cells, &WIDTHS);
     }
 }

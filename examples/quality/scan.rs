@@ -1,5 +1,6 @@
 //! Cold scans: each positive corpus served alone by a fresh `dupcheck DIR
-//! --no-cache --no-watch`, timed from spawn to its summary line, against
+//! --no-cache --no-watch`, timed from spawn to its `dupcheck: scanned`
+//! line (the index is built and answers checks), against
 //! the tree-sitter parse floor of the same files: the texts dupcheck scans
 //! (its own walk and reader, default options), preloaded, each parsed once
 //! in this process with `dupcheck::engine::parse::parse` on all cores: the
@@ -9,10 +10,11 @@
 //! shared machine, and the ratio is of their medians (the same statistic
 //! on both sides: on this kind of virtual machine one run of either varies
 //! by a third); the ratio of the fastest of each is shown beside it. The
-//! ratio is what the scan adds to
-//! parsing: the process's start, walking, reading, the walk of the trees
-//! for tokens, hashing, indexing and the whole-project clones of the
-//! summary line; the start alone is measured on an empty folder.
+//! ratio is what the scan adds to parsing: the process's start, walking,
+//! reading, the walk of the trees for tokens, hashing and indexing; the
+//! start alone is measured on an empty folder. The whole-project clone
+//! detection that follows (the statistics' line) is timed too, from spawn,
+//! and shown beside it over the same floor.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
@@ -45,8 +47,14 @@ pub struct ColdScan {
     pub scan_s: Option<f64>,
     pub floor_runs_s: Vec<f64>,
     pub scan_runs_s: Vec<f64>,
+    /// Seconds from spawn to the line of the whole-project clones (median
+    /// run), every run.
+    pub clones_s: Option<f64>,
+    pub clones_runs_s: Vec<f64>,
     /// Scan over floor (medians).
     pub ratio: Option<f64>,
+    /// Clones' line over floor (medians).
+    pub clones_ratio: Option<f64>,
     /// The fastest scan over the fastest floor.
     pub fastest_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,17 +67,26 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
     let runs = args.scan_runs.max(1);
     let start = startup(&args.server, runs);
     println!(
-        "\nCOLD SCAN of each corpus alone (dupcheck DIR --no-cache --no-watch, spawn to summary \
-         line; floor: its files parsed in-process on all cores; {runs} runs of each, alternating, \
-         medians; load average {}); the same start on an empty folder takes {}",
+        "\nCOLD SCAN of each corpus alone (dupcheck DIR --no-cache --no-watch, spawn to its \
+         `scanned` line, and to the clones' line after it; floor: its files parsed in-process on \
+         all cores; {runs} runs of each, alternating, medians; load average {}); the same start \
+         on an empty folder takes {}",
         load_average(),
         start
             .as_ref()
             .map_or_else(|e| format!("? ({e})"), |s| format!("{s:.3} s")),
     );
     println!(
-        "{:>13} {:>6} {:>8} {:>8} {:>12} {:>15} {:>8}",
-        "corpus", "files", "floor s", "scan s", "scan/floor", "(scan-start)/fl", "fastest"
+        "{:>13} {:>6} {:>8} {:>8} {:>12} {:>15} {:>8} {:>9} {:>10}",
+        "corpus",
+        "files",
+        "floor s",
+        "scan s",
+        "scan/floor",
+        "(scan-start)/fl",
+        "fastest",
+        "clones s",
+        "clones/fl"
     );
     let mut scans = Vec::new();
     for &name in names {
@@ -86,14 +103,16 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
             (Some(scan), Some(floor), Ok(start)) => format!("{:.2}x", (scan - start) / floor),
             _ => "-".into(),
         };
+        let times = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}x"));
         println!(
-            "{:>13} {:>6} {:>8} {:>8} {verdict:>12} {net:>15} {:>8}{}",
+            "{:>13} {:>6} {:>8} {:>8} {verdict:>12} {net:>15} {:>8} {:>9} {:>10}{}",
             scan.corpus,
             scan.files,
             seconds(scan.floor_s),
             seconds(scan.scan_s),
-            scan.fastest_ratio
-                .map_or("-".into(), |r| format!("{r:.2}x")),
+            times(scan.fastest_ratio),
+            seconds(scan.clones_s),
+            times(scan.clones_ratio),
             scan.error
                 .as_ref()
                 .map_or(String::new(), |e| format!("  FAILED: {e}"))
@@ -109,7 +128,7 @@ fn startup(server: &Path, runs: usize) -> Result<f64, String> {
     let empty = std::env::temp_dir().join(format!("dupcheck-quality-empty-{}", std::process::id()));
     std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
     let mut times = (0..runs)
-        .map(|_| dupcheck_cold(server, &empty))
+        .map(|_| dupcheck_cold(server, &empty).map(|(scanned, _)| scanned))
         .collect::<Result<Vec<f64>, String>>();
     let _ = std::fs::remove_dir(&empty);
     if let Ok(times) = &mut times {
@@ -132,7 +151,10 @@ fn cold_scan(
         scan_s: None,
         floor_runs_s: Vec::new(),
         scan_runs_s: Vec::new(),
+        clones_s: None,
+        clones_runs_s: Vec::new(),
         ratio: None,
+        clones_ratio: None,
         fastest_ratio: None,
         error: None,
     };
@@ -151,13 +173,18 @@ fn cold_scan(
             scan.floor_runs_s.push(parse_floor(registry, sources));
         }
         match dupcheck_cold(server, dir) {
-            Ok(seconds) => scan.scan_runs_s.push(seconds),
+            Ok((scanned, clones)) => {
+                scan.scan_runs_s.push(scanned);
+                scan.clones_runs_s.push(clones);
+            }
             Err(e) => scan.error = Some(e),
         }
     }
     scan.floor_s = median(&scan.floor_runs_s);
     scan.scan_s = median(&scan.scan_runs_s);
+    scan.clones_s = median(&scan.clones_runs_s);
     scan.ratio = scan.scan_s.zip(scan.floor_s).map(|(s, f)| s / f);
+    scan.clones_ratio = scan.clones_s.zip(scan.floor_s).map(|(s, f)| s / f);
     let fastest = |runs: &[f64]| runs.iter().copied().reduce(f64::min);
     scan.fastest_ratio = fastest(&scan.scan_runs_s)
         .zip(fastest(&scan.floor_runs_s))
@@ -213,8 +240,8 @@ fn parse_floor(registry: &Registry, sources: &[Source]) -> f64 {
 }
 
 /// Wall seconds from spawning `dupcheck DIR --no-cache --no-watch` to its
-/// `dupcheck: scanned …` line.
-fn dupcheck_cold(server: &Path, dir: &Path) -> Result<f64, String> {
+/// `dupcheck: scanned …` line, and to the line of the clones after it.
+fn dupcheck_cold(server: &Path, dir: &Path) -> Result<(f64, f64), String> {
     let started = Instant::now();
     let mut child = Command::new(server)
         .arg(dir)
@@ -232,15 +259,19 @@ fn dupcheck_cold(server: &Path, dir: &Path) -> Result<f64, String> {
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", server.display()))?;
     let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut scanned = None;
     let mut result = Err("no summary line".to_string());
     for line in BufReader::new(stderr).lines() {
         let Ok(line) = line else { break };
+        let at = started.elapsed().as_secs_f64();
         if line.starts_with("dupcheck: scanned") {
-            result = Ok(started.elapsed().as_secs_f64());
+            scanned = Some(at);
+        } else if let Some(scanned) = scanned.filter(|_| line.contains(" clones, ")) {
+            result = Ok((scanned, at));
             break;
         }
         if started.elapsed() > SCAN_LIMIT {
-            result = Err(format!("no summary line within {SCAN_LIMIT:?}"));
+            result = Err(format!("no summary lines within {SCAN_LIMIT:?}"));
             break;
         }
     }

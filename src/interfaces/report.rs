@@ -21,6 +21,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
@@ -87,7 +88,7 @@ impl Statistics {
 
 /// Runs `dupcheck report`.
 pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Outcome, String> {
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let config = Config::resolve_parts(&args.scan, &ServeArgs::default(), cwd, &registry, |w| {
         crate::stderr_line(&format!("dupcheck: {w}"))
     })
@@ -124,13 +125,17 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
     let summary = !std::io::stderr().is_terminal();
     let mut found = match diff {
         None => {
+            let scanned = scan::scanned_line(&snapshot, progress.elapsed());
             progress.phase("detecting clones");
+            let detecting = Instant::now();
             let (clones, _) = snapshot.clones(&config);
             let clones = clone_list(&snapshot.index, clones, config.mode, &registry);
             let stats = snapshot.stats(&config, &registry).clone();
-            let seconds = progress.finish();
+            let detected = detecting.elapsed();
+            progress.finish();
             if summary {
-                crate::stderr_line(&scan::summary(&snapshot, &stats, seconds));
+                crate::stderr_line(&scanned);
+                crate::stderr_line(&scan::clones_line(&stats, detected));
             }
             Found {
                 clones,

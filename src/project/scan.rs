@@ -82,6 +82,18 @@ impl Snapshot {
         (clones, *capped)
     }
 
+    /// Lines and tokens of the files scanned (walls, which stand for
+    /// suppressed code, are no tokens).
+    pub fn size(&self) -> (u64, u64) {
+        self.index
+            .files
+            .iter()
+            .fold((0, 0), |(lines, tokens), file| {
+                let real = file.tokens.iter().filter(|t| !t.is_wall()).count();
+                (lines + u64::from(file.line_count()), tokens + real as u64)
+            })
+    }
+
     /// Whole-project statistics (clone detection runs on first call).
     pub fn stats(&self, config: &Config, registry: &Registry) -> &ProjectStats {
         self.stats.get_or_init(|| {
@@ -187,6 +199,16 @@ impl Progress {
         }
         self.bar.set_length(len as u64);
         self.bar.set_position(0);
+    }
+
+    /// The wall time since `started`.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Writes `line` to stderr, above the progress line if one shows.
+    pub fn print(&self, line: &str) {
+        self.bar.suspend(|| crate::stderr_line(line));
     }
 
     /// Clears the line; the wall time since `started`.
@@ -388,20 +410,16 @@ pub fn generated_head(format: &Format, config: &Config, text: &str, tokens: &[To
         && walk::generated_header(opening_text(format, head, &config.normalization))
 }
 
-/// The one-line summary of a scan that took `seconds` from start to ready
-/// (statistics computed).
-pub fn summary(s: &Snapshot, stats: &ProjectStats, seconds: Duration) -> String {
-    let total = &stats.total;
+/// The line that says a scan is done and its index answers checks: what
+/// it indexed in `seconds` from the start, and what it skipped.
+pub fn scanned_line(s: &Snapshot, seconds: Duration) -> String {
+    let (lines, tokens) = s.size();
+    let files = s.index.files.len();
     let mut line = format!(
-        "dupcheck: scanned {} files, {} lines, {} tokens in {:.2} s ({} parsed, {} reused): {} clones, {}% duplicated lines",
-        total.sources,
-        total.lines,
-        total.tokens,
+        "dupcheck: scanned {files} files, {lines} lines, {tokens} tokens in {:.2} s ({} parsed, {} reused)",
         seconds.as_secs_f64(),
         s.parsed,
-        total.sources as usize - s.parsed,
-        total.clones,
-        serde_json::to_string(&total.percentage).unwrap_or_default(),
+        files - s.parsed,
     );
     if s.skipped.total() > 0 {
         let parts: Vec<String> = s
@@ -413,6 +431,19 @@ pub fn summary(s: &Snapshot, stats: &ProjectStats, seconds: Duration) -> String 
         line.push_str(&format!("; skipped {}", parts.join(", ")));
     }
     line
+}
+
+/// The line of the whole project's clones, detected in `seconds` once the
+/// scan was done.
+pub fn clones_line(stats: &ProjectStats, seconds: Duration) -> String {
+    let total = &stats.total;
+    format!(
+        "dupcheck: {} clone{}, {}% duplicated lines, detected in {:.2} s",
+        total.clones,
+        if total.clones == 1 { "" } else { "s" },
+        serde_json::to_string(&total.percentage).unwrap_or_default(),
+        seconds.as_secs_f64(),
+    )
 }
 
 type ScanResult = Result<Arc<Snapshot>, ScanError>;
@@ -521,18 +552,21 @@ impl Scanner {
                 }
                 scan(&this.config, &this.registry, &reuse, &progress)
             });
+            // The first scan's lines go to stderr, the others' to the log.
+            let say = |line: String| match first {
+                true => progress.print(&line),
+                false => tracing::info!("{line}"),
+            };
             if let Ok(snapshot) = &outcome {
+                // Checks are answered from here on; the statistics wait
+                // for whole-project clone detection.
+                say(scanned_line(snapshot, progress.elapsed()));
                 progress.phase("detecting clones");
+                let detecting = Instant::now();
                 let stats = snapshot.stats(&this.config, &this.registry);
-                let line = summary(snapshot, stats, progress.finish());
-                if first {
-                    crate::stderr_line(&line);
-                } else {
-                    tracing::info!("{line}");
-                }
-            } else {
-                progress.finish();
+                say(clones_line(stats, detecting.elapsed()));
             }
+            progress.finish();
             *this.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
             // Nobody waiting is fine: the snapshot is published already.
             let _ = tx.send(Some(outcome.clone()));
