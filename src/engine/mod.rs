@@ -47,3 +47,5 @@ pub mod stats;
 pub mod tokens;
 /// The folder tree: one folder's children with their duplication.
 pub mod tree;
+/// The visible nodes of a syntax tree, walked in one pass.
+pub mod visible_nodes;

@@ -30,6 +30,7 @@ use crate::engine::grammar::{Class, Format};
 use crate::engine::hash::{fnv1a, fnv1a_lowercase};
 use crate::engine::parse::{parse, parse_ranges, Budget, ParseError};
 use crate::engine::patterns::{IgnorePatterns, Skipper};
+use crate::engine::visible_nodes::{visible_nodes, Step};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
@@ -570,8 +571,9 @@ pub(crate) fn walk_from(
 
 /// Like [`walk_from`]; every leaf is an import's when `in_import` (the
 /// code of an interpolation inside one), else those inside a node of the
-/// format's `import_kinds`. Walked with one cursor and as few calls into
-/// tree-sitter per node as will do: the walk is a tenth of a cold scan.
+/// format's `import_kinds`. Walked in one pass over the tree
+/// ([`visible_nodes`]), with as few calls into tree-sitter per node as
+/// will do: the walk was a tenth of a cold scan.
 fn walk_within(
     format: &Format,
     root: Node<'_>,
@@ -579,37 +581,31 @@ fn walk_within(
     in_import: bool,
     leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> bool {
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        let go_on = if from > 0 && node.end_byte() <= from {
-            true
-        } else {
-            let kind = node.kind_id();
-            match format.class_of(kind) {
-                // Imports hold no other: the subtree is walked as an import's.
-                _ if !in_import && format.is_import(kind) => {
-                    walk_within(format, node, from, true, leaf)
-                }
-                Some(Class::String)
-                    if format.has_interpolations() && has_interpolation(format, node) =>
-                {
-                    string_with_interpolations(format, node, in_import, leaf)
-                }
-                Some(class) => emit(node, class, in_import, leaf),
-                None if cursor.goto_first_child() => continue,
-                None => emit(node, Class::Other, in_import, leaf),
+    visible_nodes(root, |node, has_children| {
+        if from > 0 && node.end_byte() <= from {
+            return Step::Skip;
+        }
+        let kind = node.kind_id();
+        let go_on = match format.class_of(kind) {
+            // Imports hold no other: the subtree is walked as an import's.
+            _ if !in_import && format.is_import(kind) => {
+                walk_within(format, node, from, true, leaf)
             }
+            Some(Class::String)
+                if format.has_interpolations() && has_interpolation(format, node) =>
+            {
+                string_with_interpolations(format, node, in_import, leaf)
+            }
+            Some(class) => emit(node, class, in_import, leaf),
+            None if has_children => return Step::Descend,
+            None => emit(node, Class::Other, in_import, leaf),
         };
-        if !go_on {
-            return false;
+        if go_on {
+            Step::Skip
+        } else {
+            Step::Stop
         }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                return true;
-            }
-        }
-    }
+    })
 }
 
 /// Reports one leaf; zero-width ones (tree-sitter's MISSING nodes) are not

@@ -1,0 +1,178 @@
+//! The visible nodes under a syntax node, in document order: the nodes a
+//! `TreeCursor` visits, walked by `visible_nodes.c` in one pass over
+//! tree-sitter's subtrees, where the cursor finds each next sibling again
+//! from its parent (a tenth of a cold scan went to that).
+//!
+//! In: a node and a visitor. Out: the visitor's calls, each with a node
+//! and whether it has visible children, and its answer: walk them, go on
+//! after the node, or stop.
+//!
+//! Invariants: the nodes, their kinds and their byte ranges are the
+//! cursor's (`tests` compares the two on every language's test data); the
+//! walk keeps its place on the heap, so no depth of nesting overflows the
+//! stack. The C side is compiled against the tree-sitter sources this
+//! crate links (`build.rs`), so it reads the same subtree layout.
+
+use std::ffi::c_void;
+
+use tree_sitter::ffi::TSNode;
+use tree_sitter::Node;
+
+/// What to do after a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Step {
+    /// Walk its visible children next.
+    Descend = 0,
+    /// Go on after it.
+    Skip = 1,
+    /// End the walk.
+    Stop = 2,
+}
+
+type Visit = unsafe extern "C" fn(*mut c_void, TSNode, bool) -> u32;
+
+extern "C" {
+    fn dupcheck_visible_nodes(root: TSNode, visit: Visit, context: *mut c_void) -> bool;
+}
+
+/// Calls `visit` with `root` and, as its answers say, the visible nodes
+/// under it, in document order, each with whether it has visible children.
+/// Returns false if a visit said [`Step::Stop`].
+pub fn visible_nodes<'t, F: FnMut(Node<'t>, bool) -> Step>(root: Node<'t>, mut visit: F) -> bool {
+    unsafe extern "C" fn trampoline<'t, V: FnMut(Node<'t>, bool) -> Step>(
+        context: *mut c_void,
+        node: TSNode,
+        has_children: bool,
+    ) -> u32 {
+        // SAFETY: `context` is the `&mut F` passed below, alive for the
+        // walk; `node` is a node of the tree `root` borrows.
+        let visit = unsafe { &mut *context.cast::<V>() };
+        let node = unsafe { Node::from_raw(node) };
+        // A panic must not unwind through C: it aborts, as it would have
+        // to; the visitors here do not panic.
+        visit(node, has_children) as u32
+    }
+    let context: *mut c_void = (&raw mut visit).cast();
+    // SAFETY: the C walk reads the subtrees of `root`'s tree, which `root`
+    // keeps alive, and calls `trampoline` with `context` only during the
+    // call.
+    unsafe { dupcheck_visible_nodes(root.into_raw(), trampoline::<'t, F>, context) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::grammar::Registry;
+
+    /// Every visible node (kind, range, whether it has children) as a
+    /// `TreeCursor` visits them.
+    fn by_cursor(root: Node<'_>) -> Vec<(u16, usize, usize, bool)> {
+        let mut out = Vec::new();
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let descend = cursor.goto_first_child();
+            if descend {
+                cursor.goto_parent();
+            }
+            out.push((node.kind_id(), node.start_byte(), node.end_byte(), descend));
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    return out;
+                }
+            }
+        }
+    }
+
+    fn by_walk(root: Node<'_>) -> Vec<(u16, usize, usize, bool)> {
+        let mut out = Vec::new();
+        visible_nodes(root, |node, has_children| {
+            out.push((
+                node.kind_id(),
+                node.start_byte(),
+                node.end_byte(),
+                has_children,
+            ));
+            Step::Descend
+        });
+        out
+    }
+
+    #[test]
+    fn the_walk_visits_what_a_cursor_visits_in_every_language() {
+        let registry = Registry::builtin();
+        let mut checked = 0;
+        for entry in std::fs::read_dir("testdata/tokens").unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            // `NAME.txt` holds the input before its token list.
+            let name = path.file_stem().unwrap().to_str().unwrap();
+            let format = registry.lookup(name).expect("a format's test data");
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&format.language).unwrap();
+            let tree = parser.parse(&text, None).unwrap();
+            let root = tree.root_node();
+            assert_eq!(by_walk(root), by_cursor(root), "{name}");
+            // And from a node inside, as the walk of an import starts.
+            if let Some(child) = root.named_child(0) {
+                assert_eq!(by_walk(child), by_cursor(child), "{name}, first child");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 30, "{checked} languages");
+    }
+
+    #[test]
+    fn skip_and_stop_end_where_the_visitor_says() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&js.language).unwrap();
+        let text = "f(a, [b, c]); g(d);";
+        let tree = parser.parse(text, None).unwrap();
+        let mut kinds = Vec::new();
+        let finished = visible_nodes(tree.root_node(), |node, _| {
+            kinds.push(node.kind());
+            match node.kind() {
+                "arguments" => Step::Skip,
+                "g" | "identifier" if &text[node.byte_range()] == "g" => Step::Stop,
+                _ => Step::Descend,
+            }
+        });
+        assert!(!finished);
+        assert_eq!(
+            kinds,
+            [
+                "program",
+                "expression_statement",
+                "call_expression",
+                "identifier",
+                "arguments",
+                ";",
+                "expression_statement",
+                "call_expression",
+                "identifier",
+            ]
+        );
+    }
+
+    #[test]
+    fn deep_nesting_walks_on_the_heap() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&js.language).unwrap();
+        let text = format!("x = {}1{};", "[".repeat(20_000), "]".repeat(20_000));
+        let tree = parser.parse(&text, None).unwrap();
+        let mut numbers = 0;
+        assert!(visible_nodes(tree.root_node(), |node, _| {
+            numbers += usize::from(node.kind() == "number");
+            Step::Descend
+        }));
+        assert_eq!(numbers, 1);
+    }
+}
