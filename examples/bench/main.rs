@@ -5,8 +5,8 @@
 //!
 //! 1. `scan`: cold scan of `.corpora/{lodash,rxjs,django,tokio,all}`: wall
 //!    seconds, CPU seconds (user+sys) and peak RSS of `dupcheck --no-cache
-//!    --no-watch` from spawn to its stderr summary line (CPU and VmHWM read
-//!    from /proc at that moment), of each peer of `bench/fetch-peers.sh`
+//!    --no-watch` from spawn to its stderr `scanned` line (CPU and VmHWM read
+//!    from /proc after the clones' line that follows it), of each peer of `bench/fetch-peers.sh`
 //!    (jscpd 5, jscpd 4, jscpd-rs) run to completion (wait4 rusage), and the
 //!    parse-only floor: the texts of the files dupcheck scans, preloaded, and
 //!    parsed in-process with `dupcheck::engine::parse::parse` on all cores.

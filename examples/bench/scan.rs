@@ -1,6 +1,7 @@
 //! Cold scan: for each of `.corpora/{lodash,rxjs,django,tokio,all}`, wall
 //! seconds, CPU seconds and peak RSS of `dupcheck --no-cache --no-watch`
-//! from spawn to its summary line, beside the parse-only floor (the same
+//! from spawn to its `scanned` line (CPU and peak RSS once the clones'
+//! line has followed), beside the parse-only floor (the same
 //! files preloaded and parsed in this process on all cores), the scan run
 //! in this process, and each peer (jscpd 5, jscpd-rs, jscpd 4) run to
 //! completion and reaped with wait4 for its rusage.
@@ -26,7 +27,7 @@ use crate::server::{parse_summary, Server, RUN_LIMIT};
 /// Target of the issue for dupcheck's cold scan over the parse floor.
 const TARGET_SCAN_RATIO: f64 = 1.2;
 
-/// One cold run of dupcheck, from spawn to its summary line.
+/// One cold run of dupcheck, from spawn to its `scanned` line.
 struct DupcheckRun {
     wall: f64,
     cpu: Option<f64>,
@@ -34,8 +35,9 @@ struct DupcheckRun {
     files: Option<u64>,
 }
 
-/// Starts dupcheck with neither cache nor watcher on `dir`, reads its CPU
-/// and peak RSS when it prints its summary line, and stops it.
+/// Starts dupcheck with neither cache nor watcher on `dir`, times its
+/// `scanned` line, reads its CPU and peak RSS once the clones' line has
+/// followed, and stops it.
 fn dupcheck_cold(env: &Env, dir: &Path) -> Result<DupcheckRun, String> {
     let mut server = Server::dupcheck(env, dir, &["--no-cache", "--no-watch"])?;
     let (at, line) = server.summary(RUN_LIMIT)?;

@@ -114,16 +114,31 @@ impl Server {
         self.child.id()
     }
 
-    /// Waits for dupcheck's `dupcheck: scanned ...` line: when it was read,
-    /// and the line.
+    /// Waits for dupcheck's `dupcheck: scanned ...` line (its index answers
+    /// checks) and the line of the clones after it (the whole-project
+    /// clone detection that follows is done, and no longer shares the
+    /// cores with what is measured next): when the first was read, and it.
+    /// Binaries before the two lines gave one with both (`... reused): N
+    /// clones, ...`), after detection.
     pub(crate) fn summary(&self, limit: Duration) -> Result<(Instant, String), String> {
         let deadline = Instant::now() + limit;
+        let mut scanned = None;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.stderr.recv_timeout(left) {
-                Ok((at, line)) if line.starts_with("dupcheck: scanned") => return Ok((at, line)),
+                Ok((at, line)) if line.starts_with("dupcheck: scanned") => {
+                    if line.contains(" clones, ") {
+                        return Ok((at, line));
+                    }
+                    scanned = Some((at, line));
+                }
+                Ok((_, line)) if line.contains(" duplicated lines, detected in ") => {
+                    if let Some(scanned) = scanned {
+                        return Ok(scanned);
+                    }
+                }
                 Ok(_) => continue,
-                Err(_) => return Err(format!("no summary line within {limit:?}")),
+                Err(_) => return Err(format!("no summary lines within {limit:?}")),
             }
         }
     }
