@@ -116,6 +116,11 @@ impl SourceFile {
         }
     }
 
+    /// Its tokens, walls (which stand for suppressed code) not counted.
+    pub fn token_count(&self) -> u64 {
+        self.tokens.iter().filter(|t| !t.is_wall()).count() as u64
+    }
+
     /// Lines as an editor counts them.
     pub fn line_count(&self) -> u32 {
         self.lines.editor_lines(&self.text)

@@ -190,8 +190,7 @@ impl ProjectStats {
         for (i, file) in index.files.iter().enumerate() {
             let row = Row {
                 lines: u64::from(file.line_count()),
-                // Walls stand for suppressed code: they are no tokens.
-                tokens: file.tokens.iter().filter(|t| !t.is_wall()).count() as u64,
+                tokens: file.token_count(),
                 sources: 1,
                 duplicated_lines: covered(std::mem::take(&mut line_spans[i])),
                 duplicated_tokens: covered(std::mem::take(&mut token_spans[i])),

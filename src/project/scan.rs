@@ -82,16 +82,15 @@ impl Snapshot {
         (clones, *capped)
     }
 
-    /// Lines and tokens of the files scanned (walls, which stand for
-    /// suppressed code, are no tokens).
+    /// Lines and tokens of the files scanned, as the statistics count them.
     pub fn size(&self) -> (u64, u64) {
-        self.index
-            .files
-            .iter()
-            .fold((0, 0), |(lines, tokens), file| {
-                let real = file.tokens.iter().filter(|t| !t.is_wall()).count();
-                (lines + u64::from(file.line_count()), tokens + real as u64)
-            })
+        let files = self.index.files.iter();
+        files.fold((0, 0), |(lines, tokens), file| {
+            (
+                lines + u64::from(file.line_count()),
+                tokens + file.token_count(),
+            )
+        })
     }
 
     /// Whole-project statistics (clone detection runs on first call).
