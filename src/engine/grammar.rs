@@ -20,6 +20,10 @@ use crate::engine::hash::HashMap;
 /// The grammars file, embedded so the binary needs nothing beside it.
 pub const GRAMMARS_TOML: &str = include_str!("../../grammars.toml");
 
+/// `grammars.toml` as JSON (written by `build.rs`), which a process reads
+/// at its start in a tenth of the time its TOML takes.
+const GRAMMARS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/grammars.json"));
+
 /// The tree-sitter grammar registered under `name` in `grammars.toml`.
 ///
 /// Adding a language takes one line here (and its crate in Cargo.toml).
@@ -111,18 +115,12 @@ pub struct Format {
     pub family_id: usize,
     /// The grammar that parses it.
     pub language: Language,
-    /// Declared class of each node-kind id; `None` for undeclared kinds,
-    /// which are descended into (or are `Other` when they are leaves).
-    classes: Vec<Option<Class>>,
-    /// Whether each node-kind id is an interpolation inside a string
-    /// (`${...}`, `{...}` of an f-string), whose code is tokenized.
-    interpolations: Vec<bool>,
-    /// Whether any kind is an interpolation.
-    has_interpolations: bool,
-    /// Whether each node-kind id is an import declaration (`import`,
-    /// `use`, `#include`, `package`...), whose leaves are dropped unless
-    /// imports are kept.
-    imports: Vec<bool>,
+    /// What its node kinds are, by id: the kinds `grammars.toml` names,
+    /// resolved in the grammar on first use (shared by clones), so a
+    /// process reads only the grammars it parses with.
+    kinds: Arc<OnceLock<Kinds>>,
+    /// The node kinds as `grammars.toml` names them, to resolve.
+    kind_names: Arc<KindNames>,
     /// Identifier texts that keep their text in every mode (`self`).
     pub keep_identifiers: Vec<String>,
     /// Identifier texts that are literals (Kotlin's `true`, which its
@@ -141,10 +139,6 @@ pub struct Format {
     pub interpreters: Vec<String>,
     /// Whole file names of this format, without extension (`Rakefile`).
     pub filenames: Vec<String>,
-    /// Whether each node-kind id is text outside the code (PHP's inline
-    /// HTML before `<?php`): a snippet starting with it is code cut from
-    /// after the tag, and is tried in the wrappers.
-    outside_code: Vec<bool>,
 }
 
 /// The code elements of a markup format: `<script>` blocks whose text is
@@ -171,6 +165,117 @@ pub struct Embedded {
 }
 
 impl Format {
+    /// What its node kinds are. The shipped `grammars.toml` names only
+    /// kinds that exist (its tests load it with [`Registry::load`], which
+    /// checks every format).
+    pub fn kinds(&self) -> &Kinds {
+        self.kinds.get_or_init(|| {
+            Kinds::resolve(&self.language, &self.kind_names)
+                .expect("grammars.toml names only node kinds of its grammars (checked by tests)")
+        })
+    }
+
+    /// Resolves its node kinds now, failing on one its grammar lacks.
+    fn check_kinds(&self) -> Result<(), GrammarError> {
+        if self.kinds.get().is_none() {
+            let kinds = Kinds::resolve(&self.language, &self.kind_names)?;
+            let _ = self.kinds.set(kinds);
+        }
+        Ok(())
+    }
+
+    /// The declared class of a node-kind id, if any.
+    pub fn class_of(&self, kind_id: u16) -> Option<Class> {
+        self.kinds().class_of(kind_id)
+    }
+
+    /// Whether a node-kind id is text outside the code (`outside_code`).
+    pub fn is_outside_code(&self, kind_id: u16) -> bool {
+        flag(&self.kinds().outside_code, kind_id)
+    }
+
+    /// Whether a node-kind id is an interpolation inside strings.
+    pub fn is_interpolation(&self, kind_id: u16) -> bool {
+        self.kinds().is_interpolation(kind_id)
+    }
+}
+
+/// The node kinds a format's entry in `grammars.toml` names, by list.
+struct KindNames {
+    /// The format and its grammar, for errors.
+    format: String,
+    grammar: String,
+    identifiers: Vec<String>,
+    strings: Vec<String>,
+    numbers: Vec<String>,
+    literals: Vec<String>,
+    comments: Vec<String>,
+    interpolations: Vec<String>,
+    imports: Vec<String>,
+    outside_code: Vec<String>,
+}
+
+/// What each node-kind id of a format's grammar is, as `grammars.toml`
+/// says.
+#[derive(Debug)]
+pub struct Kinds {
+    /// Declared class of each node-kind id; `None` for undeclared kinds,
+    /// which are descended into (or are `Other` when they are leaves).
+    classes: Vec<Option<Class>>,
+    /// Whether each node-kind id is an interpolation inside a string
+    /// (`${...}`, `{...}` of an f-string), whose code is tokenized.
+    interpolations: Vec<bool>,
+    /// Whether any kind is an interpolation.
+    has_interpolations: bool,
+    /// Whether each node-kind id is an import declaration (`import`,
+    /// `use`, `#include`, `package`...), whose leaves are dropped unless
+    /// imports are kept.
+    imports: Vec<bool>,
+    /// Whether each node-kind id is text outside the code (PHP's inline
+    /// HTML before `<?php`): a snippet starting with it is code cut from
+    /// after the tag, and is tried in the wrappers.
+    outside_code: Vec<bool>,
+}
+
+impl Kinds {
+    /// The ids of `names` in `language`; an error for a name it lacks.
+    fn resolve(language: &Language, names: &KindNames) -> Result<Kinds, GrammarError> {
+        let named = NamedKinds::of(language, &names.format, &names.grammar);
+        let count = language.node_kind_count();
+        let mut classes = vec![None; count];
+        let declared = [
+            (&names.identifiers, Class::Identifier),
+            (&names.strings, Class::String),
+            (&names.numbers, Class::Number),
+            (&names.literals, Class::Literal),
+            (&names.comments, Class::Comment),
+        ];
+        for (kinds, class) in declared {
+            for kind in kinds {
+                for id in named.ids(kind)? {
+                    classes[usize::from(id)] = Some(class);
+                }
+            }
+        }
+        let flags = |kinds: &[String]| -> Result<Vec<bool>, GrammarError> {
+            let mut flags = vec![false; count];
+            for kind in kinds {
+                for id in named.ids(kind)? {
+                    flags[usize::from(id)] = true;
+                }
+            }
+            Ok(flags)
+        };
+        let interpolations = flags(&names.interpolations)?;
+        Ok(Kinds {
+            classes,
+            has_interpolations: interpolations.contains(&true),
+            interpolations,
+            imports: flags(&names.imports)?,
+            outside_code: flags(&names.outside_code)?,
+        })
+    }
+
     /// The declared class of a node-kind id, if any.
     pub fn class_of(&self, kind_id: u16) -> Option<Class> {
         self.classes.get(usize::from(kind_id)).copied().flatten()
@@ -181,29 +286,20 @@ impl Format {
         self.has_interpolations
     }
 
-    /// Whether a node-kind id is text outside the code (`outside_code`).
-    pub fn is_outside_code(&self, kind_id: u16) -> bool {
-        self.outside_code
-            .get(usize::from(kind_id))
-            .copied()
-            .unwrap_or(false)
-    }
-
     /// Whether a node-kind id is an import declaration (`import_kinds`).
     pub fn is_import(&self, kind_id: u16) -> bool {
-        self.imports
-            .get(usize::from(kind_id))
-            .copied()
-            .unwrap_or(false)
+        flag(&self.imports, kind_id)
     }
 
     /// Whether a node-kind id is an interpolation inside strings.
     pub fn is_interpolation(&self, kind_id: u16) -> bool {
-        self.interpolations
-            .get(usize::from(kind_id))
-            .copied()
-            .unwrap_or(false)
+        flag(&self.interpolations, kind_id)
     }
+}
+
+/// The flag of a node-kind id; `false` for ids the grammar lacks.
+fn flag(flags: &[bool], kind_id: u16) -> bool {
+    flags.get(usize::from(kind_id)).copied().unwrap_or(false)
 }
 
 impl fmt::Debug for Format {
@@ -313,22 +409,37 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The registry of the embedded `grammars.toml`, built once per process.
+    /// The registry of the embedded `grammars.toml`, built once per process
+    /// from its JSON, its node kinds resolved as formats are first used.
     pub fn builtin() -> Arc<Registry> {
         static BUILTIN: OnceLock<Arc<Registry>> = OnceLock::new();
         BUILTIN
             .get_or_init(|| {
+                let spec = serde_json::from_str(GRAMMARS_JSON)
+                    .expect("build.rs writes grammars.toml as JSON of its shape");
                 Arc::new(
-                    Registry::load(GRAMMARS_TOML)
+                    Registry::read(spec)
                         .expect("the embedded grammars.toml is valid (checked by tests)"),
                 )
             })
             .clone()
     }
 
-    /// Parses and checks a grammars file.
+    /// Parses and checks a grammars file: every node kind it names must
+    /// exist in its format's grammar.
     pub fn load(text: &str) -> Result<Registry, GrammarError> {
-        let spec: FileSpec = toml::from_str(text)?;
+        let registry = Registry::read(toml::from_str(text)?)?;
+        for format in &registry.formats {
+            format.check_kinds()?;
+        }
+        Ok(registry)
+    }
+
+    /// The registry of a parsed grammars file, whose node kinds are
+    /// resolved on first use ([`Format::kinds`]): a process reads only the
+    /// grammars it parses with, where resolving all of them was most of its
+    /// start.
+    fn read(spec: FileSpec) -> Result<Registry, GrammarError> {
         let mut registry = Registry {
             formats: Vec::new(),
             families: Vec::new(),
@@ -352,40 +463,6 @@ impl Registry {
                     abi,
                 });
             }
-            let named = NamedKinds::of(&language, &f);
-            let mut classes = vec![None; language.node_kind_count()];
-            let declared = [
-                (&f.identifiers, Class::Identifier),
-                (&f.strings, Class::String),
-                (&f.numbers, Class::Number),
-                (&f.literals, Class::Literal),
-                (&f.comments, Class::Comment),
-            ];
-            for (kinds, class) in declared {
-                for kind in kinds {
-                    for id in named.ids(kind)? {
-                        classes[usize::from(id)] = Some(class);
-                    }
-                }
-            }
-            let mut interpolations = vec![false; language.node_kind_count()];
-            for kind in &f.interpolations {
-                for id in named.ids(kind)? {
-                    interpolations[usize::from(id)] = true;
-                }
-            }
-            let mut imports = vec![false; language.node_kind_count()];
-            for kind in &f.import_kinds {
-                for id in named.ids(kind)? {
-                    imports[usize::from(id)] = true;
-                }
-            }
-            let mut outside_code = vec![false; language.node_kind_count()];
-            for kind in &f.outside_code {
-                for id in named.ids(kind)? {
-                    outside_code[usize::from(id)] = true;
-                }
-            }
             let family_id = match registry.families.iter().position(|x| *x == f.family) {
                 Some(i) => i,
                 None => {
@@ -395,32 +472,44 @@ impl Registry {
             };
             let lower = |v: &[String]| v.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
             let embedded = match &f.embedded {
-                Some(spec) => Some(Box::new(registry.embedded(&named, &f, spec)?)),
+                Some(spec) => {
+                    let named = NamedKinds::of(&language, &f.name, &f.grammar);
+                    Some(Box::new(registry.embedded(&named, &f, spec)?))
+                }
                 None => None,
             };
             let mut keep_identifiers = f.keep_identifiers;
             for inner in embedded.iter().flat_map(|e| &e.formats) {
                 keep_identifiers.extend(inner.keep_identifiers.iter().cloned());
             }
+            let kind_names = KindNames {
+                format: f.name.clone(),
+                grammar: f.grammar,
+                identifiers: f.identifiers,
+                strings: f.strings,
+                numbers: f.numbers,
+                literals: f.literals,
+                comments: f.comments,
+                interpolations: f.interpolations,
+                imports: f.import_kinds,
+                outside_code: f.outside_code,
+            };
             let format = Format {
                 id,
-                name: f.name.clone(),
+                name: f.name,
                 aliases: lower(&f.aliases),
                 extensions: lower(&f.extensions),
                 family: f.family,
                 family_id,
                 language,
-                classes,
-                has_interpolations: interpolations.contains(&true),
-                interpolations,
-                imports,
+                kinds: Arc::new(OnceLock::new()),
+                kind_names: Arc::new(kind_names),
                 keep_identifiers,
                 literal_identifiers: f.literal_identifiers,
                 snippet_wrappers: f.snippet_wrappers,
                 block_comment: f.block_comment,
                 embedded,
                 interpreters: lower(&f.interpreters),
-                outside_code,
                 filenames: f.filenames,
             };
             registry.claim(&format)?;
@@ -577,22 +666,28 @@ fn basename(path: &str) -> &str {
 /// have several ids, through grammar aliases), read in one pass over its
 /// symbols: a table names dozens of kinds, and a grammar has hundreds.
 struct NamedKinds<'f> {
-    ids: HashMap<String, Vec<u16>>,
-    format: &'f FormatSpec,
+    ids: HashMap<&'f str, Vec<u16>>,
+    /// The format and its grammar, for errors.
+    format: &'f str,
+    grammar: &'f str,
 }
 
 impl<'f> NamedKinds<'f> {
-    fn of(language: &Language, format: &'f FormatSpec) -> NamedKinds<'f> {
-        let mut ids: HashMap<String, Vec<u16>> = HashMap::new();
+    fn of(language: &'f Language, format: &'f str, grammar: &'f str) -> NamedKinds<'f> {
+        let mut ids: HashMap<&'f str, Vec<u16>> = HashMap::new();
         for id in (0..language.node_kind_count()).filter_map(|id| u16::try_from(id).ok()) {
             if let Some(name) = language
                 .node_kind_for_id(id)
                 .filter(|_| language.node_kind_is_named(id))
             {
-                ids.entry(name.to_owned()).or_default().push(id);
+                ids.entry(name).or_default().push(id);
             }
         }
-        NamedKinds { ids, format }
+        NamedKinds {
+            ids,
+            format,
+            grammar,
+        }
     }
 
     /// Every id named `kind`; an error if none, since a misspelled kind
@@ -602,8 +697,8 @@ impl<'f> NamedKinds<'f> {
             .get(kind)
             .cloned()
             .ok_or_else(|| GrammarError::UnknownNodeKind {
-                format: self.format.name.clone(),
-                grammar: self.format.grammar.clone(),
+                format: self.format.to_owned(),
+                grammar: self.grammar.to_owned(),
                 kind: kind.to_owned(),
             })
     }

@@ -26,7 +26,7 @@ use aho_corasick::AhoCorasick;
 use tree_sitter::{Node, Tree};
 
 use crate::engine::embed;
-use crate::engine::grammar::{Class, Format};
+use crate::engine::grammar::{Class, Format, Kinds};
 use crate::engine::hash::{fnv1a, fnv1a_lowercase};
 use crate::engine::parse::{parse, parse_ranges, Budget, ParseError};
 use crate::engine::patterns::{IgnorePatterns, Skipper};
@@ -581,19 +581,16 @@ fn walk_within(
     in_import: bool,
     leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> bool {
+    let kinds = format.kinds();
     visible_nodes(root, |node, has_children| {
         if from > 0 && node.end_byte() <= from {
             return Step::Skip;
         }
         let kind = node.kind_id();
-        let go_on = match format.class_of(kind) {
+        let go_on = match kinds.class_of(kind) {
             // Imports hold no other: the subtree is walked as an import's.
-            _ if !in_import && format.is_import(kind) => {
-                walk_within(format, node, from, true, leaf)
-            }
-            Some(Class::String)
-                if format.has_interpolations() && has_interpolation(format, node) =>
-            {
+            _ if !in_import && kinds.is_import(kind) => walk_within(format, node, from, true, leaf),
+            Some(Class::String) if kinds.has_interpolations() && has_interpolation(kinds, node) => {
                 string_with_interpolations(format, node, in_import, leaf)
             }
             Some(class) => emit(node, class, in_import, leaf),
@@ -626,11 +623,11 @@ fn piece(class: Class, start: usize, end: usize, import: bool) -> Leaf {
     }
 }
 
-fn has_interpolation(format: &Format, node: Node<'_>) -> bool {
+fn has_interpolation(kinds: &Kinds, node: Node<'_>) -> bool {
     let mut cursor = node.walk();
     let found = node
         .children(&mut cursor)
-        .any(|c| format.is_interpolation(c.kind_id()));
+        .any(|c| kinds.is_interpolation(c.kind_id()));
     found
 }
 
