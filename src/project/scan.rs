@@ -15,11 +15,12 @@
 //! previous snapshot serving; rescans asked for while one runs join it;
 //! readers only ever see a complete snapshot.
 
+use std::collections::BinaryHeap;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -188,15 +189,16 @@ impl Progress {
         self.bar.enable_steady_tick(Duration::from_millis(120));
     }
 
-    /// The phase that reads and tokenizes `len` files.
-    fn files(&self, len: usize) {
+    /// The phase that walks, reads and tokenizes the files, counted as the
+    /// walk finds them.
+    fn files(&self) {
         self.bar.disable_steady_tick();
         if let Ok(style) =
             ProgressStyle::with_template("scanning {bar:40} {pos}/{len} files ({per_sec}, {eta})")
         {
             self.bar.set_style(style);
         }
-        self.bar.set_length(len as u64);
+        self.bar.set_length(0);
         self.bar.set_position(0);
     }
 
@@ -228,7 +230,8 @@ enum Outcome {
     Stopped,
 }
 
-/// Scans DIR once: walk, then read and tokenize (or reuse) in parallel, index.
+/// Scans DIR once: walk, and meanwhile read and tokenize (or reuse) on all
+/// cores what it found, biggest first; then index.
 pub fn scan(
     config: &Config,
     registry: &Registry,
@@ -236,31 +239,44 @@ pub fn scan(
     progress: &Progress,
 ) -> Result<Snapshot, ScanError> {
     let started = Instant::now();
-    progress.phase("walking");
-    let (candidates, mut skipped) =
-        walk::candidates(config, registry).map_err(|e| ScanError::Walk(e.to_string()))?;
-    let walked = started.elapsed();
-    progress.files(candidates.len());
+    progress.files();
     let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
-    let mut biggest_first: Vec<&Candidate> = candidates.iter().collect();
-    biggest_first.sort_by_key(|c| std::cmp::Reverse(c.size));
-    // One file per task: rayon's default splitting hands one thread a run of
-    // the biggest files, and the cores finish far apart.
-    let outcomes: Vec<Outcome> = biggest_first
-        .par_iter()
-        .with_max_len(1)
-        .map(|c| {
-            if crate::engine::parse::stopping() {
-                return Outcome::Stopped;
-            }
-            let outcome = load(config, registry, reuse, winnow, c);
-            if let Outcome::Skipped(reason) = &outcome {
-                tracing::debug!("skipped {}: {reason}", c.rel);
-            }
-            progress.bar.inc(1);
-            outcome
-        })
-        .collect();
+    let pending = Pending::default();
+    let (walked, outcomes) = std::thread::scope(|s| {
+        let walk = s.spawn(|| {
+            let _closed = pending.close_on_drop();
+            let walked = walk::walk(config, registry, |c| {
+                progress.bar.inc_length(1);
+                pending.push(c);
+                !crate::engine::parse::stopping()
+            });
+            (walked, started.elapsed())
+        });
+        // One worker per core, each taking the biggest file waiting.
+        let outcomes: Vec<Outcome> = (0..rayon::current_num_threads())
+            .into_par_iter()
+            .flat_map_iter(|_| {
+                std::iter::from_fn(|| {
+                    let c = pending.next()?;
+                    if crate::engine::parse::stopping() {
+                        return Some(Outcome::Stopped);
+                    }
+                    let outcome = load(config, registry, reuse, winnow, &c);
+                    if let Outcome::Skipped(reason) = &outcome {
+                        tracing::debug!("skipped {}: {reason}", c.rel);
+                    }
+                    progress.bar.inc(1);
+                    Some(outcome)
+                })
+            })
+            .collect();
+        let walked = walk
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (walked, outcomes)
+    });
+    let (walked, walk_time) = walked;
+    let mut skipped = walked.map_err(|e| ScanError::Walk(e.to_string()))?;
     progress.phase("indexing");
     let mut files = Vec::with_capacity(outcomes.len());
     let mut parsed = 0;
@@ -277,8 +293,7 @@ pub fn scan(
     let loaded = started.elapsed();
     let index = Index::build(files, registry, winnow);
     tracing::debug!(
-        "scan: walk {walked:?}, read and tokenize {:?}, index {:?}",
-        loaded - walked,
+        "scan: walk {walk_time:?}, read and tokenize (with the walk) {loaded:?}, index {:?}",
         started.elapsed() - loaded
     );
     Ok(Snapshot {
@@ -290,6 +305,84 @@ pub fn scan(
         clones: OnceLock::new(),
         stats: OnceLock::new(),
     })
+}
+
+/// The files the walk found that no worker took yet, biggest first: the
+/// workers start on the first files while the walk goes on, and the
+/// biggest still start early, so that the cores finish close together.
+#[derive(Default)]
+struct Pending {
+    state: Mutex<PendingState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct PendingState {
+    waiting: BinaryHeap<BySize>,
+    walked: bool,
+}
+
+/// A candidate ordered by its size.
+struct BySize(Candidate);
+
+impl Ord for BySize {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.0.size, &self.0.rel).cmp(&(other.0.size, &other.0.rel))
+    }
+}
+
+impl PartialOrd for BySize {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for BySize {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for BySize {}
+
+impl Pending {
+    fn state(&self) -> std::sync::MutexGuard<'_, PendingState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A file the walk found.
+    fn push(&self, c: Candidate) {
+        self.state().waiting.push(BySize(c));
+        self.changed.notify_one();
+    }
+
+    /// The biggest file waiting, once there is one; `None` once the walk
+    /// is over and every file was taken.
+    fn next(&self) -> Option<Candidate> {
+        let mut state = self.state();
+        loop {
+            if let Some(BySize(c)) = state.waiting.pop() {
+                return Some(c);
+            }
+            if state.walked {
+                return None;
+            }
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Marks the walk over when dropped, however it ended (a panic too),
+    /// so that no worker waits for more.
+    fn close_on_drop(&self) -> impl Drop + '_ {
+        struct Closed<'a>(&'a Pending);
+        impl Drop for Closed<'_> {
+            fn drop(&mut self) {
+                self.0.state().walked = true;
+                self.0.changed.notify_all();
+            }
+        }
+        Closed(self)
+    }
 }
 
 /// Reads, reuses or tokenizes one candidate.
@@ -672,9 +765,61 @@ mod tests {
     fn the_summary_counts_from_the_start_it_is_given() {
         let started = Instant::now() - Duration::from_secs(5);
         let progress = Progress::console(started);
-        progress.phase("walking");
-        progress.files(3);
+        progress.files();
         progress.phase("detecting clones");
         assert!(progress.finish() >= Duration::from_secs(5));
+    }
+
+    fn candidate(rel: &str, size: u64) -> Candidate {
+        Candidate {
+            abs: PathBuf::from(rel),
+            rel: rel.to_owned(),
+            format: 0,
+            size,
+            mtime_ns: 0,
+        }
+    }
+
+    #[test]
+    fn workers_take_the_biggest_file_waiting_until_the_walk_is_over() {
+        let pending = Pending::default();
+        let taken = std::thread::scope(|s| {
+            let worker = s.spawn(|| {
+                let mut taken = Vec::new();
+                while let Some(c) = pending.next() {
+                    taken.push(c.rel);
+                }
+                taken
+            });
+            {
+                let _closed = pending.close_on_drop();
+                let mut state = pending.state();
+                // Found while the worker waits: it takes the biggest first.
+                for (rel, size) in [("small", 1), ("big", 300), ("medium", 20)] {
+                    state.waiting.push(BySize(candidate(rel, size)));
+                }
+                drop(state);
+                pending.changed.notify_all();
+            }
+            worker.join().unwrap()
+        });
+        assert_eq!(taken, ["big", "medium", "small"]);
+        assert!(pending.next().is_none(), "the walk is over");
+    }
+
+    #[test]
+    fn a_walk_that_panics_still_lets_the_workers_finish() {
+        let pending = Pending::default();
+        let walk = std::thread::scope(|s| {
+            s.spawn(|| {
+                let _closed = pending.close_on_drop();
+                pending.push(candidate("a", 1));
+                panic!("the walk failed");
+            })
+            .join()
+        });
+        assert!(walk.is_err());
+        assert_eq!(pending.next().map(|c| c.rel), Some("a".to_owned()));
+        assert!(pending.next().is_none());
     }
 }

@@ -110,6 +110,25 @@ pub fn candidates(
     config: &Config,
     registry: &Registry,
 ) -> Result<(Vec<Candidate>, SkipCounts), WalkError> {
+    let found = std::sync::Mutex::new(Vec::new());
+    let skipped = walk(config, registry, |c| {
+        found.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+        true
+    })?;
+    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    found.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok((found, skipped))
+}
+
+/// Walks DIR on all cores, handing each file to scan to `found` as soon as
+/// it is seen (from the walk's threads, in no particular order), and counts
+/// the entries that could not be visited. The walk ends early once `found`
+/// returns `false`.
+pub fn walk(
+    config: &Config,
+    registry: &Registry,
+    found: impl Fn(Candidate) -> bool + Sync,
+) -> Result<SkipCounts, WalkError> {
     let dir = &config.dir;
     let fail = |reason: String| WalkError {
         dir: dir.clone(),
@@ -127,29 +146,25 @@ pub fn candidates(
         .follow_links(!config.no_symlinks)
         .overrides(config.ignore.clone())
         .build_parallel();
-    let found = std::sync::Mutex::new((Vec::new(), SkipCounts::default()));
+    let skipped = std::sync::Mutex::new(SkipCounts::default());
     walker.run(|| {
         Box::new(|entry| {
-            let visit = match entry {
-                Ok(entry) => candidate(config, registry, &entry).map(Ok),
+            let go_on = match entry {
+                Ok(entry) => candidate(config, registry, &entry).is_none_or(&found),
                 Err(err) => {
                     tracing::debug!("skipped: {err}");
-                    Some(Err(SkipReason::Unreadable))
+                    let mut skipped = skipped.lock().unwrap_or_else(|e| e.into_inner());
+                    skipped.add(SkipReason::Unreadable);
+                    true
                 }
             };
-            if let Some(visit) = visit {
-                let mut found = found.lock().unwrap_or_else(|e| e.into_inner());
-                match visit {
-                    Ok(c) => found.0.push(c),
-                    Err(reason) => found.1.add(reason),
-                }
+            match go_on {
+                true => ignore::WalkState::Continue,
+                false => ignore::WalkState::Quit,
             }
-            ignore::WalkState::Continue
         })
     });
-    let (mut found, skipped) = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    found.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok((found, skipped))
+    Ok(skipped.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// The candidate an entry of the walk is, if it is a file of a scanned format.
