@@ -119,8 +119,8 @@ pub struct Format {
     /// resolved in the grammar on first use (shared by clones), so a
     /// process reads only the grammars it parses with.
     kinds: Arc<OnceLock<Kinds>>,
-    /// The node kinds as `grammars.toml` names them, to resolve.
-    kind_names: Arc<KindNames>,
+    /// Its entry in `grammars.toml`, whose node kinds those are.
+    spec: Arc<FormatSpec>,
     /// Identifier texts that keep their text in every mode (`self`).
     pub keep_identifiers: Vec<String>,
     /// Identifier texts that are literals (Kotlin's `true`, which its
@@ -170,7 +170,7 @@ impl Format {
     /// checks every format).
     pub fn kinds(&self) -> &Kinds {
         self.kinds.get_or_init(|| {
-            Kinds::resolve(&self.language, &self.kind_names)
+            Kinds::resolve(&self.language, &self.spec)
                 .expect("grammars.toml names only node kinds of its grammars (checked by tests)")
         })
     }
@@ -178,7 +178,7 @@ impl Format {
     /// Resolves its node kinds now, failing on one its grammar lacks.
     fn check_kinds(&self) -> Result<(), GrammarError> {
         if self.kinds.get().is_none() {
-            let kinds = Kinds::resolve(&self.language, &self.kind_names)?;
+            let kinds = Kinds::resolve(&self.language, &self.spec)?;
             let _ = self.kinds.set(kinds);
         }
         Ok(())
@@ -198,21 +198,6 @@ impl Format {
     pub fn is_interpolation(&self, kind_id: u16) -> bool {
         self.kinds().is_interpolation(kind_id)
     }
-}
-
-/// The node kinds a format's entry in `grammars.toml` names, by list.
-struct KindNames {
-    /// The format and its grammar, for errors.
-    format: String,
-    grammar: String,
-    identifiers: Vec<String>,
-    strings: Vec<String>,
-    numbers: Vec<String>,
-    literals: Vec<String>,
-    comments: Vec<String>,
-    interpolations: Vec<String>,
-    imports: Vec<String>,
-    outside_code: Vec<String>,
 }
 
 /// What each node-kind id of a format's grammar is, as `grammars.toml`
@@ -238,17 +223,18 @@ pub struct Kinds {
 }
 
 impl Kinds {
-    /// The ids of `names` in `language`; an error for a name it lacks.
-    fn resolve(language: &Language, names: &KindNames) -> Result<Kinds, GrammarError> {
-        let named = NamedKinds::of(language, &names.format, &names.grammar);
+    /// The node kinds `spec` names, by id in `language`; an error for a
+    /// name it lacks.
+    fn resolve(language: &Language, spec: &FormatSpec) -> Result<Kinds, GrammarError> {
+        let named = NamedKinds::of(language, &spec.name, &spec.grammar);
         let count = language.node_kind_count();
         let mut classes = vec![None; count];
         let declared = [
-            (&names.identifiers, Class::Identifier),
-            (&names.strings, Class::String),
-            (&names.numbers, Class::Number),
-            (&names.literals, Class::Literal),
-            (&names.comments, Class::Comment),
+            (&spec.identifiers, Class::Identifier),
+            (&spec.strings, Class::String),
+            (&spec.numbers, Class::Number),
+            (&spec.literals, Class::Literal),
+            (&spec.comments, Class::Comment),
         ];
         for (kinds, class) in declared {
             for kind in kinds {
@@ -266,13 +252,13 @@ impl Kinds {
             }
             Ok(flags)
         };
-        let interpolations = flags(&names.interpolations)?;
+        let interpolations = flags(&spec.interpolations)?;
         Ok(Kinds {
             classes,
             has_interpolations: interpolations.contains(&true),
             interpolations,
-            imports: flags(&names.imports)?,
-            outside_code: flags(&names.outside_code)?,
+            imports: flags(&spec.import_kinds)?,
+            outside_code: flags(&spec.outside_code)?,
         })
     }
 
@@ -478,39 +464,27 @@ impl Registry {
                 }
                 None => None,
             };
-            let mut keep_identifiers = f.keep_identifiers;
+            let mut keep_identifiers = f.keep_identifiers.clone();
             for inner in embedded.iter().flat_map(|e| &e.formats) {
                 keep_identifiers.extend(inner.keep_identifiers.iter().cloned());
             }
-            let kind_names = KindNames {
-                format: f.name.clone(),
-                grammar: f.grammar,
-                identifiers: f.identifiers,
-                strings: f.strings,
-                numbers: f.numbers,
-                literals: f.literals,
-                comments: f.comments,
-                interpolations: f.interpolations,
-                imports: f.import_kinds,
-                outside_code: f.outside_code,
-            };
             let format = Format {
                 id,
-                name: f.name,
+                name: f.name.clone(),
                 aliases: lower(&f.aliases),
                 extensions: lower(&f.extensions),
-                family: f.family,
+                family: f.family.clone(),
                 family_id,
                 language,
                 kinds: Arc::new(OnceLock::new()),
-                kind_names: Arc::new(kind_names),
                 keep_identifiers,
-                literal_identifiers: f.literal_identifiers,
-                snippet_wrappers: f.snippet_wrappers,
-                block_comment: f.block_comment,
+                literal_identifiers: f.literal_identifiers.clone(),
+                snippet_wrappers: f.snippet_wrappers.clone(),
+                block_comment: f.block_comment.clone(),
                 embedded,
                 interpreters: lower(&f.interpreters),
-                filenames: f.filenames,
+                filenames: f.filenames.clone(),
+                spec: Arc::new(f),
             };
             registry.claim(&format)?;
             registry.formats.push(format);
