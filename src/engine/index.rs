@@ -11,7 +11,7 @@
 //! the file's stream. An `Index` never changes once built: a rescan builds a
 //! new one and swaps it in whole.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -205,7 +205,7 @@ pub struct Index {
     /// [`SEED_TOKENS`], made here from the tokens).
     seeds: Vec<Table>,
     /// Per file: its fingerprints and seeds that occur elsewhere too.
-    repeated: Vec<Repeated>,
+    repeated: OnceLock<Vec<Repeated>>,
     /// The winnowing parameters the fingerprints were made with.
     pub winnow: Winnow,
     /// Relative path → file.
@@ -260,17 +260,6 @@ impl Index {
             let seeds = tables.split_off(registry.families().len());
             (tables, seeds)
         };
-        let mut repeated: Vec<Repeated> = files.iter().map(|_| Repeated::default()).collect();
-        for table in &postings {
-            table.for_each_repeated(|p| repeated[p.file as usize].fingerprints.push(p.into()));
-        }
-        for table in &seeds {
-            table.for_each_repeated(|p| repeated[p.file as usize].seeds.push(p.into()));
-        }
-        repeated.par_iter_mut().for_each(|r| {
-            r.fingerprints.sort_unstable_by_key(|f| f.pos);
-            r.seeds.sort_unstable_by_key(|f| f.pos);
-        });
         let by_rel = files
             .iter()
             .enumerate()
@@ -280,7 +269,7 @@ impl Index {
             files,
             postings,
             seeds,
-            repeated,
+            repeated: OnceLock::new(),
             winnow,
             by_rel,
         }
@@ -300,9 +289,26 @@ impl Index {
         lists.get(family).map_or(&[], |table| table.lookup(hash))
     }
 
-    /// The fingerprints and seeds of `file` that occur elsewhere too.
-    pub fn repeated(&self, file: u32) -> &Repeated {
-        &self.repeated[file as usize]
+    /// Per file, its fingerprints and seeds that occur elsewhere too, read
+    /// off the sorted postings on first use: only whole-project clone
+    /// detection asks, and a scan is ready for checks before it.
+    pub fn repeated(&self) -> &[Repeated] {
+        self.repeated.get_or_init(|| self.find_repeated())
+    }
+
+    fn find_repeated(&self) -> Vec<Repeated> {
+        let mut repeated: Vec<Repeated> = self.files.iter().map(|_| Repeated::default()).collect();
+        for table in &self.postings {
+            table.for_each_repeated(|p| repeated[p.file as usize].fingerprints.push(p.into()));
+        }
+        for table in &self.seeds {
+            table.for_each_repeated(|p| repeated[p.file as usize].seeds.push(p.into()));
+        }
+        repeated.par_iter_mut().for_each(|r| {
+            r.fingerprints.sort_unstable_by_key(|f| f.pos);
+            r.seeds.sort_unstable_by_key(|f| f.pos);
+        });
+        repeated
     }
 
     /// The file at a path relative to DIR.
@@ -427,7 +433,7 @@ mod tests {
         let index = Index::build(files, &registry, winnow);
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
         for (file_id, file) in index.files.iter().enumerate() {
-            let repeated = index.repeated(file_id as u32);
+            let repeated = &index.repeated()[file_id];
             let seeds = fingerprints(&file.tokens, seed_winnow);
             for (have, all, which) in [
                 (
@@ -447,7 +453,7 @@ mod tests {
         }
         // The shared function is repeated in the first two files, and
         // nothing of the third is.
-        let [first, second, third] = [0, 1, 2].map(|f| index.repeated(f));
+        let [first, second, third] = [0, 1, 2].map(|f| &index.repeated()[f]);
         assert!(!first.fingerprints.is_empty() && !second.seeds.is_empty());
         assert!(third.fingerprints.is_empty() && third.seeds.is_empty());
     }

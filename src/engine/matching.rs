@@ -592,13 +592,15 @@ pub fn project_clones(
     skip_local: bool,
     near_miss: Option<f64>,
 ) -> (Vec<Clone>, usize) {
+    // Only what occurs elsewhere can be found elsewhere (read here, once,
+    // not from inside the tasks below).
+    let repeated_of = index.repeated();
     let per_file: Vec<(Vec<Clone>, usize)> = (0..index.files.len() as u32)
         .into_par_iter()
         .with_max_len(1)
         .map(|fa| {
             let file = &index.files[fa as usize];
-            // Only what occurs elsewhere can be found elsewhere.
-            let repeated = index.repeated(fa);
+            let repeated = &repeated_of[fa as usize];
             // Each unordered pair is found from its first location only.
             let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
             let found = find_runs(
