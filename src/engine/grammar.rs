@@ -169,19 +169,18 @@ impl Format {
     /// kinds that exist (its tests load it with [`Registry::load`], which
     /// checks every format).
     pub fn kinds(&self) -> &Kinds {
-        self.kinds.get_or_init(|| {
-            Kinds::resolve(&self.language, &self.spec)
-                .expect("grammars.toml names only node kinds of its grammars (checked by tests)")
-        })
+        self.resolve_kinds()
+            .expect("grammars.toml names only node kinds of its grammars (checked by tests)")
     }
 
-    /// Resolves its node kinds now, failing on one its grammar lacks.
-    fn check_kinds(&self) -> Result<(), GrammarError> {
-        if self.kinds.get().is_none() {
-            let kinds = Kinds::resolve(&self.language, &self.spec)?;
-            let _ = self.kinds.set(kinds);
+    /// Its node kinds, resolved now if not yet; an error for a kind its
+    /// grammar lacks.
+    fn resolve_kinds(&self) -> Result<&Kinds, GrammarError> {
+        if let Some(kinds) = self.kinds.get() {
+            return Ok(kinds);
         }
-        Ok(())
+        let kinds = Kinds::resolve(&self.language, &self.spec)?;
+        Ok(self.kinds.get_or_init(|| kinds))
     }
 
     /// The declared class of a node-kind id, if any.
@@ -416,7 +415,7 @@ impl Registry {
     pub fn load(text: &str) -> Result<Registry, GrammarError> {
         let registry = Registry::read(toml::from_str(text)?)?;
         for format in &registry.formats {
-            format.check_kinds()?;
+            format.resolve_kinds()?;
         }
         Ok(registry)
     }
