@@ -682,11 +682,12 @@ pub fn tokenize_within(
     normalization: &Normalization,
     budget: &Budget,
 ) -> Result<Vec<Token>, ParseError> {
-    let mut tokens = Vec::with_capacity(text.len() / 4);
+    let mut tokens = Vec::with_capacity(text.len() / 16);
     let mut normalizer = normalization.of(text);
     for_each_leaf_within(format, text, budget, |leaf| {
         normalizer.push(&mut tokens, format, leaf)
     })?;
+    tokens.shrink_to_fit();
     Ok(tokens)
 }
 
