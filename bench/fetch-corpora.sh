@@ -53,8 +53,10 @@
 # tests), which says nothing about false positives.
 # The corpora of the new languages keep only that language's files (C keeps
 # .c and .h, C++ its own extensions but not .h, which dupcheck reads as C).
-# .corpora/all/ holds copies of the positive corpora side by side: it is the
-# folder the benchmark serves.
+# .corpora/all/ holds copies of the positive corpora side by side: the
+# folder the quality benchmark serves. .corpora/four/ holds the first four
+# (lodash, rxjs, django, tokio): the folder `make bench` scans whole and
+# serves, the set its peers' reference figures are of.
 #
 # Debian's packages come through apt-get with a configuration of its own in
 # .corpora/.apt (bookworm's main archive, binary and source; its lists are
@@ -265,6 +267,13 @@ for name in lodash rxjs django tokio client_golang commons-lang libgit2 imgui \
     if [[ ! -d "$dest/all/$name" ]]; then
         cp -R "$dest/$name" "$work/all-$name"
         mv "$work/all-$name" "$dest/all/$name"
+    fi
+done
+mkdir -p "$dest/four"
+for name in lodash rxjs django tokio; do
+    if [[ ! -d "$dest/four/$name" ]]; then
+        cp -R "$dest/$name" "$work/four-$name"
+        mv "$work/four-$name" "$dest/four/$name"
     fi
 done
 echo "corpora ready in $dest"

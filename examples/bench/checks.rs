@@ -1,5 +1,5 @@
 //! Checks and memory, on one `dupcheck --no-watch --no-cache` serving
-//! `.corpora/all`: latency p50/p99 of 20-, 100- and 1,000-line checks over
+//! `.corpora/four`: latency p50/p99 of 20-, 100- and 1,000-line checks over
 //! one keep-alive connection, checks/s of 100-line checks at 1, 16 and 64
 //! connections, the editing sessions' checks (reparsed from the last
 //! version of their path, then parsed afresh), and the same latencies and
@@ -22,7 +22,7 @@ use crate::{Options, Part};
 
 /// Targets of the issue, printed beside the figures: p50 and p99 of
 /// 100-line checks in ms, checks/s at 16 connections, RSS after the scan
-/// of `all` in MB.
+/// of `four` in MB.
 const TARGET_P50_100: f64 = 0.3;
 const TARGET_P99_100: f64 = 2.0;
 const TARGET_CHECKS_16: f64 = 5000.0;
@@ -131,7 +131,7 @@ struct Memory {
     run: Throughput,
 }
 
-/// Serves `all` without watcher and cache, measures its checks (and the
+/// Serves `four` without watcher and cache, measures its checks (and the
 /// same against jscpd-server) and its memory, as `--only` asks, and adds
 /// them to the table.
 pub(crate) fn checks_and_memory(
@@ -140,10 +140,10 @@ pub(crate) fn checks_and_memory(
     counts: &Counts,
     out: &mut Output,
 ) -> Result<(), String> {
-    let all = env.corpus("all");
+    let four = env.corpus("four");
     let workload = Workload::new(env);
-    progress("checks: starting dupcheck on all");
-    let mut server = Server::dupcheck(env, &all, &["--no-watch", "--no-cache"])?;
+    progress("checks: starting dupcheck on four");
+    let mut server = Server::dupcheck(env, &four, &["--no-watch", "--no-cache"])?;
     let (scanned, _) = server.summary(RUN_LIMIT)?;
     let after_scan_mb = server.rss_mb();
     let scan_s = scanned.duration_since(server.spawned).as_secs_f64();
@@ -185,7 +185,7 @@ pub(crate) fn checks_and_memory(
     server.stop();
     let peer = dupcheck
         .is_some()
-        .then(|| jscpd_checks(env, &all, &workload, counts));
+        .then(|| jscpd_checks(env, &four, &workload, counts));
     if let Some(dupcheck) = &dupcheck {
         print_checks(out, dupcheck, peer.as_ref(), scan_s, &workload);
         print_typing(out, typing, &workload);
@@ -211,7 +211,7 @@ fn jscpd_checks(
     workload: &Workload,
     counts: &Counts,
 ) -> Result<PeerChecks, String> {
-    progress("checks: starting jscpd-server on all");
+    progress("checks: starting jscpd-server on four");
     let mut server = Server::jscpd(env, dir)?;
     let ready = wait_ready(server.port, RUN_LIMIT, Duration::from_millis(10))?;
     let ready_s = ready.duration_since(server.spawned).as_secs_f64();
@@ -253,7 +253,7 @@ fn print_checks(
         f.map_or("-".into(), pick)
     };
     out.line(format!(
-        "CHECKS on all (dupcheck --no-watch --no-cache, ready {scan_s:.2} s after spawn; {peer_note})"
+        "CHECKS on four (dupcheck --no-watch --no-cache, ready {scan_s:.2} s after spawn; {peer_note})"
     ));
     out.line(format!(
         "  {:<22} {:<40} {:<40} target",
@@ -402,7 +402,7 @@ fn checks_json(
 fn print_memory(out: &mut Output, memory: &Memory) {
     let ok = memory.after_scan_mb.is_some_and(|mb| mb <= TARGET_RSS_MB);
     out.line(format!(
-        "MEMORY (all): RSS after scan {} MB (target <= {TARGET_RSS_MB} MB: {}); after {} more checks \
+        "MEMORY (four): RSS after scan {} MB (target <= {TARGET_RSS_MB} MB: {}); after {} more checks \
          of 20 lines on 16 connections ({}) {} MB",
         or_dash(memory.after_scan_mb, 1),
         verdict(ok),

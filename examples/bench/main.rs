@@ -3,14 +3,14 @@
 //!
 //! Measured in one run (each part can be run alone with `--only`):
 //!
-//! 1. `scan`: cold scan of `.corpora/{lodash,rxjs,django,tokio,all}`: wall
+//! 1. `scan`: cold scan of `.corpora/{lodash,rxjs,django,tokio,four}`: wall
 //!    seconds, CPU seconds (user+sys) and peak RSS of `dupcheck --no-cache
 //!    --no-watch` from spawn to its stderr `scanned` line (CPU and VmHWM read
 //!    from /proc after the clones' line that follows it), of each peer of `bench/fetch-peers.sh`
 //!    (jscpd 5, jscpd 4, jscpd-rs) run to completion (wait4 rusage), and the
 //!    parse-only floor: the texts of the files dupcheck scans, preloaded, and
 //!    parsed in-process with `dupcheck::engine::parse::parse` on all cores.
-//! 2. `warm`: spawn to `/api/health` ready (polled every 2 ms) on `all` with
+//! 2. `warm`: spawn to `/api/health` ready (polled every 2 ms) on `four` with
 //!    a cache filled by a previous run.
 //! 3. `checks`: `/api/check` latency p50/p99 over one keep-alive connection
 //!    for snippets of 20, 100 and 1,000 lines cut from the corpora, and
@@ -18,7 +18,7 @@
 //!    jscpd-rs's `jscpd-server` on the same folder.
 //! 4. `update`: in a watched copy of lodash, the time from writing a new file
 //!    to the first check that reports a duplication in it.
-//! 5. `memory`: dupcheck's VmRSS after the scan of `all` and after 100,000
+//! 5. `memory`: dupcheck's VmRSS after the scan of `four` and after 100,000
 //!    checks of 20-line snippets over 16 connections.
 //!
 //! Cold scans are the median of 3 runs (jscpd 4: one run), the floor the

@@ -1,4 +1,4 @@
-//! Cold scan: for each of `.corpora/{lodash,rxjs,django,tokio,all}`, wall
+//! Cold scan: for each of `.corpora/{lodash,rxjs,django,tokio,four}`, wall
 //! seconds, CPU seconds and peak RSS of `dupcheck --no-cache --no-watch`
 //! from spawn to its `scanned` line (CPU and peak RSS once the clones'
 //! line has followed), beside the parse-only floor (the same

@@ -1,4 +1,4 @@
-//! Warm start: seconds from spawning dupcheck on `.corpora/all` to
+//! Warm start: seconds from spawning dupcheck on `.corpora/four` to
 //! `/api/health` saying ready (polled every 2 ms), with the cache filled by
 //! a previous start; how many files it parsed and reused, and its RSS.
 
@@ -33,11 +33,11 @@ fn cached_start(env: &Env, dir: &Path) -> Result<(f64, Summary, Option<f64>), St
     Ok((seconds, summary, rss))
 }
 
-/// Fills the cache of `all` with one start, then times `warm_runs` starts
+/// Fills the cache of `four` with one start, then times `warm_runs` starts
 /// on it and adds their median to the table.
 pub(crate) fn warm_start(env: &Env, counts: &Counts, out: &mut Output) -> Result<(), String> {
-    let dir = env.corpus("all");
-    progress("warm: filling the cache of all");
+    let dir = env.corpus("four");
+    progress("warm: filling the cache of four");
     let (fill_seconds, _, _) = cached_start(env, &dir)?;
     let mut runs = Vec::new();
     for run in 0..counts.warm_runs {
@@ -51,7 +51,7 @@ pub(crate) fn warm_start(env: &Env, counts: &Counts, out: &mut Output) -> Result
         .min_by(|a, b| (a.0 - median_s).abs().total_cmp(&(b.0 - median_s).abs()))
         .ok_or("no warm start")?;
     out.line(format!(
-        "WARM START (all, cache filled): {median_s:.3} s spawn -> ready (target <= {TARGET_WARM} s: {}); \
+        "WARM START (four, cache filled): {median_s:.3} s spawn -> ready (target <= {TARGET_WARM} s: {}); \
          {} parsed, {} reused of {} files; RSS {} MB; runs {:?} s; the filling start took {fill_seconds:.3} s",
         verdict(median_s <= TARGET_WARM),
         summary.parsed,
