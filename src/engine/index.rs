@@ -63,6 +63,10 @@ pub struct SourceFile {
     pub tokens: Vec<Token>,
     /// Winnowed fingerprints of `tokens`.
     pub fingerprints: Vec<Fingerprint>,
+    /// The finer seeds of `tokens` ([`Postings::Seeds`]), made with the
+    /// file: on the scan's workers, and once for a file that later
+    /// snapshots share.
+    pub seeds: Vec<Fingerprint>,
     /// Size, mtime and content hash of `text` on disk.
     pub meta: FileMeta,
 }
@@ -93,7 +97,7 @@ impl SourceFile {
     }
 
     /// A file whose tokens and fingerprints are already known (from a
-    /// previous scan or the cache).
+    /// previous scan or the cache); its seeds are made here.
     pub fn with_tokens(
         path: String,
         rel: String,
@@ -110,6 +114,7 @@ impl SourceFile {
             family: format.family_id,
             lines: LineIndex::new(&text),
             text: text.into_boxed_str(),
+            seeds: self::fingerprints(&tokens, Winnow::for_min_tokens(SEED_TOKENS)),
             tokens,
             fingerprints,
             meta,
@@ -202,7 +207,7 @@ pub struct Index {
     /// Per family: the postings of the files' fingerprints.
     postings: Vec<Table>,
     /// Per family: the postings of the files' seeds (winnowed for
-    /// [`SEED_TOKENS`], made here from the tokens).
+    /// [`SEED_TOKENS`]: [`SourceFile::seeds`]).
     seeds: Vec<Table>,
     /// Per file: its fingerprints and seeds that occur elsewhere too.
     repeated: OnceLock<Vec<Repeated>>,
@@ -237,14 +242,9 @@ impl Index {
                 pos: f.pos,
             }));
         }
-        let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
-        let per_file: Vec<Vec<Fingerprint>> = files
-            .par_iter()
-            .map(|file| fingerprints(&file.tokens, seed_winnow))
-            .collect();
         let mut seeds: Vec<Vec<Posting>> = vec![Vec::new(); registry.families().len()];
-        for (file_id, (file, fps)) in files.iter().zip(per_file).enumerate() {
-            seeds[file.family].extend(fps.into_iter().map(|f| Posting {
+        for (file_id, file) in files.iter().enumerate() {
+            seeds[file.family].extend(file.seeds.iter().map(|f| Posting {
                 hash: f.hash,
                 file: file_id as u32,
                 pos: f.pos,
@@ -342,25 +342,43 @@ impl Table {
     /// Most bucket bits: 2^24 buckets, for 16 million postings or more.
     const MAX_BITS: u32 = 24;
 
-    fn new(mut postings: Vec<Posting>) -> Table {
-        postings.par_sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+    /// The table of `postings`, sorted by hash, file and position: placed
+    /// by bucket first (a counting sort on the top bits of the hash, which
+    /// are uniform), then each bucket, of about one posting, sorted alone.
+    fn new(postings: Vec<Posting>) -> Table {
         let bits = postings
             .len()
             .next_power_of_two()
             .trailing_zeros()
             .clamp(1, Table::MAX_BITS);
         let shift = u64::BITS - bits;
-        let buckets = 1usize << bits;
-        let mut starts = Vec::with_capacity(buckets + 1);
-        let mut at = 0;
-        for bucket in 0..=buckets {
-            while at < postings.len() && ((postings[at].hash >> shift) as usize) < bucket {
-                at += 1;
-            }
-            starts.push(at as u32);
+        let bucket = |p: &Posting| (p.hash >> shift) as usize;
+        // starts[b + 1] counts bucket b, then becomes where bucket b ends.
+        let mut starts = vec![0u32; (1usize << bits) + 1];
+        for p in &postings {
+            starts[bucket(p) + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        // Every slot is written below.
+        let blank = Posting {
+            hash: 0,
+            file: 0,
+            pos: 0,
+        };
+        let mut sorted = vec![blank; postings.len()];
+        let mut next = starts.clone();
+        for p in postings {
+            let at = &mut next[bucket(&p)];
+            sorted[*at as usize] = p;
+            *at += 1;
+        }
+        for b in starts.windows(2) {
+            sorted[b[0] as usize..b[1] as usize].sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
         }
         Table {
-            postings,
+            postings: sorted,
             starts,
             shift,
         }
@@ -399,6 +417,40 @@ pub fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
 mod tests {
     use super::*;
     use crate::engine::hash::mix64;
+
+    #[test]
+    fn a_table_sorts_its_postings_by_hash_file_and_position() {
+        let mut x = 7u64;
+        let mut postings: Vec<Posting> = (0..5_000u32)
+            .map(|i| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                // A few hashes repeated many times, as boilerplate gives.
+                let hash = if i % 3 == 0 {
+                    mix64(u64::from(i % 7))
+                } else {
+                    mix64(x)
+                };
+                Posting {
+                    hash,
+                    file: (x >> 40) as u32 % 50,
+                    pos: i,
+                }
+            })
+            .collect();
+        postings.reverse();
+        let table = Table::new(postings.clone());
+        postings.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+        assert_eq!(table.postings, postings);
+        for p in &postings {
+            let found = table.lookup(p.hash);
+            assert!(found.iter().all(|f| f.hash == p.hash) && found.contains(p));
+            assert_eq!(
+                found.len(),
+                postings.iter().filter(|q| q.hash == p.hash).count()
+            );
+        }
+        assert!(Table::new(Vec::new()).lookup(1).is_empty());
+    }
 
     #[test]
     fn repeated_lists_what_a_lookup_finds_beside_itself_in_position_order() {
