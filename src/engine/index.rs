@@ -234,30 +234,27 @@ impl Index {
     /// Gathers the postings of `files` (sorted by path here).
     pub fn build(mut files: Vec<Arc<SourceFile>>, registry: &Registry, winnow: Winnow) -> Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        let mut postings: Vec<Vec<Posting>> = vec![Vec::new(); registry.families().len()];
-        for (file_id, file) in files.iter().enumerate() {
-            postings[file.family].extend(file.fingerprints.iter().map(|f| Posting {
-                hash: f.hash,
-                file: file_id as u32,
-                pos: f.pos,
-            }));
-        }
-        let mut seeds: Vec<Vec<Posting>> = vec![Vec::new(); registry.families().len()];
-        for (file_id, file) in files.iter().enumerate() {
-            seeds[file.family].extend(file.seeds.iter().map(|f| Posting {
-                hash: f.hash,
-                file: file_id as u32,
-                pos: f.pos,
-            }));
-        }
-        let tables: Vec<Table> = postings
+        let families = registry.families().len();
+        // Per family, the postings of what `of` gives of each file.
+        let by_family = |of: fn(&SourceFile) -> &[Fingerprint]| {
+            let mut lists: Vec<Vec<Posting>> = vec![Vec::new(); families];
+            for (file_id, file) in files.iter().enumerate() {
+                lists[file.family].extend(of(file).iter().map(|f| Posting {
+                    hash: f.hash,
+                    file: file_id as u32,
+                    pos: f.pos,
+                }));
+            }
+            lists
+        };
+        let tables: Vec<Table> = by_family(|f| &f.fingerprints)
             .into_par_iter()
-            .chain(seeds.into_par_iter())
+            .chain(by_family(|f| &f.seeds).into_par_iter())
             .map(Table::new)
             .collect();
         let (postings, seeds) = {
             let mut tables = tables;
-            let seeds = tables.split_off(registry.families().len());
+            let seeds = tables.split_off(families);
             (tables, seeds)
         };
         let by_rel = files
