@@ -52,6 +52,8 @@ pub struct Snapshot {
     pub duration: Duration,
     /// Files parsed (not reused) by this scan.
     pub parsed: usize,
+    /// The folders the scan's walk entered, DIR first, then sorted.
+    pub folders: Vec<PathBuf>,
     /// Whole-project clones and capped lookups, detected on first use.
     clones: OnceLock<(Vec<Clone>, usize)>,
     /// Whole-project statistics, computed on first use.
@@ -81,6 +83,17 @@ impl Snapshot {
             found
         });
         (clones, *capped)
+    }
+
+    /// Whether this snapshot holds the very files of `other` (shared, none
+    /// read again), skipped the same and walked the same folders: it
+    /// answers as `other` does.
+    fn indexes_the_same_as(&self, other: &Snapshot) -> bool {
+        let (mine, theirs) = (&self.index.files, &other.index.files);
+        self.skipped == other.skipped
+            && self.folders == other.folders
+            && mine.len() == theirs.len()
+            && mine.iter().zip(theirs).all(|(a, b)| Arc::ptr_eq(a, b))
     }
 
     /// Lines and tokens of the files scanned, as the statistics count them.
@@ -276,7 +289,10 @@ pub fn scan(
         (walked, outcomes)
     });
     let (walked, walk_time) = walked;
-    let mut skipped = walked.map_err(|e| ScanError::Walk(e.to_string()))?;
+    let walk::Walked {
+        mut skipped,
+        folders,
+    } = walked.map_err(|e| ScanError::Walk(e.to_string()))?;
     progress.phase("indexing");
     let mut files = Vec::with_capacity(outcomes.len());
     let mut parsed = 0;
@@ -302,6 +318,7 @@ pub fn scan(
         finished: SystemTime::now(),
         duration: started.elapsed(),
         parsed,
+        folders,
         clones: OnceLock::new(),
         stats: OnceLock::new(),
     })
@@ -554,6 +571,10 @@ pub struct Scanner {
     /// Whether the next full scan is the first (it reads the cache and
     /// prints the summary line).
     first: AtomicBool,
+    /// Whether the first full scan has ended (published or failed), and
+    /// its signal.
+    first_ended: Mutex<bool>,
+    first_ended_signal: Condvar,
     /// Whether updates happened since the cache was last written.
     cache_dirty: AtomicBool,
     /// When the scanner was made (at the server's start): the first
@@ -572,6 +593,8 @@ impl Scanner {
             building: Mutex::new(()),
             last_update: Mutex::new(None),
             first: AtomicBool::new(true),
+            first_ended: Mutex::new(false),
+            first_ended_signal: Condvar::new(),
             cache_dirty: AtomicBool::new(false),
             created: Instant::now(),
         })
@@ -601,6 +624,17 @@ impl Scanner {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .is_some()
+    }
+
+    /// Blocks until the first full scan has ended, published or failed;
+    /// then the current snapshot (`None` if it failed).
+    pub fn first_scanned(&self) -> Option<Arc<Snapshot>> {
+        let ended = self.first_ended.lock().unwrap_or_else(|e| e.into_inner());
+        let _ended = self
+            .first_ended_signal
+            .wait_while(ended, |ended| !*ended)
+            .unwrap_or_else(|e| e.into_inner());
+        self.snapshot()
     }
 
     /// When the watcher last applied a change, if ever.
@@ -635,15 +669,19 @@ impl Scanner {
                 Progress::quiet()
             };
             let outcome = this.build(|previous| {
-                let mut reuse = Reuse::previous(previous);
+                let mut reuse = Reuse::previous(previous.map(|p| &**p));
                 if first {
                     if let Some(dir) = &this.config.cache_dir {
                         progress.phase("reading the cache");
                         reuse.cached = cache::load(dir, this.cache_key());
                     }
                 }
-                scan(&this.config, &this.registry, &reuse, &progress)
+                scan(&this.config, &this.registry, &reuse, &progress).map(Arc::new)
             });
+            if first {
+                *this.first_ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                this.first_ended_signal.notify_all();
+            }
             // The first scan's lines go to stderr, the others' to the log.
             let say = |line: String| match first {
                 true => progress.print(&line),
@@ -673,15 +711,25 @@ impl Scanner {
 
     /// Applies changes seen by the watcher (blocking): a scan that reuses
     /// every file whose size and mtime are unchanged and that `changed`
-    /// does not name. Waits for a running scan; fails before the first.
+    /// does not name (with nothing named, it finds what changed on disk
+    /// since the current snapshot by size and mtime alone). When that
+    /// reuses every file and skips the same, the current snapshot stays,
+    /// with its statistics, and is returned. Waits for a running scan;
+    /// fails before the first.
     pub fn update(&self, changed: &HashSet<PathBuf>) -> ScanResult {
+        let mut updated = false;
         let outcome = self.build(|previous| {
             let previous = previous.ok_or(ScanError::NoIndex)?;
             let mut reuse = Reuse::previous(Some(previous));
             reuse.changed = Some(changed);
-            scan(&self.config, &self.registry, &reuse, &Progress::quiet())
+            let next = scan(&self.config, &self.registry, &reuse, &Progress::quiet())?;
+            if next.indexes_the_same_as(previous) {
+                return Ok(Arc::clone(previous));
+            }
+            updated = true;
+            Ok(Arc::new(next))
         });
-        if outcome.is_ok() {
+        if updated {
             *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());
             self.cache_dirty.store(true, Ordering::SeqCst);
         }
@@ -690,18 +738,14 @@ impl Scanner {
 
     /// Builds a snapshot from the current one with `make` (one build at a
     /// time), catching panics, and publishes it on success.
-    fn build(
-        &self,
-        make: impl FnOnce(Option<&Snapshot>) -> Result<Snapshot, ScanError>,
-    ) -> ScanResult {
+    fn build(&self, make: impl FnOnce(Option<&Arc<Snapshot>>) -> ScanResult) -> ScanResult {
         let _building = self.building.lock().unwrap_or_else(|e| e.into_inner());
         let previous = self.snapshot();
-        let outcome = catch_unwind(AssertUnwindSafe(|| make(previous.as_deref())))
-            .unwrap_or_else(|panic| {
+        let outcome =
+            catch_unwind(AssertUnwindSafe(|| make(previous.as_ref()))).unwrap_or_else(|panic| {
                 tracing::error!("scan panicked: {}", panic_message(&*panic));
                 Err(ScanError::Panicked)
-            })
-            .map(Arc::new);
+            });
         match &outcome {
             Ok(snapshot) => {
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) =
@@ -821,5 +865,71 @@ mod tests {
         assert!(walk.is_err());
         assert_eq!(pending.next().map(|c| c.rel), Some("a".to_owned()));
         assert!(pending.next().is_none());
+    }
+
+    /// A scanner of `dir` (no cache) whose first scan is done.
+    fn scanned(dir: &std::path::Path) -> Arc<Scanner> {
+        use clap::Parser as _;
+        let cli = crate::project::config::Cli::try_parse_from([
+            "dupcheck",
+            dir.to_str().unwrap(),
+            "--no-cache",
+        ])
+        .unwrap();
+        let registry = Registry::builtin();
+        let config = Config::resolve(&cli, dir, &registry, |_| {}).unwrap();
+        let scanner = Scanner::new(Arc::new(config), registry);
+        let first = scanner.build(|_| {
+            scan(
+                &scanner.config,
+                &scanner.registry,
+                &Reuse::default(),
+                &Progress::quiet(),
+            )
+            .map(Arc::new)
+        });
+        assert!(first.is_ok());
+        scanner
+    }
+
+    #[test]
+    fn an_update_naming_nothing_finds_what_changed_on_disk_and_else_keeps_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = "export function add(a, b) {\n  return a + b;\n}\n";
+        std::fs::write(dir.path().join("a.js"), code).unwrap();
+        std::fs::write(dir.path().join("b.js"), code).unwrap();
+        let scanner = scanned(dir.path());
+        let first = scanner.snapshot().unwrap();
+        assert_eq!(first.folders, [dir.path()]);
+        let nothing = HashSet::default();
+
+        // Nothing changed: the same snapshot, with its statistics.
+        let same = scanner.update(&nothing).unwrap();
+        assert!(Arc::ptr_eq(&first, &same));
+        assert_eq!(scanner.last_update(), None);
+
+        // An edit no event named, found by its size: only it is read.
+        std::fs::write(dir.path().join("b.js"), format!("{code}// more\n")).unwrap();
+        let edited = scanner.update(&nothing).unwrap();
+        assert!(!Arc::ptr_eq(&first, &edited));
+        assert!(scanner.last_update().is_some());
+        let texts: Vec<&str> = edited.index.files.iter().map(|f| &*f.text).collect();
+        assert_eq!(texts, [code, &format!("{code}// more\n")]);
+        assert!(Arc::ptr_eq(&first.index.files[0], &edited.index.files[0]));
+
+        // A new folder, empty: a new snapshot that walked it, files shared.
+        std::fs::create_dir(dir.path().join("new")).unwrap();
+        let walked = scanner.update(&nothing).unwrap();
+        assert_eq!(
+            walked.folders,
+            [dir.path().to_owned(), dir.path().join("new")]
+        );
+        assert!(walked
+            .index
+            .files
+            .iter()
+            .zip(&edited.index.files)
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        assert!(Arc::ptr_eq(&walked, &scanner.update(&nothing).unwrap()));
     }
 }

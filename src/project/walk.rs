@@ -104,6 +104,16 @@ pub struct WalkError {
     pub reason: String,
 }
 
+/// What a walk saw besides the files it handed on.
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// Entries that could not be visited, by reason.
+    pub skipped: SkipCounts,
+    /// The folders it entered (DIR first, then sorted, each as walked:
+    /// through links if any): where files to scan can appear.
+    pub folders: Vec<PathBuf>,
+}
+
 /// Lists the files to scan, sorted by relative path, and counts entries that
 /// could not be visited.
 pub fn candidates(
@@ -111,24 +121,24 @@ pub fn candidates(
     registry: &Registry,
 ) -> Result<(Vec<Candidate>, SkipCounts), WalkError> {
     let found = std::sync::Mutex::new(Vec::new());
-    let skipped = walk(config, registry, |c| {
+    let walked = walk(config, registry, |c| {
         found.lock().unwrap_or_else(|e| e.into_inner()).push(c);
         true
     })?;
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
     found.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok((found, skipped))
+    Ok((found, walked.skipped))
 }
 
 /// Walks DIR on all cores, handing each file to scan to `found` as soon as
-/// it is seen (from the walk's threads, in no particular order), and counts
-/// the entries that could not be visited. The walk ends early once `found`
-/// returns `false`.
+/// it is seen (from the walk's threads, in no particular order); returns
+/// the folders entered and counts the entries that could not be visited.
+/// The walk ends early once `found` returns `false`.
 pub fn walk(
     config: &Config,
     registry: &Registry,
     found: impl Fn(Candidate) -> bool + Sync,
-) -> Result<SkipCounts, WalkError> {
+) -> Result<Walked, WalkError> {
     let dir = &config.dir;
     let fail = |reason: String| WalkError {
         dir: dir.clone(),
@@ -147,9 +157,15 @@ pub fn walk(
         .overrides(config.ignore.clone())
         .build_parallel();
     let skipped = std::sync::Mutex::new(SkipCounts::default());
+    let folders = std::sync::Mutex::new(Vec::new());
     walker.run(|| {
         Box::new(|entry| {
             let go_on = match entry {
+                Ok(entry) if entry.file_type().is_some_and(|t| t.is_dir()) => {
+                    let mut folders = folders.lock().unwrap_or_else(|e| e.into_inner());
+                    folders.push(entry.into_path());
+                    true
+                }
                 Ok(entry) => candidate(config, registry, &entry).is_none_or(&found),
                 Err(err) => {
                     tracing::debug!("skipped: {err}");
@@ -164,7 +180,12 @@ pub fn walk(
             }
         })
     });
-    Ok(skipped.into_inner().unwrap_or_else(|e| e.into_inner()))
+    let mut folders = folders.into_inner().unwrap_or_else(|e| e.into_inner());
+    folders.sort_unstable();
+    Ok(Walked {
+        skipped: skipped.into_inner().unwrap_or_else(|e| e.into_inner()),
+        folders,
+    })
 }
 
 /// The candidate an entry of the walk is, if it is a file of a scanned format.
