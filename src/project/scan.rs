@@ -85,17 +85,6 @@ impl Snapshot {
         (clones, *capped)
     }
 
-    /// Whether this snapshot holds the very files of `other` (shared, none
-    /// read again), skipped the same and walked the same folders: it
-    /// answers as `other` does.
-    fn indexes_the_same_as(&self, other: &Snapshot) -> bool {
-        let (mine, theirs) = (&self.index.files, &other.index.files);
-        self.skipped == other.skipped
-            && self.folders == other.folders
-            && mine.len() == theirs.len()
-            && mine.iter().zip(theirs).all(|(a, b)| Arc::ptr_eq(a, b))
-    }
-
     /// Lines and tokens of the files scanned, as the statistics count them.
     pub fn size(&self) -> (u64, u64) {
         let files = self.index.files.iter();
@@ -251,6 +240,66 @@ pub fn scan(
     reuse: &Reuse<'_>,
     progress: &Progress,
 ) -> Result<Snapshot, ScanError> {
+    Ok(gather(config, registry, reuse, progress)?.index(registry))
+}
+
+/// What a scan's walk and workers gathered, to index.
+struct Gathered {
+    files: Vec<Arc<SourceFile>>,
+    skipped: SkipCounts,
+    folders: Vec<PathBuf>,
+    parsed: usize,
+    winnow: Winnow,
+    started: Instant,
+    walk_time: Duration,
+}
+
+impl Gathered {
+    /// Whether these are the very files of `snapshot` (shared, none read
+    /// again), skipped the same, and the same folders were walked: its
+    /// index would answer as `snapshot`'s does.
+    fn same_as(&self, snapshot: &Snapshot) -> bool {
+        let index = &snapshot.index;
+        let shared = |file: &Arc<SourceFile>| {
+            let known = index.file_by_rel(&file.rel);
+            known.is_some_and(|id| Arc::ptr_eq(file, &index.files[id as usize]))
+        };
+        self.skipped == snapshot.skipped
+            && self.folders == snapshot.folders
+            && self.files.len() == index.files.len()
+            && self.files.iter().all(shared)
+    }
+
+    /// Indexes the files into a snapshot.
+    fn index(self, registry: &Registry) -> Snapshot {
+        let loaded = self.started.elapsed();
+        let index = Index::build(self.files, registry, self.winnow);
+        tracing::debug!(
+            "scan: walk {:?}, read and tokenize (with the walk) {loaded:?}, index {:?}",
+            self.walk_time,
+            self.started.elapsed() - loaded
+        );
+        Snapshot {
+            index,
+            skipped: self.skipped,
+            finished: SystemTime::now(),
+            duration: self.started.elapsed(),
+            parsed: self.parsed,
+            folders: self.folders,
+            clones: OnceLock::new(),
+            stats: OnceLock::new(),
+        }
+    }
+}
+
+/// The walk, and meanwhile reading and tokenizing (or reusing) on all
+/// cores what it found, biggest first.
+fn gather(
+    config: &Config,
+    registry: &Registry,
+    reuse: &Reuse<'_>,
+    progress: &Progress,
+) -> Result<Gathered, ScanError> {
     let started = Instant::now();
     progress.files();
     let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
@@ -306,21 +355,14 @@ pub fn scan(
             Outcome::Stopped => return Err(ScanError::Stopped),
         }
     }
-    let loaded = started.elapsed();
-    let index = Index::build(files, registry, winnow);
-    tracing::debug!(
-        "scan: walk {walk_time:?}, read and tokenize (with the walk) {loaded:?}, index {:?}",
-        started.elapsed() - loaded
-    );
-    Ok(Snapshot {
-        index,
+    Ok(Gathered {
+        files,
         skipped,
-        finished: SystemTime::now(),
-        duration: started.elapsed(),
-        parsed,
         folders,
-        clones: OnceLock::new(),
-        stats: OnceLock::new(),
+        parsed,
+        winnow,
+        started,
+        walk_time,
     })
 }
 
@@ -722,12 +764,12 @@ impl Scanner {
             let previous = previous.ok_or(ScanError::NoIndex)?;
             let mut reuse = Reuse::previous(Some(previous));
             reuse.changed = Some(changed);
-            let next = scan(&self.config, &self.registry, &reuse, &Progress::quiet())?;
-            if next.indexes_the_same_as(previous) {
+            let gathered = gather(&self.config, &self.registry, &reuse, &Progress::quiet())?;
+            if gathered.same_as(previous) {
                 return Ok(Arc::clone(previous));
             }
             updated = true;
-            Ok(Arc::new(next))
+            Ok(Arc::new(gathered.index(&self.registry)))
         });
         if updated {
             *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());
