@@ -137,6 +137,84 @@ fn stats_after_updates_equal_a_fresh_scan() {
     assert_json!(updated, stats(&fresh));
 }
 
+/// The inotify watches process `pid` holds: one per folder watched.
+#[cfg(target_os = "linux")]
+fn inotify_watches(pid: u32) -> usize {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fdinfo")).expect("fdinfo");
+    fds.map(|fd| {
+        let info = std::fs::read_to_string(fd.expect("fd").path()).unwrap_or_default();
+        info.lines()
+            .filter(|l| l.starts_with("inotify wd:"))
+            .count()
+    })
+    .sum()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_folders_scanned_are_watched_as_they_come_and_go_and_ignored_ones_never() {
+    let temp = fixture("project");
+    // An ignored tree (`build/` is in the fixture's .gitignore) as deep as
+    // node_modules gets.
+    for i in 0..20 {
+        write(
+            temp.path(),
+            &format!("build/deps/d{i}/lib/index.js"),
+            "x;\n",
+        );
+    }
+    let server = Server::start_in(temp, &[]);
+    let code = merge_js();
+    let watches = |n: usize| {
+        eventually(&format!("{n} folders watched"), || {
+            (inotify_watches(server.pid()) == n).then_some(())
+        })
+    };
+    // DIR, py, rs, src and its four folders.
+    watches(8);
+
+    // Folders made at once, their file written before they are watched.
+    write(&server.dir, "n1/n2/n3/copy.js", &code);
+    eventually("the file in new folders", || {
+        matched_files(&server, &code)
+            .contains(&"n1/n2/n3/copy.js".to_owned())
+            .then_some(())
+    });
+    watches(11);
+    // Watched: an edit there arrives.
+    write(
+        &server.dir,
+        "n1/n2/n3/copy.js",
+        "export const nothing = 0;\n",
+    );
+    eventually("the edit in a new folder", || {
+        (!matched_files(&server, &code).contains(&"n1/n2/n3/copy.js".to_owned())).then_some(())
+    });
+
+    // Deleted, then made again: watched again.
+    std::fs::remove_dir_all(server.dir.join("n1")).expect("delete");
+    watches(8);
+    write(&server.dir, "n1/n2/n3/again.js", &code);
+    eventually("the file in folders made again", || {
+        matched_files(&server, &code)
+            .contains(&"n1/n2/n3/again.js".to_owned())
+            .then_some(())
+    });
+    watches(11);
+    write(
+        &server.dir,
+        "n1/n2/n3/again.js",
+        "export const nothing = 0;\n",
+    );
+    eventually("the edit in a folder made again", || {
+        (!matched_files(&server, &code).contains(&"n1/n2/n3/again.js".to_owned())).then_some(())
+    });
+
+    // A folder ignored from now on is no longer watched.
+    write(&server.dir, ".gitignore", "build/\nn1/\n");
+    watches(8);
+}
+
 /// Runs dupcheck on `dir` until its first scan is summarized; returns the
 /// summary line from stderr, and the child (to stop).
 fn start_and_read_summary(dir: &Path, args: &[&str]) -> (String, Child) {

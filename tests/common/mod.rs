@@ -169,6 +169,11 @@ impl Server {
 }
 
 impl Server {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGTERM and returns the exit code.
     #[cfg(unix)]
     pub fn terminate(&mut self) -> Option<i32> {

@@ -60,12 +60,10 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
         admission: Admission::new(cores()),
         grace_over: grace_over_rx,
     });
-    // Watch before the first scan, so no change made during it is lost.
-    let _watcher = if scanner.config().watch {
-        crate::project::watch::spawn(Arc::clone(&scanner))
-    } else {
-        None
-    };
+    let _watch = scanner
+        .config()
+        .watch
+        .then(|| crate::project::watch::spawn(Arc::clone(&scanner)));
     let first = Arc::clone(&scanner);
     tokio::spawn(async move {
         // The outcome is logged by the scanner; checks wait for the snapshot.

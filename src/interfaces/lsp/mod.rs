@@ -590,10 +590,7 @@ impl Server<'_> {
         .map_err(|e| e.to_string())?;
         tracing::info!("workspace {}", config.dir.display());
         let scanner = Scanner::new(Arc::new(config), Arc::clone(&self.registry));
-        let watcher = {
-            let _entered = self.runtime.enter();
-            crate::project::watch::spawn(Arc::clone(&scanner))
-        };
+        let watch = crate::project::watch::spawn(Arc::clone(&scanner));
         let first = Arc::clone(&scanner);
         self.runtime.spawn(async move {
             // The outcome is logged by the scanner; checks wait for it.
@@ -606,7 +603,7 @@ impl Server<'_> {
             checker: Checker::Local(Local {
                 scanner,
                 buffers: Default::default(),
-                _watcher: watcher,
+                _watch: watch,
             }),
             _watch: None,
         }))

@@ -79,7 +79,7 @@ pub struct Local {
     /// Kept parses of checked buffers.
     pub buffers: Buffers,
     /// The watcher, kept for as long as the engine: it stops when dropped.
-    pub _watcher: Option<notify::RecommendedWatcher>,
+    pub _watch: crate::project::watch::Watch,
 }
 
 impl Engine {
