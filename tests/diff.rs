@@ -140,6 +140,16 @@ impl Review {
         assert_eq!(res.status, 200, "{}", String::from_utf8_lossy(&res.body));
         res.json()
     }
+
+    /// Checks the clone's changes sent as the `diff` of a JSON body with
+    /// `fields`: status 200 and the JSON answer.
+    fn check_with(&self, fields: Value) -> Value {
+        let mut body = fields;
+        body["diff"] = Value::String(self.diff(&["-M"]));
+        let (status, answer) = self.server.post("/api/check-diff", &body.to_string());
+        assert_eq!(status, 200, "{answer}");
+        answer
+    }
 }
 
 /// `parseQuery` of `src/util/query.js`, renamed and re-laid-out a little.
@@ -223,6 +233,58 @@ fn a_renamed_copy_in_a_new_file_is_reported_at_its_new_lines() {
 }
 
 #[test]
+fn a_copy_edited_after_it_was_pasted_is_reported_whole_with_its_gap() {
+    let review = Review::start(&["--mode", "mild"]);
+    // A statement inserted into the renamed copy.
+    let edited = READ_TERMS.replace(
+        "    const [k, v = \"\"] = part.split(\"=\");\n",
+        "    const [k, v = \"\"] = part.split(\"=\");\n    if (k.length > 64) {\n      throw new RangeError(k);\n    }\n",
+    );
+    review.write("src/app/search.js", &edited);
+    let query = fixture("src/util/query.js");
+    let function = query
+        .trim_start_matches("// Query strings.\nexport ")
+        .trim_end();
+    let copy = json!({
+        "snippetLocation": {"startLine": 4, "endLine": 20, "startColumn": 1, "endColumn": 2},
+        "codebaseLocation": {
+            "file": "src/util/query.js", "startLine": 2, "endLine": 15,
+            "startColumn": 8, "endColumn": 2, "fragment": function
+        },
+        "linesCount": 17,
+        "tokens": 128,
+        "format": "javascript",
+        "addedLines": 17,
+        "similarity": 0.883,
+        "gaps": [{"snippet": {"startLine": 12, "endLine": 14}, "codebase": null}]
+    });
+    assert_json!(review.check()["files"][0]["duplications"], json!([copy]));
+    // Asked without near-miss copies: its two exact parts.
+    let split = function.find("\n    const key").expect("const key");
+    let part = |snippet: [u32; 4], codebase: [u32; 4], fragment: &str, tokens: u32| {
+        json!({
+            "snippetLocation": {"startLine": snippet[0], "endLine": snippet[1],
+                                "startColumn": snippet[2], "endColumn": snippet[3]},
+            "codebaseLocation": {
+                "file": "src/util/query.js", "startLine": codebase[0], "endLine": codebase[1],
+                "startColumn": codebase[2], "endColumn": codebase[3], "fragment": fragment
+            },
+            "linesCount": snippet[1] - snippet[0] + 1,
+            "tokens": tokens,
+            "format": "javascript",
+            "addedLines": snippet[1] - snippet[0] + 1
+        })
+    };
+    assert_json!(
+        review.check_with(json!({"nearMiss": false}))["files"][0]["duplications"],
+        json!([
+            part([4, 11, 1, 41], [2, 9, 8, 53], &function[..split], 69),
+            part([15, 20, 5, 2], [10, 15, 5, 2], &function[split + 5..], 59)
+        ])
+    );
+}
+
+#[test]
 fn moved_code_is_not_reported() {
     let review = Review::start(&[]);
     let (function, rest) = render_table();
@@ -290,8 +352,8 @@ fn an_edited_line_that_completes_a_copy_is_reported() {
 
 #[test]
 fn an_edited_line_inside_a_copy_reports_the_copy() {
-    // merge.js's `merge` and settings.js's share their first nine lines;
-    // the edited line is one of them.
+    // merge.js's `merge` and settings.js's differ in one line (the last
+    // branch); the edited line is another.
     let review = Review::start(&[]);
     review.replace(
         "src/util/merge.js",
@@ -299,13 +361,44 @@ fn an_edited_line_inside_a_copy_reports_the_copy() {
         "      result[key] = value; // as it is\n",
     );
     let settings = fixture("src/app/settings.js");
-    let shared = &settings[settings.find("export function merge").expect("merge")
+    let start = settings.find("export function merge").expect("merge");
+    let end = settings.find("\n\nexport function load").expect("load");
+    // Whole, as a near-miss copy with its one gap.
+    assert_json!(
+        review.check(),
+        json!({
+            "files": [{
+                "path": "src/util/merge.js",
+                "format": "javascript",
+                "duplications": [{
+                    "snippetLocation": {"startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2},
+                    "codebaseLocation": {
+                        "file": "src/app/settings.js", "startLine": 4, "endLine": 17,
+                        "startColumn": 1, "endColumn": 2, "fragment": &settings[start..end]
+                    },
+                    "linesCount": 14,
+                    "tokens": 100,
+                    "format": "javascript",
+                    "addedLines": 1,
+                    "similarity": 0.943,
+                    "gaps": [{"snippet": {"startLine": 11, "endLine": 11},
+                              "codebase": {"startLine": 13, "endLine": 13}}]
+                }]
+            }],
+            "skipped": [],
+            "warnings": [],
+            "statistics": {"totalDuplications": 1, "addedLines": 1, "duplicatedAddedLines": 1,
+                           "percentageDuplicated": 100}
+        })
+    );
+    // Without near-miss copies, the first nine lines they share.
+    let shared = &settings[start
         ..settings
             .find("    } else {\n      result[key] = null")
             .expect("else")
             + 12];
     assert_json!(
-        review.check(),
+        review.check_with(json!({"nearMiss": false})),
         json!({
             "files": [{
                 "path": "src/util/merge.js",

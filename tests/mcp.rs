@@ -193,7 +193,11 @@ async fn the_tools_are_listed_with_descriptions_and_input_schemas() {
                     json!(["code"]),
                 ),
                 "check_diff" => (
-                    vec![("diff", "string"), ("mode", "string")],
+                    vec![
+                        ("diff", "string"),
+                        ("mode", "string"),
+                        ("nearMiss", "boolean"),
+                    ],
                     json!(["diff"]),
                 ),
                 "list_clones" => (
@@ -438,6 +442,11 @@ async fn bad_input_is_a_tool_error_with_the_message_of_rest() {
             "check_diff",
             json!({"patch": ""}),
             "Missing required field: diff",
+        ),
+        (
+            "check_diff",
+            json!({"diff": "", "nearMiss": "yes"}),
+            "Field \"nearMiss\" must be a boolean",
         ),
         (
             "list_clones",

@@ -48,7 +48,9 @@ use crate::engine::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Lin
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{fnv1a, HashSet};
 use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
-use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
+use crate::engine::matching::{
+    check_snippet, content_hash, Exclusions, NearMiss, SnippetMatch, Span,
+};
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_once;
 use crate::engine::stats::Percent;
@@ -217,6 +219,8 @@ pub struct DiffDuplication {
     pub added_lines: u32,
     /// A hash of the matched token identities ([`content_hash`]).
     pub content_hash: u64,
+    /// A near-miss copy's parts and gaps; `None` for an exact one.
+    pub near: Option<NearMiss>,
 }
 
 /// A codebase location.
@@ -309,19 +313,40 @@ impl DiffAnswer {
     }
 }
 
+/// What a diff check looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiffOptions {
+    /// Duplications equal in this mode.
+    pub mode: Mode,
+    /// Near-miss copies too (the server's `--similarity`).
+    pub near_miss: bool,
+}
+
+impl DiffOptions {
+    /// The server's defaults: `--mode`, and near-miss copies unless
+    /// `--no-near-miss`.
+    pub fn of(config: &Config) -> DiffOptions {
+        DiffOptions {
+            mode: config.mode,
+            near_miss: config.near_miss,
+        }
+    }
+}
+
 /// Checks the diff `diff` (UTF-8 expected; files whose lines are not are
-/// skipped) against `snapshot`, for duplications equal in `mode`. `admit`
-/// is called once, with the size the
-/// check will hold, before the new texts are built; what it returns is
-/// held until the check ends. Blocking: run it off the reactor.
+/// skipped) against `snapshot`, for the duplications `options` asks for.
+/// `admit` is called once, with the size the check will hold, before the
+/// new texts are built; what it returns is held until the check ends.
+/// Blocking: run it off the reactor.
 pub fn check_diff<G>(
     config: &Config,
     registry: &Registry,
     snapshot: &Snapshot,
     diff: &[u8],
-    mode: Mode,
+    options: DiffOptions,
     admit: impl FnOnce(usize) -> Result<G, Refusal>,
 ) -> Result<DiffAnswer, DiffRefusal> {
+    let mode = options.mode;
     let text = String::from_utf8_lossy(diff);
     let lossy = matches!(text, Cow::Owned(_));
     let changes = diff::parse(&text).map_err(DiffRefusal::Diff)?;
@@ -355,7 +380,7 @@ pub fn check_diff<G>(
     let mut files = Vec::with_capacity(built.len());
     let (mut total, mut added, mut duplicated) = (0, 0, 0);
     for b in built {
-        let found = duplications(&b, config, mode, index, &changed, &excluded, &budget)?;
+        let found = duplications(&b, config, options, index, &changed, &excluded, &budget)?;
         total += found.len() as u64;
         added += b.added.len() as u64;
         duplicated += covered_added(&b.added, &found);
@@ -794,8 +819,9 @@ impl Found {
                 span: self.m.codebase,
                 fragment: file.fragment(run.b, run.b + run.len - 1).to_owned(),
             },
-            tokens: run.len,
+            tokens: self.m.matched(),
             added_lines: self.added_lines,
+            near: self.m.near,
             content_hash: content_hash(
                 &file.tokens[run.b as usize..(run.b + run.len) as usize],
                 mode,
@@ -810,7 +836,7 @@ impl Found {
 fn duplications(
     b: &Built,
     config: &Config,
-    mode: Mode,
+    options: DiffOptions,
     index: &Index,
     changed: &Index,
     excluded: &[u32],
@@ -827,10 +853,10 @@ fn duplications(
             file.family,
             &file.text,
             &file.tokens,
-            mode,
+            options.mode,
             config.thresholds,
             exclude,
-            None,
+            options.near_miss.then_some(config.similarity),
             budget.deadline,
         )
         .map_err(|_| DiffRefusal::TooComplex(MATCH_TIMEOUT.to_owned()))

@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use crate::engine::check::CheckAnswer;
 use crate::engine::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
 use crate::engine::grammar::{Format, Registry};
-use crate::engine::matching::{SnippetMatch, Span};
+use crate::engine::matching::{NearMiss, SnippetMatch, Span};
 use crate::engine::stats::{ProjectStats, SnippetStats};
 use crate::interfaces::time::iso8601;
 use crate::project::scan::Snapshot;
@@ -261,6 +261,25 @@ impl<'a> Location<'a> {
     }
 }
 
+/// A near-miss copy's similarity, rounded to 3 decimals: a ratio, not a
+/// measurement.
+fn similarity(near: Option<&NearMiss>) -> Option<f64> {
+    near.map(|n| (n.similarity() * 1000.0).round() / 1000.0)
+}
+
+/// A near-miss copy's gaps, by lines.
+fn gaps(near: Option<&NearMiss>) -> Option<Vec<Gap>> {
+    near.map(|n| {
+        n.gaps
+            .iter()
+            .map(|g| Gap {
+                snippet: Lines::of(g.snippet),
+                codebase: Lines::of(g.codebase),
+            })
+            .collect()
+    })
+}
+
 impl<'a> Duplication<'a> {
     fn new(snapshot: &'a Snapshot, format: &'a Format, m: &SnippetMatch) -> Duplication<'a> {
         let file = &snapshot.index.files[m.file as usize];
@@ -273,20 +292,8 @@ impl<'a> Duplication<'a> {
             tokens: m.matched(),
             format: &format.name,
             added_lines: None,
-            // Rounded to 3 decimals: a ratio, not a measurement.
-            similarity: m
-                .near
-                .as_ref()
-                .map(|n| (n.similarity() * 1000.0).round() / 1000.0),
-            gaps: m.near.as_ref().map(|n| {
-                n.gaps
-                    .iter()
-                    .map(|g| Gap {
-                        snippet: Lines::of(g.snippet),
-                        codebase: Lines::of(g.codebase),
-                    })
-                    .collect()
-            }),
+            similarity: similarity(m.near.as_ref()),
+            gaps: gaps(m.near.as_ref()),
         }
     }
 
@@ -299,8 +306,8 @@ impl<'a> Duplication<'a> {
             tokens: d.tokens,
             format: &place.format,
             added_lines: Some(d.added_lines),
-            similarity: None,
-            gaps: None,
+            similarity: similarity(d.near.as_ref()),
+            gaps: gaps(d.near.as_ref()),
         }
     }
 }

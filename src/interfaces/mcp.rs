@@ -46,7 +46,7 @@ use super::http::router::{origin_hosts, served_hosts};
 use super::http::{handlers, Resp, State};
 use crate::engine::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
 use crate::engine::clones::ClonesPage;
-use crate::engine::diff_check::DiffAnswer;
+use crate::engine::diff_check::{DiffAnswer, DiffOptions};
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;
@@ -187,7 +187,7 @@ fn mode_schema(_: &mut rmcp::schemars::SchemaGenerator) -> rmcp::schemars::Schem
 /// The arguments of `check_diff`.
 #[derive(JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-#[allow(dead_code)] // Only its schema is used: `handlers::diff_field` reads the arguments.
+#[allow(dead_code)] // Only its schema is used: `handlers::diff_field` and `diff_options` read the arguments.
 struct CheckDiffArgs {
     /// A unified diff, as `git diff` prints it, of changes to the project's
     /// files (paths relative to the project root, a/ and b/ prefixes
@@ -199,6 +199,12 @@ struct CheckDiffArgs {
     #[serde(default)]
     #[schemars(schema_with = "mode_schema")]
     mode: String,
+    /// Whether added code that copies existing code with a few statements
+    /// inserted, deleted or changed is found whole, with its similarity
+    /// and gaps. Defaults to true unless the server runs with
+    /// --no-near-miss.
+    #[serde(default, rename = "nearMiss")]
+    near_miss: bool,
 }
 
 /// The arguments of `list_clones`.
@@ -296,14 +302,15 @@ impl Tools {
     )]
     async fn check_diff(&self, args: JsonObject) -> CallToolResult {
         let fields = handlers::diff_field(&args).and_then(|diff| {
-            let mode = handlers::mode_field(&args, self.state.scanner.config().mode)?;
-            Ok((Bytes::copy_from_slice(diff.as_bytes()), mode))
+            let defaults = DiffOptions::of(self.state.scanner.config());
+            let options = handlers::diff_options(&args, defaults)?;
+            Ok((Bytes::copy_from_slice(diff.as_bytes()), options))
         });
-        let (diff, mode) = match fields {
+        let (diff, options) = match fields {
             Ok(fields) => fields,
             Err(err) => return failure(err),
         };
-        let answer = handlers::run_diff_check(&self.state, diff, mode, |answer| {
+        let answer = handlers::run_diff_check(&self.state, diff, options, |answer| {
             Ok((value(&answers::diff(answer))?, diff_summary(answer)))
         })
         .await;

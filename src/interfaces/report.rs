@@ -26,7 +26,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use crate::engine::check::region;
-use crate::engine::diff_check::{check_diff, DiffAnswer, DiffStats};
+use crate::engine::diff_check::{check_diff, DiffAnswer, DiffOptions, DiffStats};
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
 use crate::engine::stats::{clone_list, ClonePlace, ListedClone, Percent, ProjectStats};
@@ -146,9 +146,8 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
         }
         Some(bytes) => {
             progress.phase("checking the diff");
-            let answer = check_diff(&config, &registry, &snapshot, &bytes, config.mode, |_| {
-                Ok(())
-            });
+            let options = DiffOptions::of(&config);
+            let answer = check_diff(&config, &registry, &snapshot, &bytes, options, |_| Ok(()));
             progress.finish();
             let answer = answer.map_err(|e| format!("cannot check the diff: {e}"))?;
             if summary {

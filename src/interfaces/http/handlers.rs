@@ -29,7 +29,7 @@ use super::error::ApiError;
 use super::{json, typed_response, Resp, State};
 use crate::engine::check::{CheckAnswer, CheckRequest};
 use crate::engine::clones::{ClonesPage, ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
-use crate::engine::diff_check::DiffAnswer;
+use crate::engine::diff_check::{DiffAnswer, DiffOptions};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::stats::ProjectStats;
 use crate::engine::tokens::Mode;
@@ -137,12 +137,13 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
     let output = Output::of(&req)?;
     let kind = DiffBodyKind::of(&req)?;
     let bytes = read_body(req, state.scanner.config().max_body).await?;
-    let (diff, mode) = decode_diff(kind, &bytes, state.scanner.config().mode)?;
+    let defaults = DiffOptions::of(state.scanner.config());
+    let (diff, options) = decode_diff(kind, &bytes, defaults)?;
     let diff = match diff {
         std::borrow::Cow::Borrowed(_) => bytes,
         std::borrow::Cow::Owned(field) => Bytes::from(field),
     };
-    run_diff_check(state, diff, mode, move |answer| match output {
+    run_diff_check(state, diff, options, move |answer| match output {
         Output::Json => Ok(json(StatusCode::OK, &answers::diff(answer))),
         Output::Sarif | Output::Rdjsonl => {
             let findings = answer.findings();
@@ -160,14 +161,14 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
     .await
 }
 
-/// One diff check in `mode`, as every interface makes it: on the current
+/// One diff check with `options`, as every interface makes it: on the current
 /// snapshot ([`ApiError::NotReady`] before the first scan), the engine call
 /// (which waits for admission by the new texts' size) and `render` on the
 /// blocking pool.
 pub async fn run_diff_check<T, R>(
     state: &Arc<State>,
     diff: Bytes,
-    mode: Mode,
+    options: DiffOptions,
     render: R,
 ) -> Result<T, ApiError>
 where
@@ -187,7 +188,7 @@ where
             scanner.registry(),
             &snapshot,
             &diff,
-            mode,
+            options,
             admit,
         )?;
         render(&answer)
@@ -342,11 +343,7 @@ pub fn validate(
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(must_be("recheck", "a boolean")),
     };
-    let near_miss = match fields.get("nearMiss") {
-        None | Some(Value::Null) => default_near_miss,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(must_be("nearMiss", "a boolean")),
-    };
+    let near_miss = near_miss_field(fields, default_near_miss)?;
     let mode = mode_field(fields, default_mode)?;
     let path = path()?;
     let request = CheckRequest {
@@ -357,6 +354,16 @@ pub fn validate(
         near_miss,
     };
     Ok((request, recheck))
+}
+
+/// The `nearMiss` field of a check's fields, or `default` (not the
+/// server's `--no-near-miss`) when it is missing or null.
+pub fn near_miss_field(fields: &Map<String, Value>, default: bool) -> Result<bool, ApiError> {
+    match fields.get("nearMiss") {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(must_be("nearMiss", "a boolean")),
+    }
 }
 
 /// The `mode` field of a check's fields (`strict`, `mild` or `weak`, in
@@ -570,24 +577,36 @@ impl DiffBodyKind {
 pub fn decode_diff(
     kind: DiffBodyKind,
     bytes: &[u8],
-    default_mode: Mode,
-) -> Result<(std::borrow::Cow<'_, [u8]>, Mode), ApiError> {
+    defaults: DiffOptions,
+) -> Result<(std::borrow::Cow<'_, [u8]>, DiffOptions), ApiError> {
     let object = bytes.trim_ascii_start().starts_with(b"{");
     let fields = match kind {
-        DiffBodyKind::Raw => return Ok((bytes.into(), default_mode)),
+        DiffBodyKind::Raw => return Ok((bytes.into(), defaults)),
         DiffBodyKind::Json => parse_json_object(bytes)?,
         DiffBodyKind::Form | DiffBodyKind::Unlabelled if object => parse_json_object(bytes)?,
         DiffBodyKind::Form if is_diff_form(bytes) => parse_form(bytes)?,
-        DiffBodyKind::Form | DiffBodyKind::Unlabelled => return Ok((bytes.into(), default_mode)),
+        DiffBodyKind::Form | DiffBodyKind::Unlabelled => return Ok((bytes.into(), defaults)),
     };
     let diff = diff_field(&fields)?.as_bytes().to_vec();
-    Ok((diff.into(), mode_field(&fields, default_mode)?))
+    Ok((diff.into(), diff_options(&fields, defaults)?))
 }
 
-/// Whether a form body holds the fields of a diff check (`diff=` and
-/// maybe `mode=`, in either order) rather than a diff sent as it is.
+/// The `mode` and `nearMiss` fields of a diff check, over `defaults`.
+pub fn diff_options(
+    fields: &Map<String, Value>,
+    defaults: DiffOptions,
+) -> Result<DiffOptions, ApiError> {
+    Ok(DiffOptions {
+        mode: mode_field(fields, defaults.mode)?,
+        near_miss: near_miss_field(fields, defaults.near_miss)?,
+    })
+}
+
+/// Whether a form body holds the fields of a diff check (`diff=`, maybe
+/// `mode=` and `nearMiss=`, in any order) rather than a diff sent as it is.
 fn is_diff_form(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"diff=") || bytes.starts_with(b"mode=") && bytes.contains(&b'&')
+    bytes.starts_with(b"diff=")
+        || (bytes.starts_with(b"mode=") || bytes.starts_with(b"nearMiss=")) && bytes.contains(&b'&')
 }
 
 /// The `diff` field of a diff check's fields: a string, which may be empty.
@@ -1197,9 +1216,13 @@ pub(crate) mod tests {
 
     #[test]
     fn diff_bodies_of_every_kind() {
+        let defaults = DiffOptions {
+            mode: Mode::Mild,
+            near_miss: true,
+        };
         let diff = |kind, body: &[u8]| {
-            decode_diff(kind, body, Mode::Mild).map(|(d, mode)| {
-                assert_eq!(mode, Mode::Mild, "no mode field: the default");
+            decode_diff(kind, body, defaults).map(|(d, options)| {
+                assert_eq!(options, defaults, "no mode or nearMiss field: the defaults");
                 d.into_owned()
             })
         };
@@ -1215,7 +1238,7 @@ pub(crate) mod tests {
         assert_eq!(diff(DiffBodyKind::Json, br#"{"diff": ""}"#), Ok(vec![]));
         // A mode field, in JSON or in a form (either order).
         let with_mode = |kind, body: &[u8]| {
-            decode_diff(kind, body, Mode::Mild).map(|(d, mode)| (d.into_owned(), mode))
+            decode_diff(kind, body, defaults).map(|(d, options)| (d.into_owned(), options.mode))
         };
         assert_eq!(
             with_mode(DiffBodyKind::Json, br#"{"diff": "d", "mode": "weak"}"#),
@@ -1233,6 +1256,24 @@ pub(crate) mod tests {
             with_mode(DiffBodyKind::Json, br#"{"diff": "d", "mode": "loose"}"#),
             Err(ApiError::Validation(
                 "Unknown mode \"loose\"; use \"strict\", \"mild\" or \"weak\"".into()
+            ))
+        );
+        // A nearMiss field, in JSON or in a form.
+        let near_miss = |kind, body: &[u8]| {
+            decode_diff(kind, body, defaults).map(|(_, options)| options.near_miss)
+        };
+        assert_eq!(
+            near_miss(DiffBodyKind::Json, br#"{"diff": "d", "nearMiss": false}"#),
+            Ok(false)
+        );
+        assert_eq!(
+            near_miss(DiffBodyKind::Form, b"nearMiss=false&diff=d"),
+            Ok(false)
+        );
+        assert_eq!(
+            near_miss(DiffBodyKind::Json, br#"{"diff": "d", "nearMiss": "no"}"#),
+            Err(ApiError::Validation(
+                "Field \"nearMiss\" must be a boolean".into()
             ))
         );
         assert_eq!(

@@ -36,7 +36,7 @@ use super::handlers::{self, BodyKind, DiffBodyKind, Output};
 use super::router::{Endpoint, ROUTES};
 use super::{json_response, Resp, State};
 use crate::engine::check::{max_snippet_len, Refusal};
-use crate::engine::diff_check::DiffRefusal;
+use crate::engine::diff_check::{DiffOptions, DiffRefusal};
 use crate::engine::grammar::Registry;
 use crate::project::config::Config;
 
@@ -194,7 +194,7 @@ mod operations {
     }
 
     /// The body of `POST /api/check-diff` as JSON or as a form
-    /// (`diff=...&mode=...`).
+    /// (`diff=...&mode=...&nearMiss=...`).
     #[derive(ToSchema)]
     pub struct DiffRequest {
         /// What `git diff` prints.
@@ -203,6 +203,12 @@ mod operations {
         /// `mild` or `weak`, as in `POST /api/check`. Defaults to the
         /// server's `--mode`.
         mode: Option<CheckMode>,
+        /// Find near-miss copies of the added code (a few statements
+        /// inserted, deleted or changed) as one duplication with
+        /// `similarity` and `gaps`, as in `POST /api/check`. Defaults to
+        /// `true`, `false` when the server runs with `--no-near-miss`.
+        #[schema(rename = "nearMiss")]
+        near_miss: Option<bool>,
     }
 
     /// A detection mode (SPEC section 4).
@@ -773,7 +779,7 @@ impl ErrorExamples {
                 .unwrap_or_default(),
         );
         let diff = |bytes: &[u8]| {
-            handlers::decode_diff(DiffBodyKind::Json, bytes, config.mode)
+            handlers::decode_diff(DiffBodyKind::Json, bytes, DiffOptions::of(config))
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
