@@ -1,6 +1,7 @@
 //! A check request's body as any client could send it, JSON or form, with
-//! any Content-Type: decoded and validated without a panic, and every
-//! refusal rendered as the JSON error shape with a 4xx status.
+//! any Content-Type, and a diff check's the same way: decoded and
+//! validated without a panic, and every refusal rendered as the JSON error
+//! shape with a 4xx status.
 #![no_main]
 
 use std::path::Path;
@@ -9,7 +10,10 @@ use std::sync::OnceLock;
 use dupcheck::engine::grammar::Registry;
 use dupcheck::engine::tokens::Mode;
 use dupcheck::interfaces::http::error::ApiError;
-use dupcheck::interfaces::http::handlers::{decode_object, validate, BodyKind};
+use dupcheck::engine::diff_check::DiffOptions;
+use dupcheck::interfaces::http::handlers::{
+    decode_diff, decode_object, validate, BodyKind, DiffBodyKind,
+};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static Registry {
@@ -45,10 +49,20 @@ fuzz_target!(|data: &[u8]| {
     let Ok(request) = request.body(()) else {
         return;
     };
+    let defaults = DiffOptions {
+        mode: Mode::Mild,
+        near_miss: true,
+    };
+    match DiffBodyKind::of(&request).and_then(|kind| decode_diff(kind, body, defaults)) {
+        // A diff taken as it is was sent as it is.
+        Ok((diff, options)) if diff.as_ref() == body => assert_eq!(options, defaults),
+        Ok(_) => {}
+        Err(err) => assert_renders(&err),
+    }
     let fields = BodyKind::of(&request).and_then(|kind| decode_object(kind, body));
-    match fields
-        .and_then(|fields| validate(fields, registry(), Path::new("/work/proj"), Mode::Mild))
-    {
+    match fields.and_then(|fields| {
+        validate(fields, registry(), Path::new("/work/proj"), Mode::Mild, true)
+    }) {
         Ok((request, _)) => {
             assert!(!request.code.trim().is_empty());
             if let Some(path) = &request.path {

@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
             0 => IgnorePatterns::default(),
             _ => patterns().clone(),
         },
-        keep_imports: mode / 12 % 2 == 1,
+        keep_imports: options / 4 % 2 == 1,
     };
     if let Ok(tokens) = tokenize(format, text, &normalization) {
         assert_fits(&tokens, text);
