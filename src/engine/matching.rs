@@ -30,7 +30,7 @@ use crate::engine::index::{
 };
 use crate::engine::near_miss;
 use crate::engine::tokens::{
-    LineIndex, Mode, Position, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS,
+    LineIndex, Mode, Position, Token, TokenClass, ABSTRACT_LITERALS, TABLE_SEPARATORS,
 };
 
 /// Fingerprints occurring in more places than this are skipped by
@@ -735,11 +735,17 @@ pub fn table_stretch(run: &[u64]) -> std::ops::Range<usize> {
 /// Whether `unit` (ids) is one entry of a table: abstract literals and
 /// separators only, one literal at least.
 fn table_entry(unit: &[u64]) -> bool {
-    let literal = |id: &u64| ABSTRACT_LITERALS.contains(id);
-    unit.iter().any(literal)
-        && unit
-            .iter()
-            .all(|id| literal(id) || TABLE_SEPARATORS.contains(id))
+    unit.iter().any(is_abstract_literal) && unit.iter().all(is_table_token)
+}
+
+fn is_abstract_literal(id: &u64) -> bool {
+    ABSTRACT_LITERALS.contains(id)
+}
+
+/// Whether `id` may stand in a table's entries: an abstract literal or a
+/// separator.
+fn is_table_token(id: &u64) -> bool {
+    is_abstract_literal(id) || TABLE_SEPARATORS.contains(id)
 }
 
 /// One side of a run: its tokens and the text they index.
@@ -772,10 +778,11 @@ impl<'a> Place<'a> {
 /// Whether a run (its two places `a` and `b`, equal in `mode`) says
 /// something about copying: it is not one short unit repeated, and it
 /// still has min-tokens tokens without the entries of its longest table of
-/// literals beyond the first, unless the two tables are the same text. So
-/// in weak mode, where every number is `$num`, a declaration before a long
-/// table is not a duplication of another table; a table copied as it is
-/// still is, as in the stricter modes.
+/// literals beyond the first, unless the two tables are the same text or
+/// one table [edited](edited_table) in the same code. So in weak mode,
+/// where every number is `$num`, a declaration before a long table is not
+/// a duplication of another table; a table copied as it is still is, as in
+/// the stricter modes, and so is a copy whose data alone was changed.
 fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds) -> bool {
     let ids: Vec<u64> = a.tokens.iter().map(|t| t.id_in(mode)).collect();
     if is_repetitive(&ids) {
@@ -783,7 +790,24 @@ fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds) -> bool {
     }
     let table = table_stretch(&ids);
     let same_table = || table.clone().all(|i| a.text_of(i) == b.text_of(i));
-    a.tokens.len() - table.len() >= t.min_tokens as usize || same_table()
+    a.tokens.len() - table.len() >= t.min_tokens as usize
+        || same_table()
+        || edited_table(a, b, &ids, table.clone())
+}
+
+/// Whether the table of literals `table` (a range of the run `ids`, its
+/// entries beyond the first) is one table whose entries were edited: it
+/// is whole on both sides (code of the run before it and after it, so it
+/// has as many entries on both), and the code around it is the same text,
+/// names included, one name at least: the same declaration, other data.
+/// Two unrelated tables of one length have other names around them.
+fn edited_table(a: Place<'_>, b: Place<'_>, ids: &[u64], table: Range<usize>) -> bool {
+    let whole = table.end < ids.len() && !ids[..table.start].iter().all(is_table_token);
+    let around = (0..table.start).chain(table.end..ids.len());
+    let context = || around.clone().filter(|&i| !is_abstract_literal(&ids[i]));
+    whole
+        && context().any(|i| a.tokens[i].class() == TokenClass::Identifier)
+        && context().all(|i| a.text_of(i) == b.text_of(i))
 }
 
 /// Whether an exact clone meets min-tokens, says something about copying
@@ -812,7 +836,6 @@ mod tests {
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
     use crate::engine::index::{FileMeta, SourceFile};
-    use crate::engine::tokens::TokenClass;
     use crate::engine::tokens::{tokenize, Mode, Normalization};
     use std::sync::Arc;
 
@@ -1201,6 +1224,41 @@ mod tests {
                 "{mode:?}"
             );
         }
+    }
+
+    #[test]
+    fn issue_9_a_table_whose_data_alone_changed_is_a_duplication_in_weak_mode() {
+        // As client_golang's withAllMetrics, a list of metric names, copied
+        // with every name changed: the same declaration, other data.
+        let table = |name: &str, first: u32, entries: u32| {
+            let numbers: Vec<String> = (first..first + entries).map(|n| n.to_string()).collect();
+            format!("const {name} = [\n  {}\n];\n", numbers.join(",\n  "))
+        };
+        let idx = index(&[("a.js", &table("primes", 2, 40))], 20);
+        assert_eq!(
+            check(&idx, &table("primes", 100, 40), Mode::Weak, 20, 1),
+            ["1:1-42:3 -> a.js 1:1-42:3 (85)"]
+        );
+        // Mild mode keeps the numbers.
+        assert_eq!(
+            check(&idx, &table("primes", 100, 40), Mode::Mild, 20, 1),
+            Vec::<String>::new()
+        );
+        // One entry fewer: the table runs on past the copy on one side.
+        assert_eq!(
+            check(&idx, &table("primes", 100, 39), Mode::Weak, 20, 1),
+            Vec::<String>::new()
+        );
+        // No name around the table: two lists of numbers, nothing more.
+        let bare = |first: u32| {
+            let numbers: Vec<String> = (first..first + 40).map(|n| n.to_string()).collect();
+            format!("[\n  {}\n];\n", numbers.join(",\n  "))
+        };
+        let idx = index(&[("a.js", &bare(2))], 20);
+        assert_eq!(
+            check(&idx, &bare(100), Mode::Weak, 20, 1),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
