@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Deserialize;
 use tree_sitter::Language;
 
-use crate::engine::hash::HashMap;
+use crate::engine::hash::{HashMap, HashSet};
 
 /// The grammars file, embedded so the binary needs nothing beside it.
 pub const GRAMMARS_TOML: &str = include_str!("../../grammars.toml");
@@ -121,12 +121,13 @@ pub struct Format {
     kinds: Arc<OnceLock<Kinds>>,
     /// Its entry in `grammars.toml`, whose node kinds those are.
     spec: Arc<FormatSpec>,
-    /// Identifier texts that keep their text in every mode (`self`).
-    pub keep_identifiers: Vec<String>,
+    /// Identifier texts that keep their text in every mode (`self`): a
+    /// set, since every identifier of a scan is looked up.
+    pub keep_identifiers: HashSet<String>,
     /// Identifier texts that are literals (Kotlin's `true`, which its
     /// grammar parses as an identifier): `$lit` in weak mode, kept in the
     /// others.
-    pub literal_identifiers: Vec<String>,
+    pub literal_identifiers: HashSet<String>,
     /// Contexts (prefix, suffix) a snippet that parses with errors is also
     /// tried in, such as a class body around a method.
     pub snippet_wrappers: Vec<(String, String)>,
@@ -463,7 +464,8 @@ impl Registry {
                 }
                 None => None,
             };
-            let mut keep_identifiers = f.keep_identifiers.clone();
+            let mut keep_identifiers: HashSet<String> =
+                f.keep_identifiers.iter().cloned().collect();
             for inner in embedded.iter().flat_map(|e| &e.formats) {
                 keep_identifiers.extend(inner.keep_identifiers.iter().cloned());
             }
@@ -477,7 +479,7 @@ impl Registry {
                 language,
                 kinds: Arc::new(OnceLock::new()),
                 keep_identifiers,
-                literal_identifiers: f.literal_identifiers.clone(),
+                literal_identifiers: f.literal_identifiers.iter().cloned().collect(),
                 snippet_wrappers: f.snippet_wrappers.clone(),
                 block_comment: f.block_comment.clone(),
                 embedded,

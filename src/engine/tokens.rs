@@ -168,12 +168,8 @@ impl TokenClass {
         Some(match class {
             Class::Comment => return None,
             Class::Other => TokenClass::Other,
-            Class::Identifier if format.literal_identifiers.iter().any(|l| l == text) => {
-                TokenClass::Literal
-            }
-            Class::Identifier if format.keep_identifiers.iter().any(|k| k == text) => {
-                TokenClass::Other
-            }
+            Class::Identifier if format.literal_identifiers.contains(text) => TokenClass::Literal,
+            Class::Identifier if format.keep_identifiers.contains(text) => TokenClass::Other,
             Class::Identifier => TokenClass::Identifier,
             Class::String => TokenClass::String,
             Class::Number => TokenClass::Number,
