@@ -85,6 +85,17 @@ pub const MIN_LINES: u32 = 5;
 const MODES: [Mode; 3] = [Mode::Strict, Mode::Mild, Mode::Weak];
 
 fn main() -> ExitCode {
+    let mut raw = std::env::args_os().skip(1);
+    if raw.next().is_some_and(|a| a == scan::COLD_FLOOR_ARG) {
+        let list = raw.next().unwrap_or_default();
+        return match scan::run_cold_floor(std::path::Path::new(&list)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("quality: error: {message}");
+                ExitCode::from(2)
+            }
+        };
+    }
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -15,10 +15,19 @@
 //! start alone is measured on an empty folder. The whole-project clone
 //! detection that follows (the statistics' line) is timed too, from spawn,
 //! and shown beside it over the same floor.
+//!
+//! Beside the floor, not judged: the cold floor, a fresh process that does
+//! nothing but read and parse the same files ([`COLD_FLOOR_ARG`]: this
+//! binary again, given their list, biggest first, on all cores), timed as
+//! the scan is, from spawn to its line, in the same alternation: what a
+//! cold scan would take if it only parsed. The scan over it is what
+//! dupcheck adds to a cold parse; the warm floor's ratio also holds what
+//! any fresh process pays (its start, its threads, its first touch of the
+//! grammars' tables and of its heap).
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -47,12 +56,18 @@ pub struct ColdScan {
     pub scan_s: Option<f64>,
     pub floor_runs_s: Vec<f64>,
     pub scan_runs_s: Vec<f64>,
+    /// Seconds from spawn to the end of a process that only reads and
+    /// parses the same files (median run), every run.
+    pub cold_floor_s: Option<f64>,
+    pub cold_floor_runs_s: Vec<f64>,
     /// Seconds from spawn to the line of the whole-project clones (median
     /// run), every run.
     pub clones_s: Option<f64>,
     pub clones_runs_s: Vec<f64>,
     /// Scan over floor (medians).
     pub ratio: Option<f64>,
+    /// Scan over cold floor (medians).
+    pub cold_ratio: Option<f64>,
     /// Clones' line over floor (medians).
     pub clones_ratio: Option<f64>,
     /// The fastest scan over the fastest floor.
@@ -69,15 +84,16 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
     println!(
         "\nCOLD SCAN of each corpus alone (dupcheck DIR --no-cache --no-watch, spawn to its \
          `scanned` line, and to the clones' line after it; floor: its files parsed in-process on \
-         all cores; {runs} runs of each, alternating, medians; load average {}); the same start \
-         on an empty folder takes {}",
+         all cores; cold floor: a fresh process that only reads and parses them, spawn to its \
+         end; {runs} runs of each, alternating, medians; load average {}); the same start on an \
+         empty folder takes {}",
         load_average(),
         start
             .as_ref()
             .map_or_else(|e| format!("? ({e})"), |s| format!("{s:.3} s")),
     );
     println!(
-        "{:>13} {:>6} {:>8} {:>8} {:>12} {:>15} {:>8} {:>9} {:>10}",
+        "{:>13} {:>6} {:>8} {:>8} {:>12} {:>15} {:>8} {:>9} {:>10} {:>7} {:>9}",
         "corpus",
         "files",
         "floor s",
@@ -86,7 +102,9 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
         "(scan-start)/fl",
         "fastest",
         "clones s",
-        "clones/fl"
+        "clones/fl",
+        "cold s",
+        "scan/cold"
     );
     let mut scans = Vec::new();
     for &name in names {
@@ -105,7 +123,7 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
         };
         let times = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}x"));
         println!(
-            "{:>13} {:>6} {:>8} {:>8} {verdict:>12} {net:>15} {:>8} {:>9} {:>10}{}",
+            "{:>13} {:>6} {:>8} {:>8} {verdict:>12} {net:>15} {:>8} {:>9} {:>10} {:>7} {:>9}{}",
             scan.corpus,
             scan.files,
             seconds(scan.floor_s),
@@ -113,6 +131,8 @@ pub fn cold_scans(names: &[&'static str], registry: &Registry, args: &Args) -> V
             times(scan.fastest_ratio),
             seconds(scan.clones_s),
             times(scan.clones_ratio),
+            seconds(scan.cold_floor_s),
+            times(scan.cold_ratio),
             scan.error
                 .as_ref()
                 .map_or(String::new(), |e| format!("  FAILED: {e}"))
@@ -151,9 +171,12 @@ fn cold_scan(
         scan_s: None,
         floor_runs_s: Vec::new(),
         scan_runs_s: Vec::new(),
+        cold_floor_s: None,
+        cold_floor_runs_s: Vec::new(),
         clones_s: None,
         clones_runs_s: Vec::new(),
         ratio: None,
+        cold_ratio: None,
         clones_ratio: None,
         fastest_ratio: None,
         error: None,
@@ -161,16 +184,23 @@ fn cold_scan(
     // The runs alternate, floor then scan, so that both see the same load
     // on a shared machine.
     let sources = scanned_sources(dir, registry);
-    match &sources {
-        Ok(sources) => {
-            scan.files = sources.len();
-            parse_floor(registry, sources);
-        }
-        Err(e) => scan.error = Some(e.clone()),
+    let list = sources.as_ref().map_err(Clone::clone).and_then(|sources| {
+        scan.files = sources.len();
+        parse_floor(registry, sources);
+        cold_floor_list(corpus, sources, registry)
+    });
+    if let Err(e) = &list {
+        scan.error = Some(e.clone());
     }
     for _ in 0..runs {
         if let Ok(sources) = &sources {
             scan.floor_runs_s.push(parse_floor(registry, sources));
+        }
+        if let Ok(list) = &list {
+            match cold_floor(list) {
+                Ok(seconds) => scan.cold_floor_runs_s.push(seconds),
+                Err(e) => scan.error = Some(e),
+            }
         }
         match dupcheck_cold(server, dir) {
             Ok((scanned, clones)) => {
@@ -183,7 +213,12 @@ fn cold_scan(
     scan.floor_s = median(&scan.floor_runs_s);
     scan.scan_s = median(&scan.scan_runs_s);
     scan.clones_s = median(&scan.clones_runs_s);
+    scan.cold_floor_s = median(&scan.cold_floor_runs_s);
+    if let Ok(list) = &list {
+        let _ = std::fs::remove_file(list);
+    }
     scan.ratio = scan.scan_s.zip(scan.floor_s).map(|(s, f)| s / f);
+    scan.cold_ratio = scan.scan_s.zip(scan.cold_floor_s).map(|(s, f)| s / f);
     scan.clones_ratio = scan.clones_s.zip(scan.floor_s).map(|(s, f)| s / f);
     let fastest = |runs: &[f64]| runs.iter().copied().reduce(f64::min);
     scan.fastest_ratio = fastest(&scan.scan_runs_s)
@@ -202,6 +237,7 @@ fn median(runs: &[f64]) -> Option<f64> {
 /// A file dupcheck scans, with its text.
 struct Source {
     format: FormatId,
+    path: PathBuf,
     text: String,
 }
 
@@ -221,6 +257,7 @@ fn scanned_sources(dir: &Path, registry: &Registry) -> Result<Vec<Source>, Strin
                 dupcheck::project::walk::read(&c.abs, config.max_size, config.max_lines).ok()?;
             Some(Source {
                 format: c.format,
+                path: c.abs,
                 text,
             })
         })
@@ -237,6 +274,84 @@ fn parse_floor(registry: &Registry, sources: &[Source]) -> f64 {
         std::hint::black_box(tree.ok());
     });
     started.elapsed().as_secs_f64()
+}
+
+/// The flag that makes this binary the cold floor: `quality --cold-floor
+/// LIST` reads and parses the files LIST names (a line each: format,
+/// a tab, path), on all cores, biggest first, prints [`COLD_FLOOR_DONE`]
+/// and exits.
+pub const COLD_FLOOR_ARG: &str = "--cold-floor";
+const COLD_FLOOR_DONE: &str = "quality: parsed";
+
+/// Writes the list of `sources` for the cold floor, biggest first; its path.
+fn cold_floor_list(
+    corpus: &str,
+    sources: &[Source],
+    registry: &Registry,
+) -> Result<PathBuf, String> {
+    let mut sorted: Vec<&Source> = sources.iter().collect();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.text.len()));
+    let lines: String = sorted
+        .iter()
+        .map(|s| format!("{}\t{}\n", registry.get(s.format).name, s.path.display()))
+        .collect();
+    let path = std::env::temp_dir().join(format!(
+        "dupcheck-quality-{corpus}-{}.list",
+        std::process::id()
+    ));
+    std::fs::write(&path, lines).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Wall seconds from spawning this binary as the cold floor of `list` to
+/// its line.
+fn cold_floor(list: &Path) -> Result<f64, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let mut child = Command::new(&exe)
+        .arg(COLD_FLOOR_ARG)
+        .arg(list)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut result = Err("the cold floor ended without its line".to_string());
+    for line in BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        if line.starts_with(COLD_FLOOR_DONE) {
+            result = Ok(started.elapsed().as_secs_f64());
+            break;
+        }
+        result = Err(line);
+    }
+    let _ = child.wait();
+    result
+}
+
+/// The cold floor itself, in the fresh process: reads and parses every
+/// file of `list` on all cores, each worker taking the biggest left (one
+/// file a task), as dupcheck's scan does; nothing else.
+pub fn run_cold_floor(list: &Path) -> Result<(), String> {
+    let registry = Registry::builtin();
+    let text = std::fs::read_to_string(list)
+        .map_err(|e| format!("cannot read {}: {e}", list.display()))?;
+    let files: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once('\t')).collect();
+    files
+        .par_iter()
+        .with_max_len(1)
+        .try_for_each(|&(format, path)| {
+            let format = registry
+                .lookup(format)
+                .ok_or_else(|| format!("unknown format {format}"))?;
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+            let budget = Budget::for_file(text.len());
+            std::hint::black_box(dupcheck::engine::parse::parse(format, &text, None, &budget).ok());
+            Ok::<(), String>(())
+        })?;
+    eprintln!("{COLD_FLOOR_DONE} {} files", files.len());
+    Ok(())
 }
 
 /// Wall seconds from spawning `dupcheck DIR --no-cache --no-watch` to its
