@@ -26,9 +26,9 @@
 //! grammars' tables and of its heap).
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Lines};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Parser as _;
@@ -307,18 +307,9 @@ fn cold_floor_list(
 /// its line.
 fn cold_floor(list: &Path) -> Result<f64, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let started = Instant::now();
-    let mut child = Command::new(&exe)
-        .arg(COLD_FLOOR_ARG)
-        .arg(list)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let (mut child, lines, started) = spawned(Command::new(&exe).arg(COLD_FLOOR_ARG).arg(list))?;
     let mut result = Err("the cold floor ended without its line".to_string());
-    for line in BufReader::new(stderr).lines() {
+    for line in lines {
         let Ok(line) = line else { break };
         if line.starts_with(COLD_FLOOR_DONE) {
             result = Ok(started.elapsed().as_secs_f64());
@@ -357,26 +348,17 @@ pub fn run_cold_floor(list: &Path) -> Result<(), String> {
 /// Wall seconds from spawning `dupcheck DIR --no-cache --no-watch` to its
 /// `dupcheck: scanned …` line, and to the line of the clones after it.
 fn dupcheck_cold(server: &Path, dir: &Path) -> Result<(f64, f64), String> {
-    let started = Instant::now();
-    let mut child = Command::new(server)
-        .arg(dir)
-        .args([
-            "--port",
-            "0",
-            "--host",
-            "127.0.0.1",
-            "--no-cache",
-            "--no-watch",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", server.display()))?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let (mut child, lines, started) = spawned(Command::new(server).arg(dir).args([
+        "--port",
+        "0",
+        "--host",
+        "127.0.0.1",
+        "--no-cache",
+        "--no-watch",
+    ]))?;
     let mut scanned = None;
     let mut result = Err("no summary line".to_string());
-    for line in BufReader::new(stderr).lines() {
+    for line in lines {
         let Ok(line) = line else { break };
         let at = started.elapsed().as_secs_f64();
         if line.starts_with("dupcheck: scanned") {
@@ -393,6 +375,27 @@ fn dupcheck_cold(server: &Path, dir: &Path) -> Result<(f64, f64), String> {
     let _ = child.kill();
     let _ = child.wait();
     result
+}
+
+/// Spawns `command` with only its stderr open, piped: the child, the lines
+/// it writes there, and when it was spawned.
+fn spawned(
+    command: &mut Command,
+) -> Result<(Child, Lines<BufReader<ChildStderr>>, Instant), String> {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            format!(
+                "cannot start {}: {e}",
+                command.get_program().to_string_lossy()
+            )
+        })?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    Ok((child, BufReader::new(stderr).lines(), started))
 }
 
 /// The 1, 5 and 15 minute load averages: other work on the machine skews
