@@ -578,20 +578,20 @@ fn walk_within(
     leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> bool {
     let kinds = format.kinds();
-    visible_nodes(root, |node, has_children| {
-        if from > 0 && node.end_byte() <= from {
+    visible_nodes(root, |v| {
+        if from > 0 && v.end <= from {
             return Step::Skip;
         }
-        let kind = node.kind_id();
+        let (node, kind) = (v.node, v.kind);
         let go_on = match kinds.class_of(kind) {
             // Imports hold no other: the subtree is walked as an import's.
             _ if !in_import && kinds.is_import(kind) => walk_within(format, node, from, true, leaf),
             Some(Class::String) if kinds.has_interpolations() && has_interpolation(kinds, node) => {
                 string_with_interpolations(format, node, in_import, leaf)
             }
-            Some(class) => emit(node, class, in_import, leaf),
-            None if has_children => return Step::Descend,
-            None => emit(node, Class::Other, in_import, leaf),
+            Some(class) => emit(v.start, v.end, class, in_import, leaf),
+            None if v.has_children => return Step::Descend,
+            None => emit(v.start, v.end, Class::Other, in_import, leaf),
         };
         if go_on {
             Step::Skip
@@ -603,8 +603,13 @@ fn walk_within(
 
 /// Reports one leaf; zero-width ones (tree-sitter's MISSING nodes) are not
 /// tokens. Returns whether to go on.
-fn emit(node: Node<'_>, class: Class, import: bool, leaf: &mut impl FnMut(Leaf) -> bool) -> bool {
-    let (start, end) = (node.start_byte(), node.end_byte());
+fn emit(
+    start: usize,
+    end: usize,
+    class: Class,
+    import: bool,
+    leaf: &mut impl FnMut(Leaf) -> bool,
+) -> bool {
     start >= end || leaf(piece(class, start, end, import))
 }
 

@@ -30,8 +30,19 @@ enum {
   DUPCHECK_STOP = 2,     // end the walk
 };
 
-// Called with each visible node, and whether it has visible children.
-typedef uint32_t (*DupcheckVisit)(void *context, TSNode node, bool has_children);
+// A visible node, with what the walk knows of it already: its public
+// symbol (its alias, if any), its byte range, and whether it has visible
+// children, so that the visitor need not ask tree-sitter again.
+typedef struct {
+  TSNode node;
+  uint32_t start;
+  uint32_t end;
+  TSSymbol symbol;
+  bool has_children;
+} DupcheckVisible;
+
+// Called with each visible node.
+typedef uint32_t (*DupcheckVisit)(void *context, const DupcheckVisible *visible);
 
 // One level of the walk: the children of a subtree, the next one's index
 // and structural index, and where it starts.
@@ -82,7 +93,14 @@ bool dupcheck_visible_nodes(TSNode root, DupcheckVisit visit, void *context) {
   const TSTree *tree = root.tree;
   const Subtree *root_subtree = (const Subtree *)root.id;
   bool root_children = ts_subtree_visible_child_count(*root_subtree) > 0;
-  uint32_t step = visit(context, root, root_children);
+  DupcheckVisible visible = {
+    .node = root,
+    .start = ts_node_start_byte(root),
+    .end = ts_node_end_byte(root),
+    .symbol = ts_node_symbol(root),
+    .has_children = root_children,
+  };
+  uint32_t step = visit(context, &visible);
   if (step == DUPCHECK_STOP) return false;
   if (step == DUPCHECK_SKIP || !root_children) return true;
 
@@ -114,7 +132,15 @@ bool dupcheck_visible_nodes(TSNode root, DupcheckVisit visit, void *context) {
     }
     bool has_children = ts_subtree_visible_child_count(*child) > 0;
     if (ts_subtree_visible(*child) || alias != 0) {
-      step = visit(context, ts_node_new(tree, child, position, alias), has_children);
+      TSSymbol symbol = alias ? alias : ts_subtree_symbol(*child);
+      visible = (DupcheckVisible){
+        .node = ts_node_new(tree, child, position, alias),
+        .start = position.bytes,
+        .end = position.bytes + ts_subtree_size(*child).bytes,
+        .symbol = ts_language_public_symbol(tree->language, symbol),
+        .has_children = has_children,
+      };
+      step = visit(context, &visible);
       if (step == DUPCHECK_STOP) {
         finished = false;
       } else if (step == DUPCHECK_DESCEND && has_children) {

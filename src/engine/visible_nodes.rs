@@ -3,9 +3,10 @@
 //! tree-sitter's subtrees, where the cursor finds each next sibling again
 //! from its parent (a tenth of a cold scan went to that).
 //!
-//! In: a node and a visitor. Out: the visitor's calls, each with a node
-//! and whether it has visible children, and its answer: walk them, go on
-//! after the node, or stop.
+//! In: a node and a visitor. Out: the visitor's calls, each with a node,
+//! its kind, its byte range and whether it has visible children (the walk
+//! knows them, so the visitor need not ask tree-sitter again), and its
+//! answer: walk them, go on after the node, or stop.
 //!
 //! Invariants: the nodes, their kinds and their byte ranges are the
 //! cursor's (`tests` compares the two on every language's test data); the
@@ -30,28 +31,58 @@ pub enum Step {
     Stop = 2,
 }
 
-type Visit = unsafe extern "C" fn(*mut c_void, TSNode, bool) -> u32;
+/// A visible node as the walk meets it.
+#[derive(Clone, Copy)]
+pub struct Visible<'t> {
+    pub node: Node<'t>,
+    /// Its kind (`Node::kind_id`: its alias, if it has one).
+    pub kind: u16,
+    /// Its byte range.
+    pub start: usize,
+    pub end: usize,
+    /// Whether it has visible children.
+    pub has_children: bool,
+}
+
+/// `DupcheckVisible` of `visible_nodes.c`.
+#[repr(C)]
+struct RawVisible {
+    node: TSNode,
+    start: u32,
+    end: u32,
+    symbol: u16,
+    has_children: bool,
+}
+
+type Visit = unsafe extern "C" fn(*mut c_void, *const RawVisible) -> u32;
 
 extern "C" {
     fn dupcheck_visible_nodes(root: TSNode, visit: Visit, context: *mut c_void) -> bool;
 }
 
 /// Calls `visit` with `root` and, as its answers say, the visible nodes
-/// under it, in document order, each with whether it has visible children.
-/// Returns false if a visit said [`Step::Stop`].
-pub fn visible_nodes<'t, F: FnMut(Node<'t>, bool) -> Step>(root: Node<'t>, mut visit: F) -> bool {
-    unsafe extern "C" fn trampoline<'t, V: FnMut(Node<'t>, bool) -> Step>(
+/// under it, in document order. Returns false if a visit said
+/// [`Step::Stop`].
+pub fn visible_nodes<'t, F: FnMut(Visible<'t>) -> Step>(root: Node<'t>, mut visit: F) -> bool {
+    unsafe extern "C" fn trampoline<'t, V: FnMut(Visible<'t>) -> Step>(
         context: *mut c_void,
-        node: TSNode,
-        has_children: bool,
+        raw: *const RawVisible,
     ) -> u32 {
         // SAFETY: `context` is the `&mut F` passed below, alive for the
-        // walk; `node` is a node of the tree `root` borrows.
+        // walk; `raw` points to the walk's description of a node of the
+        // tree `root` borrows, valid during the call.
         let visit = unsafe { &mut *context.cast::<V>() };
-        let node = unsafe { Node::from_raw(node) };
+        let raw = unsafe { &*raw };
+        let visible = Visible {
+            node: unsafe { Node::from_raw(raw.node) },
+            kind: raw.symbol,
+            start: raw.start as usize,
+            end: raw.end as usize,
+            has_children: raw.has_children,
+        };
         // A panic must not unwind through C: it aborts, as it would have
         // to; the visitors here do not panic.
-        visit(node, has_children) as u32
+        visit(visible) as u32
     }
     let context: *mut c_void = (&raw mut visit).cast();
     // SAFETY: the C walk reads the subtrees of `root`'s tree, which `root`
@@ -99,13 +130,13 @@ mod tests {
 
     fn by_walk(root: Node<'_>) -> Vec<(u16, usize, usize, bool)> {
         let mut out = Vec::new();
-        visible_nodes(root, |node, has_children| {
-            out.push((
-                node.kind_id(),
-                node.start_byte(),
-                node.end_byte(),
-                has_children,
-            ));
+        visible_nodes(root, |v| {
+            // What the walk says of a node is what tree-sitter says.
+            assert_eq!(
+                (v.kind, v.start, v.end),
+                (v.node.kind_id(), v.node.start_byte(), v.node.end_byte())
+            );
+            out.push((v.kind, v.start, v.end, v.has_children));
             Step::Descend
         });
         out
@@ -136,7 +167,8 @@ mod tests {
         let text = "f(a, [b, c]); g(d);";
         let tree = parse("js", text);
         let mut kinds = Vec::new();
-        let finished = visible_nodes(tree.root_node(), |node, _| {
+        let finished = visible_nodes(tree.root_node(), |v| {
+            let node = v.node;
             kinds.push(node.kind());
             match node.kind() {
                 "arguments" => Step::Skip,
@@ -166,8 +198,8 @@ mod tests {
         let text = format!("x = {}1{};", "[".repeat(20_000), "]".repeat(20_000));
         let tree = parse("js", &text);
         let mut numbers = 0;
-        assert!(visible_nodes(tree.root_node(), |node, _| {
-            numbers += usize::from(node.kind() == "number");
+        assert!(visible_nodes(tree.root_node(), |v| {
+            numbers += usize::from(v.node.kind() == "number");
             Step::Descend
         }));
         assert_eq!(numbers, 1);
