@@ -57,16 +57,20 @@ fuzz-tool:
 fuzz: FUZZ_SECONDS = 3600
 fuzz-smoke fuzz: fuzz-tool
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
-		$(FUZZ) run -O $$t -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 || exit 1; \
+		mkdir -p corpus/$$t && \
+		$(FUZZ) run -O $$t corpus/$$t $$(ls -d seeds/$$t 2>/dev/null) -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 || exit 1; \
 	done
 
 # CI's run: every target builds against today's engine and runs a fixed
 # number of inputs from a fixed seed (the same inputs on every run; about
-# 8 minutes on 2 cores, the build most of it).
+# 8 minutes on 2 cores, the build most of it), after the inputs of
+# fuzz/seeds/TARGET (what fuzzing found once, kept so that every run
+# tries it).
 FUZZ_RUNS ?= 50000
 fuzz-ci: fuzz-tool
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
-		$(FUZZ) run -O $$t -- -seed=1 -runs=$(FUZZ_RUNS) -timeout=10 -print_final_stats=1 || exit 1; \
+		mkdir -p corpus/$$t && \
+		$(FUZZ) run -O $$t corpus/$$t $$(ls -d seeds/$$t 2>/dev/null) -- -seed=1 -runs=$(FUZZ_RUNS) -timeout=10 -print_final_stats=1 || exit 1; \
 	done
 
 # The stress run of issue 8 against a release build: load, slow clients,

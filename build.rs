@@ -1,7 +1,8 @@
-//! Compiles `src/engine/visible_nodes.c` against the sources of the
-//! tree-sitter this crate links (its `include` directory, which the
-//! `tree-sitter` crate announces, and the `src` beside it), so the walk
-//! reads the subtrees as the library lays them out; and writes
+//! Compiles `src/engine/visible_nodes.c` and `src/engine/sequel_scanner.c`
+//! against the sources of the tree-sitter this crate links (its `include`
+//! directory, which the `tree-sitter` crate announces, and the `src`
+//! beside it), so the walk reads the subtrees, and the mended SQL grammar
+//! its language, as the library lays them out; and writes
 //! `grammars.toml` as JSON, which the binary reads at its start in a
 //! tenth of the time TOML takes.
 
@@ -9,7 +10,7 @@ use std::path::PathBuf;
 
 fn main() {
     grammars_as_json();
-    visible_nodes();
+    c_sources();
 }
 
 fn grammars_as_json() {
@@ -22,20 +23,23 @@ fn grammars_as_json() {
     std::fs::write(out.join("grammars.json"), json).expect("OUT_DIR is writable");
 }
 
-fn visible_nodes() {
+fn c_sources() {
     let include = PathBuf::from(
         std::env::var("DEP_TREE_SITTER_INCLUDE")
             .expect("the tree-sitter crate names its include directory"),
     );
     let sources = include.parent().expect("include's parent").join("src");
-    println!("cargo:rerun-if-changed=src/engine/visible_nodes.c");
+    let files = ["src/engine/visible_nodes.c", "src/engine/sequel_scanner.c"];
+    for file in files {
+        println!("cargo:rerun-if-changed={file}");
+    }
     cc::Build::new()
-        .file("src/engine/visible_nodes.c")
+        .files(files)
         .include(&include)
         .include(&sources)
         .std("c11")
         .define("_POSIX_C_SOURCE", "200112L")
         .define("_DEFAULT_SOURCE", None)
         .warnings(false)
-        .compile("dupcheck_visible_nodes");
+        .compile("dupcheck_c");
 }

@@ -55,13 +55,34 @@ fn language_for(name: &str) -> Option<Language> {
         "ocaml_interface" => tree_sitter_ocaml::LANGUAGE_OCAML_INTERFACE.into(),
         "julia" => tree_sitter_julia::LANGUAGE.into(),
         "r" => tree_sitter_r::LANGUAGE.into(),
-        "sql" => tree_sitter_sequel::LANGUAGE.into(),
+        "sql" => mended_sql(),
         "solidity" => tree_sitter_solidity::LANGUAGE.into(),
         "html" => tree_sitter_html::LANGUAGE.into(),
         "vue" => tree_sitter_vue_next::LANGUAGE.into(),
         "svelte" => tree_sitter_svelte_ng::LANGUAGE.into(),
         _ => return None,
     })
+}
+
+extern "C" {
+    fn dupcheck_mended_sql(
+        sql: *const tree_sitter::ffi::TSLanguage,
+    ) -> *const tree_sitter::ffi::TSLanguage;
+}
+
+/// tree-sitter-sequel's SQL grammar with the leaks of its external scanner
+/// mended (`sequel_scanner.c`): made once, then shared.
+fn mended_sql() -> Language {
+    static MENDED: OnceLock<usize> = OnceLock::new();
+    let mended = *MENDED.get_or_init(|| {
+        let sql = Language::from(tree_sitter_sequel::LANGUAGE).into_raw();
+        // SAFETY: `sql` is the grammar's static language, which the C side
+        // copies once (this initializer runs once).
+        unsafe { dupcheck_mended_sql(sql) as usize }
+    });
+    // SAFETY: the mended copy is static and never freed (tree-sitter frees
+    // only the languages of wasm grammars).
+    unsafe { Language::from_raw(mended as *const tree_sitter::ffi::TSLanguage) }
 }
 
 /// The class of a token: decides what of it survives normalization.
@@ -682,6 +703,63 @@ impl<'f> NamedKinds<'f> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every node of the parse of `text` in `language`: kind, byte range,
+    /// and whether it is an error or missing.
+    fn nodes(language: &Language, text: &str) -> Vec<(String, usize, usize, bool)> {
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(language).unwrap();
+        let tree = parser.parse(text, None).unwrap();
+        let mut out = Vec::new();
+        let mut cursor = tree.walk();
+        loop {
+            let node = cursor.node();
+            out.push((
+                node.kind().to_owned(),
+                node.start_byte(),
+                node.end_byte(),
+                node.is_error() || node.is_missing(),
+            ));
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn issue_9_sql_dollar_quotes_parse_as_the_grammar_parses_them() {
+        // The mended scanner (sequel_scanner.c) answers as the grammar's
+        // own, where that leaks too: a body's own tag where a string may
+        // start, tags of every length, unclosed ones, the fuzz input that
+        // found the leak of `deserialize`.
+        let grammar = Language::from(tree_sitter_sequel::LANGUAGE);
+        let mended = mended_sql();
+        let long = "x".repeat(3_000);
+        let texts = [
+            "SELECT $$a$$;".to_owned(),
+            "\u{83}$$$$J2".to_owned(),
+            "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;".to_owned(),
+            "CREATE FUNCTION f() RETURNS text AS $body$ SELECT $$x$$ || $q$y$q$; $body$ LANGUAGE sql;"
+                .to_owned(),
+            "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1 + $$ $$; $$ LANGUAGE sql;".to_owned(),
+            "CREATE FUNCTION f() AS $a$ SELECT $a$, $b$ x $b$ FROM t WHERE $a$ $a$".to_owned(),
+            "CREATE FUNCTION f() AS $$ SELECT 'a' || $$ || $t$ $$ $t$; $$;".to_owned(),
+            format!("SELECT ${long}$ body ${long}$, $é$ x $é$, $$ open"),
+            "SELECT $$ a $ b $$, $x y$ $$ z".to_owned(),
+        ];
+        for text in &texts {
+            assert_eq!(nodes(&mended, text), nodes(&grammar, text), "{text}");
+        }
+        assert!(std::ptr::eq(
+            mended.clone().into_raw(),
+            mended_sql().into_raw()
+        ));
+    }
 
     #[test]
     fn every_node_kind_exists() {
