@@ -738,6 +738,8 @@ fn table_entry(unit: &[u64]) -> bool {
     unit.iter().any(is_abstract_literal) && unit.iter().all(is_table_token)
 }
 
+/// Whether `id` is a literal as weak mode abstracts it (`$str`, `$num`,
+/// `$lit`).
 fn is_abstract_literal(id: &u64) -> bool {
     ABSTRACT_LITERALS.contains(id)
 }
