@@ -60,6 +60,13 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
         dupcheck::stderr_line(&format!("dupcheck: {warning}"))
     })
     .map_err(|e| e.to_string())?;
+    let port = config.port;
+    let cannot_serve = |e: std::io::Error| format!("cannot serve on port {port}: {e}");
+    // The first scan starts as soon as the port is bound, while the
+    // runtime starts.
+    let listener = dupcheck::interfaces::http::server::bind(&config).map_err(cannot_serve)?;
+    let scanner = dupcheck::project::scan::Scanner::new(std::sync::Arc::new(config), registry);
+    scanner.start_scan();
     // Checks are CPU-bound: more blocking threads than a few per core only
     // add switches and allocator arenas, not throughput.
     let cores = dupcheck::interfaces::http::server::cores();
@@ -68,11 +75,11 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
         .max_blocking_threads(4 * cores)
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let port = config.port;
-    let served = runtime.block_on(dupcheck::interfaces::http::server::serve(config, registry));
-    // Blocking work still running was cancelled; the exit does not wait for it.
+    let served = runtime.block_on(dupcheck::interfaces::http::server::serve(listener, scanner));
+    // Blocking work and a scan still running are abandoned; the exit does
+    // not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    served.map_err(|e| format!("cannot serve on port {port}: {e}"))
+    served.map_err(cannot_serve)
 }
 
 /// `--dump-tokens FILE`: prints the normalized tokens of FILE, as the

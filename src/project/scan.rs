@@ -694,61 +694,89 @@ impl Scanner {
         result
     }
 
-    /// Starts a full scan unless one runs; returns the receiver of its outcome.
+    /// Starts a full scan unless one runs, and does not wait for it: its
+    /// snapshot is published when it is done (the first scan's lines go to
+    /// stderr, the others' to the log). Needs no async runtime, so that
+    /// the first scan can start before the server's.
+    pub fn start_scan(self: &Arc<Self>) {
+        self.start();
+    }
+
+    /// Starts a full scan unless one runs, on a thread of its own; returns
+    /// the receiver of its outcome (closed without one if no thread could
+    /// start).
     fn start(self: &Arc<Self>) -> watch::Receiver<Option<ScanResult>> {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(rx) = running.as_ref() {
             return rx.clone();
         }
         let (tx, rx) = watch::channel(None);
-        *running = Some(rx.clone());
         let this = Arc::clone(self);
-        tokio::task::spawn_blocking(move || {
-            let first = this.first.swap(false, Ordering::SeqCst);
-            let progress = if first {
-                Progress::console(this.created)
-            } else {
-                Progress::quiet()
-            };
-            let outcome = this.build(|previous| {
-                let mut reuse = Reuse::previous(previous.map(|p| &**p));
-                if first {
-                    if let Some(dir) = &this.config.cache_dir {
-                        progress.phase("reading the cache");
-                        reuse.cached = cache::load(dir, this.cache_key());
-                    }
-                }
-                scan(&this.config, &this.registry, &reuse, &progress).map(Arc::new)
-            });
-            if first {
-                *this.first_ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
-                this.first_ended_signal.notify_all();
-            }
-            // The first scan's lines go to stderr, the others' to the log.
-            let say = |line: String| match first {
-                true => progress.print(&line),
-                false => tracing::info!("{line}"),
-            };
-            if let Ok(snapshot) = &outcome {
-                // Checks are answered from here on; the statistics wait
-                // for whole-project clone detection.
-                say(scanned_line(snapshot, progress.elapsed()));
-                progress.phase("detecting clones");
-                let detecting = Instant::now();
-                let stats = snapshot.stats(&this.config, &this.registry);
-                say(clones_line(stats, detecting.elapsed()));
-            }
-            progress.finish();
-            *this.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
-            // Nobody waiting is fine: the snapshot is published already.
-            let _ = tx.send(Some(outcome.clone()));
-            if let Ok(snapshot) = outcome {
-                if first || snapshot.parsed > 0 {
-                    this.save_cache(&snapshot);
+        let spawned = std::thread::Builder::new()
+            .name("dupcheck-scan".into())
+            .spawn(move || this.run_scan(&tx));
+        match spawned {
+            Ok(_) => *running = Some(rx.clone()),
+            Err(err) => {
+                tracing::error!("cannot start a scan: {err}");
+                if self.first.swap(false, Ordering::SeqCst) {
+                    self.end_first();
                 }
             }
-        });
+        }
         rx
+    }
+
+    /// A full scan, its lines, and its outcome sent on `tx`.
+    fn run_scan(&self, tx: &watch::Sender<Option<ScanResult>>) {
+        let first = self.first.swap(false, Ordering::SeqCst);
+        let progress = if first {
+            Progress::console(self.created)
+        } else {
+            Progress::quiet()
+        };
+        let outcome = self.build(|previous| {
+            let mut reuse = Reuse::previous(previous.map(|p| &**p));
+            if first {
+                if let Some(dir) = &self.config.cache_dir {
+                    progress.phase("reading the cache");
+                    reuse.cached = cache::load(dir, self.cache_key());
+                }
+            }
+            scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
+        });
+        if first {
+            self.end_first();
+        }
+        // The first scan's lines go to stderr, the others' to the log.
+        let say = |line: String| match first {
+            true => progress.print(&line),
+            false => tracing::info!("{line}"),
+        };
+        if let Ok(snapshot) = &outcome {
+            // Checks are answered from here on; the statistics wait
+            // for whole-project clone detection.
+            say(scanned_line(snapshot, progress.elapsed()));
+            progress.phase("detecting clones");
+            let detecting = Instant::now();
+            let stats = snapshot.stats(&self.config, &self.registry);
+            say(clones_line(stats, detecting.elapsed()));
+        }
+        progress.finish();
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // Nobody waiting is fine: the snapshot is published already.
+        let _ = tx.send(Some(outcome.clone()));
+        if let Ok(snapshot) = outcome {
+            if first || snapshot.parsed > 0 {
+                self.save_cache(&snapshot);
+            }
+        }
+    }
+
+    /// Marks the first scan ended, for those waiting in [`Scanner::first_scanned`].
+    fn end_first(&self) {
+        *self.first_ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.first_ended_signal.notify_all();
     }
 
     /// Applies changes seen by the watcher (blocking): a scan that reuses

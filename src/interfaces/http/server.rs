@@ -1,9 +1,9 @@
 //! Server: binds, announces the real address, accepts connections, and
 //! stops in bounded time on SIGINT or SIGTERM.
 //!
-//! Invariants: the `listening on` line is printed (and flushed) only once the
-//! port is bound, before the first scan starts in the background; headers
-//! must arrive within the header time-out (30 s), or a 408 answers; on a
+//! Invariants: the first scan starts in the background as soon as the port
+//! is bound (before the runtime: [`bind`]), and the `listening on` line is
+//! printed (and flushed) once the server listens; headers must arrive within the header time-out (30 s), or a 408 answers; on a
 //! signal the server stops accepting, gives in-flight requests up to
 //! [`GRACE`], then answers those still running 503, cancels every parse and
 //! scan, and returns within about a second more.
@@ -21,7 +21,6 @@ use super::conn::{answer_dropped, JsonErrorsIo};
 use super::error::ApiError;
 use super::{router, State};
 use crate::engine::check::Admission;
-use crate::engine::grammar::Registry;
 use crate::project::config::Config;
 use crate::project::scan::Scanner;
 
@@ -32,12 +31,15 @@ const LAST_ANSWERS: Duration = Duration::from_millis(250);
 /// How long writing the cache may delay the exit.
 const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
 
-/// Serves until SIGINT or SIGTERM.
-pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<()> {
-    let listener = TcpListener::bind((config.host, config.port)).await?;
+/// Serves on `listener` ([`bind`]) until SIGINT or SIGTERM, with the
+/// index of `scanner`, whose first scan was started
+/// ([`Scanner::start_scan`]).
+pub async fn serve(listener: std::net::TcpListener, scanner: Arc<Scanner>) -> std::io::Result<()> {
+    let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
     // Before the announcement: a client that saw it may stop the server.
     let stop = stop_signal();
+    let config = scanner.config();
     println!(
         "dupcheck listening on http://{addr} (scanning {})",
         config.dir.display()
@@ -52,7 +54,6 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
     }
     let header_timeout = config.header_timeout;
 
-    let scanner = Scanner::new(Arc::new(config), registry);
     let (grace_over, grace_over_rx) = tokio::sync::watch::channel(false);
     let state = Arc::new(State {
         scanner: Arc::clone(&scanner),
@@ -64,11 +65,6 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
         .config()
         .watch
         .then(|| crate::project::watch::spawn(Arc::clone(&scanner)));
-    let first = Arc::clone(&scanner);
-    tokio::spawn(async move {
-        // The outcome is logged by the scanner; checks wait for the snapshot.
-        let _ = first.rescan().await;
-    });
 
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
@@ -128,6 +124,14 @@ pub async fn serve(config: Config, registry: Arc<Registry>) -> std::io::Result<(
         tracing::warn!("the cache was not written in time; the next start rebuilds what changed");
     }
     Ok(())
+}
+
+/// Binds the server's port (non-blocking, for [`serve`]), before any
+/// runtime: the first scan starts right after.
+pub fn bind(config: &Config) -> std::io::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind((config.host, config.port))?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
 }
 
 /// The cores this process may use.
