@@ -64,7 +64,8 @@ fn run(cli: Cli, cwd: &std::path::Path) -> Result<(), String> {
     let cannot_serve = |e: std::io::Error| format!("cannot serve on port {port}: {e}");
     // The first scan starts as soon as the port is bound, while the
     // runtime starts.
-    let listener = dupcheck::interfaces::http::server::bind(&config).map_err(cannot_serve)?;
+    let listener =
+        dupcheck::interfaces::http::server::bind(config.host, port).map_err(cannot_serve)?;
     let scanner = dupcheck::project::scan::Scanner::new(std::sync::Arc::new(config), registry);
     scanner.start_scan();
     // Checks are CPU-bound: more blocking threads than a few per core only

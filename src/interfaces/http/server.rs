@@ -3,11 +3,13 @@
 //!
 //! Invariants: the first scan starts in the background as soon as the port
 //! is bound (before the runtime: [`bind`]), and the `listening on` line is
-//! printed (and flushed) once the server listens; headers must arrive within the header time-out (30 s), or a 408 answers; on a
-//! signal the server stops accepting, gives in-flight requests up to
+//! printed (and flushed) once the server listens; headers must arrive
+//! within the header time-out (30 s), or a 408 answers; on a signal the
+//! server stops accepting, gives in-flight requests up to
 //! [`GRACE`], then answers those still running 503, cancels every parse and
 //! scan, and returns within about a second more.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,13 +17,13 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioTimer;
 use hyper_util::server::graceful::GracefulShutdown;
+use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::TcpListener;
 
 use super::conn::{answer_dropped, JsonErrorsIo};
 use super::error::ApiError;
 use super::{router, State};
 use crate::engine::check::Admission;
-use crate::project::config::Config;
 use crate::project::scan::Scanner;
 
 /// How long in-flight requests get after a stop signal.
@@ -126,13 +128,22 @@ pub async fn serve(listener: std::net::TcpListener, scanner: Arc<Scanner>) -> st
     Ok(())
 }
 
-/// Binds the server's port (non-blocking, for [`serve`]), before any
-/// runtime: the first scan starts right after.
-pub fn bind(config: &Config) -> std::io::Result<std::net::TcpListener> {
-    let listener = std::net::TcpListener::bind((config.host, config.port))?;
-    listener.set_nonblocking(true)?;
-    Ok(listener)
+/// Binds `host`:`port` for [`serve`], as tokio's own bind does (address
+/// reuse, so that a restart on the same port does not wait out the last
+/// connections; non-blocking), but before any runtime: the first scan
+/// starts right after.
+pub fn bind(host: IpAddr, port: u16) -> std::io::Result<std::net::TcpListener> {
+    let addr = SocketAddr::new(host, port);
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
 }
+
+/// Connections waiting to be accepted (tokio's and mio's).
+const BACKLOG: i32 = 1024;
 
 /// The cores this process may use.
 pub fn cores() -> usize {
@@ -174,5 +185,25 @@ fn stop_signal() -> impl std::future::Future<Output = ()> {
         async {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_is_bound_for_reuse_and_listens_before_any_runtime() {
+        let localhost = IpAddr::from([127, 0, 0, 1]);
+        let listener = bind(localhost, 0).unwrap();
+        let socket = socket2::SockRef::from(&listener);
+        assert!(socket.reuse_address().unwrap());
+        assert!(socket.nonblocking().unwrap());
+        // It accepts already: a client connects before anything serves.
+        let addr = listener.local_addr().unwrap();
+        std::net::TcpStream::connect(addr).unwrap();
+        // A second server on the same port is refused, as before.
+        let taken = bind(localhost, addr.port()).unwrap_err();
+        assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
     }
 }
