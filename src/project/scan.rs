@@ -619,6 +619,10 @@ pub struct Scanner {
     first_ended_signal: Condvar,
     /// Whether updates happened since the cache was last written.
     cache_dirty: AtomicBool,
+    /// Threads of full scans not yet ended (their clone detection and
+    /// cache write included), and their signal.
+    scan_threads: Mutex<usize>,
+    scan_threads_ended: Condvar,
     /// When the scanner was made (at the server's start): the first
     /// summary line counts from here.
     created: Instant,
@@ -638,6 +642,8 @@ impl Scanner {
             first_ended: Mutex::new(false),
             first_ended_signal: Condvar::new(),
             cache_dirty: AtomicBool::new(false),
+            scan_threads: Mutex::new(0),
+            scan_threads_ended: Condvar::new(),
             created: Instant::now(),
         })
     }
@@ -712,13 +718,19 @@ impl Scanner {
         }
         let (tx, rx) = watch::channel(None);
         let this = Arc::clone(self);
+        *self.scan_threads() += 1;
         let spawned = std::thread::Builder::new()
             .name("dupcheck-scan".into())
-            .spawn(move || this.run_scan(&tx));
+            .spawn(move || {
+                let _ended = this.scan_thread_ends();
+                this.run_scan(&tx);
+            });
         match spawned {
             Ok(_) => *running = Some(rx.clone()),
             Err(err) => {
                 tracing::error!("cannot start a scan: {err}");
+                // The thread never ran.
+                *self.scan_threads() -= 1;
                 if self.first.swap(false, Ordering::SeqCst) {
                     self.end_first();
                 }
@@ -771,6 +783,22 @@ impl Scanner {
                 self.save_cache(&snapshot);
             }
         }
+    }
+
+    fn scan_threads(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.scan_threads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a scan thread ended when dropped, however it ends.
+    fn scan_thread_ends(&self) -> impl Drop + '_ {
+        struct Ends<'a>(&'a Scanner);
+        impl Drop for Ends<'_> {
+            fn drop(&mut self) {
+                *self.0.scan_threads() -= 1;
+                self.0.scan_threads_ended.notify_all();
+            }
+        }
+        Ends(self)
     }
 
     /// Marks the first scan ended, for those waiting in [`Scanner::first_scanned`].
@@ -851,9 +879,16 @@ impl Scanner {
         }
     }
 
-    /// Writes the cache if the watcher changed the index since the last
-    /// write (on shutdown).
-    pub fn flush_cache(&self) {
+    /// On shutdown: lets full scans still running end, for at most
+    /// `within` (a first scan writes the cache after its clone detection),
+    /// then writes the cache if the watcher changed the index since the
+    /// last write.
+    pub fn flush_cache(&self, within: Duration) {
+        drop(
+            self.scan_threads_ended
+                .wait_timeout_while(self.scan_threads(), within, |running| *running > 0)
+                .unwrap_or_else(|e| e.into_inner()),
+        );
         if self.cache_dirty.load(Ordering::SeqCst) {
             if let Some(snapshot) = self.snapshot() {
                 self.save_cache(&snapshot);

@@ -121,7 +121,7 @@ pub async fn serve(listener: std::net::TcpListener, scanner: Arc<Scanner>) -> st
         }
     }
     crate::engine::parse::stop();
-    let flush = tokio::task::spawn_blocking(move || scanner.flush_cache());
+    let flush = tokio::task::spawn_blocking(move || scanner.flush_cache(LAST_CACHE_WRITE));
     if tokio::time::timeout(LAST_CACHE_WRITE, flush).await.is_err() {
         tracing::warn!("the cache was not written in time; the next start rebuilds what changed");
     }
