@@ -880,13 +880,15 @@ impl Scanner {
     }
 
     /// On shutdown: lets full scans still running end, for at most
-    /// `within` (a first scan writes the cache after its clone detection),
-    /// then writes the cache if the watcher changed the index since the
-    /// last write.
-    pub fn flush_cache(&self, within: Duration) {
+    /// [`LAST_CACHE_WRITE`] (a first scan writes the cache after its clone
+    /// detection), then writes the cache if the watcher changed the index
+    /// since the last write.
+    pub fn flush_cache(&self) {
         drop(
             self.scan_threads_ended
-                .wait_timeout_while(self.scan_threads(), within, |running| *running > 0)
+                .wait_timeout_while(self.scan_threads(), LAST_CACHE_WRITE, |running| {
+                    *running > 0
+                })
                 .unwrap_or_else(|e| e.into_inner()),
         );
         if self.cache_dirty.load(Ordering::SeqCst) {
@@ -896,6 +898,10 @@ impl Scanner {
         }
     }
 }
+
+/// How long writing the cache may delay an exit: a scan still running,
+/// then the write ([`Scanner::flush_cache`]).
+pub const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
 
 /// The text of a panic payload, for the log.
 pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {

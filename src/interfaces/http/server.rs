@@ -5,9 +5,9 @@
 //! is bound (before the runtime: [`bind`]), and the `listening on` line is
 //! printed (and flushed) once the server listens; headers must arrive
 //! within the header time-out (30 s), or a 408 answers; on a signal the
-//! server stops accepting, gives in-flight requests up to
-//! [`GRACE`], then answers those still running 503, cancels every parse and
-//! scan, and returns within about a second more.
+//! server stops accepting, gives in-flight requests up to [`GRACE`], then
+//! answers those still running 503, cancels every parse and scan, and
+//! returns within about a second more.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -24,14 +24,12 @@ use super::conn::{answer_dropped, JsonErrorsIo};
 use super::error::ApiError;
 use super::{router, State};
 use crate::engine::check::Admission;
-use crate::project::scan::Scanner;
+use crate::project::scan::{Scanner, LAST_CACHE_WRITE};
 
 /// How long in-flight requests get after a stop signal.
 pub const GRACE: Duration = Duration::from_secs(5);
 /// How long the 503 answers of a stop get to go out.
 const LAST_ANSWERS: Duration = Duration::from_millis(250);
-/// How long writing the cache may delay the exit.
-const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
 
 /// Serves on `listener` ([`bind`]) until SIGINT or SIGTERM, with the
 /// index of `scanner`, whose first scan was started
@@ -121,7 +119,7 @@ pub async fn serve(listener: std::net::TcpListener, scanner: Arc<Scanner>) -> st
         }
     }
     crate::engine::parse::stop();
-    let flush = tokio::task::spawn_blocking(move || scanner.flush_cache(LAST_CACHE_WRITE));
+    let flush = tokio::task::spawn_blocking(move || scanner.flush_cache());
     if tokio::time::timeout(LAST_CACHE_WRITE, flush).await.is_err() {
         tracing::warn!("the cache was not written in time; the next start rebuilds what changed");
     }

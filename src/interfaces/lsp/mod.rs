@@ -146,15 +146,14 @@ pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, St
 
 /// Writes the cache, waiting at most half a second.
 fn flush(engine: Arc<Engine>) {
-    const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
     let (done, wait) = crossbeam_channel::bounded(1);
     let _ = std::thread::Builder::new().spawn(move || {
         if let Some(scanner) = engine.scanner() {
-            scanner.flush_cache(LAST_CACHE_WRITE);
+            scanner.flush_cache();
         }
         let _ = done.send(());
     });
-    let _ = wait.recv_timeout(LAST_CACHE_WRITE);
+    let _ = wait.recv_timeout(crate::project::scan::LAST_CACHE_WRITE);
 }
 
 /// Where the session is.
