@@ -17,7 +17,7 @@ test:
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
@@ -28,18 +28,18 @@ corpora:
 peers:
 	bash bench/fetch-peers.sh
 
-# Speed and memory beside the peers (examples/bench/, one module per part):
+# Speed and memory beside the peers (bench/src/bench/, one module per part):
 # cold scans against the parse floor, warm start, checks, update, RSS
 # (target/bench.json).
 bench: corpora peers
-	$(CARGO) build --release --bins --examples
-	$(CARGO) run --release --example bench
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) run --release -p dupcheck-bench --bin bench
 
 # Clone-injection quality of every language against its pinned corpora
-# (examples/quality/): recall, exactness, false positives, scan / parse floor.
+# (bench/src/quality/): recall, exactness, false positives, scan / parse floor.
 quality: corpora
-	$(CARGO) build --release --bins --examples
-	$(CARGO) run --release --example quality
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) run --release -p dupcheck-bench --bin quality
 
 ci: lint test fuzz-ci
 
@@ -77,5 +77,5 @@ fuzz-ci: fuzz-tool
 # bad inputs, pathological snippets, disk churn; prints a table, fails on
 # any crash, hang, non-JSON error, leak or difference.
 stress:
-	$(CARGO) build --release --bins --examples
-	$(CARGO) run --release --example stress
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) run --release -p dupcheck-bench --bin stress

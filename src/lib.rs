@@ -7,8 +7,8 @@
 //!   [`engine::embed`] finds the code of markup files) →
 //!   [`engine::fingerprint`] (winnowing) → [`engine::index`] →
 //!   [`engine::matching`] → [`engine::stats`]; and the engine calls every
-//!   interface makes: [`engine::check`] (a snippet, parsed out of context by
-//!   [`engine::snippet`]), [`engine::diff_check`] (a diff), the clones and
+//!   interface makes: [`service::check`] (a snippet, parsed out of context by
+//!   [`engine::snippet`]), [`service::diff_check`] (a diff), the clones and
 //!   statistics of [`engine::stats`].
 //! - [`project`]: the working directory. [`project::config`] →
 //!   [`project::walk`] → [`project::scan`], which builds an immutable
@@ -43,11 +43,13 @@
 /// the index, matching, and the engine calls (check a snippet, check a
 /// diff, clones, stats).
 pub mod engine;
-/// Adapters over the engine: the HTTP API, `report`, SARIF.
+/// Adapters over the service: the HTTP API, MCP, LSP, `report`, SARIF.
 pub mod interfaces;
 /// The working directory: config, walking, scans and snapshots, the cache,
 /// the watcher, editors' buffers.
 pub mod project;
+/// The calls every interface makes: checks, clones, the folder tree.
+pub mod service;
 
 /// Writes one line to stderr, ignoring failure: a closed stderr (a
 /// `| head` that exited) must never stop the server, as `eprintln!` would.

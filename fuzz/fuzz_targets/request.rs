@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use dupcheck::engine::grammar::Registry;
 use dupcheck::engine::tokens::Mode;
 use dupcheck::interfaces::http::error::ApiError;
-use dupcheck::engine::diff_check::DiffOptions;
+use dupcheck::service::diff_check::DiffOptions;
 use dupcheck::interfaces::http::handlers::{
     decode_diff, decode_object, validate, BodyKind, DiffBodyKind,
 };

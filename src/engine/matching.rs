@@ -24,179 +24,23 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::engine::fingerprint::{Fingerprint, Winnow};
-use crate::engine::hash::HashMap;
 use crate::engine::index::{
     fingerprints, folder_of, Index, Posting, Postings, SourceFile, SEED_TOKENS,
 };
 use crate::engine::near_miss;
-use crate::engine::tokens::{
-    LineIndex, Mode, Position, Token, TokenClass, ABSTRACT_LITERALS, TABLE_SEPARATORS,
+use crate::engine::runs::{
+    find_runs, is_abstract_literal, is_repetitive, is_table_token, split, table_stretch, Expired,
+    Run,
 };
-
-/// Fingerprints occurring in more places than this are skipped by
-/// whole-project detection (SPEC 5.3) and by snippet checks: such code
-/// (license headers, generated tables, one statement repeated) would cost
-/// quadratic time, and every run it is part of has other fingerprints.
-pub const POSTING_CAP: usize = 1000;
-
-/// Seeds occurring in more places than this are skipped by near-miss
-/// detection: a seed is short, so one that common is boilerplate, and a
-/// copy has other seeds.
-pub const SEED_CAP: usize = 30;
-
-/// Matching ran past its deadline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Expired;
-
-/// Postings tried between two looks at the clock.
-const POSTINGS_PER_CLOCK_CHECK: usize = 256;
-
-/// A maximal common run of tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Run {
-    /// First token in the query.
-    pub a: u32,
-    /// The indexed file.
-    pub file: u32,
-    /// First token in that file.
-    pub b: u32,
-    /// Tokens in the run.
-    pub len: u32,
-}
+use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass};
 
 /// Detection thresholds (SPEC 5.2).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
     /// Minimum tokens of a duplication.
     pub min_tokens: u32,
     /// Minimum lines of a duplication.
     pub min_lines: u32,
-}
-
-/// All maximal runs equal in weak mode between `query` and indexed files of
-/// `family`, seeded by `fps` (the query's fingerprints, or its seeds, as
-/// `which` says), skipping those with more than [`POSTING_CAP`] postings
-/// ([`SEED_CAP`] for seeds); with the count of those ([`split`] cuts them
-/// for another mode). `keep` decides which postings to try. Fails once past
-/// `deadline`, if any.
-#[allow(clippy::too_many_arguments)] // Each is one part of the question.
-pub fn find_runs(
-    query: &[Token],
-    fps: &[Fingerprint],
-    index: &Index,
-    which: Postings,
-    family: usize,
-    deadline: Option<Instant>,
-    mut keep: impl FnMut(&Fingerprint, &Posting) -> bool,
-) -> Result<(Vec<Run>, usize), Expired> {
-    let cap = match which {
-        Postings::Fingerprints => POSTING_CAP,
-        Postings::Seeds => SEED_CAP,
-    };
-    let mut runs = Vec::new();
-    let mut capped = 0;
-    let mut tried = 0usize;
-    // End of the last run found per (file, diagonal): fingerprints come in
-    // increasing query position, so one inside it belongs to that run.
-    let mut covered: HashMap<(u32, i64), u32> = HashMap::new();
-    for fp in fps {
-        let postings = index.lookup_in(which, family, fp.hash);
-        if postings.len() > cap {
-            capped += 1;
-            continue;
-        }
-        for posting in postings {
-            if !keep(fp, posting) {
-                continue;
-            }
-            tried += 1;
-            if tried.is_multiple_of(POSTINGS_PER_CLOCK_CHECK)
-                && deadline.is_some_and(|d| Instant::now() >= d)
-            {
-                return Err(Expired);
-            }
-            let diagonal = (posting.file, i64::from(posting.pos) - i64::from(fp.pos));
-            if covered.get(&diagonal).is_some_and(|&end| fp.pos < end) {
-                continue;
-            }
-            let target = &index.files[posting.file as usize].tokens;
-            if let Some(run) = extend(query, target, fp.pos, posting.pos) {
-                covered.insert(diagonal, run.a + run.len);
-                runs.push(Run {
-                    file: posting.file,
-                    ..run
-                });
-            }
-        }
-    }
-    Ok((runs, capped))
-}
-
-/// The maximal run of equal weak identities through `query[a]` and
-/// `target[b]`, or `None` if those tokens differ (a hash collision). A
-/// [`WALL`](crate::engine::tokens::WALL) equals nothing: no run crosses
-/// suppressed code.
-fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
-    let (a, b) = (a as usize, b as usize);
-    let equal = |(x, y): &(&Token, &Token)| x.weak_id() == y.weak_id() && !x.is_wall();
-    if !equal(&(query.get(a)?, target.get(b)?)) {
-        return None;
-    }
-    let back = query[..a]
-        .iter()
-        .rev()
-        .zip(target[..b].iter().rev())
-        .take_while(equal)
-        .count();
-    let forward = query[a..]
-        .iter()
-        .zip(&target[b..])
-        .take_while(equal)
-        .count();
-    Some(Run {
-        a: (a - back) as u32,
-        file: 0,
-        b: (b - back) as u32,
-        len: (back + forward) as u32,
-    })
-}
-
-/// Appends to `out` the maximal runs equal in `mode` inside `run` (a run
-/// equal in weak mode between `query` and `target`) that have `min_len`
-/// tokens at least: the stretches where the two sides' ids in `mode` agree.
-/// A run equal in weak mode is itself the one run of weak mode.
-pub fn split(
-    run: Run,
-    query: &[Token],
-    target: &[Token],
-    mode: Mode,
-    min_len: u32,
-    out: &mut Vec<Run>,
-) {
-    if mode == Mode::Weak {
-        if run.len >= min_len {
-            out.push(run);
-        }
-        return;
-    }
-    let q = &query[run.a as usize..(run.a + run.len) as usize];
-    let t = &target[run.b as usize..(run.b + run.len) as usize];
-    let mut start = 0;
-    for i in 0..=q.len() {
-        if i < q.len() && q[i].id_in(mode) == t[i].id_in(mode) {
-            continue;
-        }
-        let len = (i - start) as u32;
-        if len > 0 && len >= min_len {
-            out.push(Run {
-                a: run.a + start as u32,
-                b: run.b + start as u32,
-                len,
-                ..run
-            });
-        }
-        start = i + 1;
-    }
 }
 
 /// A region of text: first character to just after the last one.
@@ -689,67 +533,6 @@ fn without_deadline<T>(found: Result<T, Expired>) -> T {
     }
 }
 
-/// Longest unit whose repetition makes a run [repetitive](is_repetitive).
-pub const MAX_PERIOD: usize = 16;
-
-/// Whether a run (its ids in its mode) is one short unit of at most
-/// [`MAX_PERIOD`] tokens repeated (`self.a = a` eleven times, in mild mode
-/// `self . $id = $id` × 11). Such runs are not reported: any two lists of
-/// trivial statements share them, at every shift of the unit, so they say
-/// nothing about copying.
-pub fn is_repetitive(run: &[u64]) -> bool {
-    (1..=MAX_PERIOD.min(run.len() / 3)).any(|p| (p..run.len()).all(|i| run[i] == run[i - p]))
-}
-
-/// Entries from which a list of literals is a table: fewer (the four
-/// numbers of a colour) are part of ordinary code.
-pub const TABLE_ENTRIES: usize = 8;
-
-/// The longest stretch of `run` (its ids in its mode) that repeats a unit
-/// of abstract literals and separators before it (a unit of at most
-/// [`MAX_PERIOD`] tokens, such as `$num ,` or `{ $str , $num } ,` in weak
-/// mode), [`TABLE_ENTRIES`] entries in all at least, as a range of `run`:
-/// what a table of literals adds beyond its first entry. Empty when there
-/// is none (always, in the modes that keep literals).
-pub fn table_stretch(run: &[u64]) -> std::ops::Range<usize> {
-    let mut longest = 0..0;
-    for period in 1..=MAX_PERIOD.min(run.len() / 3) {
-        let mut stretch = 0;
-        for i in period..run.len() {
-            if run[i] != run[i - period] {
-                stretch = 0;
-                continue;
-            }
-            stretch += 1;
-            if stretch >= (TABLE_ENTRIES - 1) * period && stretch > longest.len() {
-                let start = i + 1 - stretch;
-                if table_entry(&run[start - period..start]) {
-                    longest = start..i + 1;
-                }
-            }
-        }
-    }
-    longest
-}
-
-/// Whether `unit` (ids) is one entry of a table: abstract literals and
-/// separators only, one literal at least.
-fn table_entry(unit: &[u64]) -> bool {
-    unit.iter().any(is_abstract_literal) && unit.iter().all(is_table_token)
-}
-
-/// Whether `id` is a literal as weak mode abstracts it (`$str`, `$num`,
-/// `$lit`).
-fn is_abstract_literal(id: &u64) -> bool {
-    ABSTRACT_LITERALS.contains(id)
-}
-
-/// Whether `id` may stand in a table's entries: an abstract literal or a
-/// separator.
-fn is_table_token(id: &u64) -> bool {
-    is_abstract_literal(id) || TABLE_SEPARATORS.contains(id)
-}
-
 /// One side of a run: its tokens and the text they index.
 #[derive(Clone, Copy)]
 struct Place<'a> {
@@ -838,6 +621,7 @@ mod tests {
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
     use crate::engine::index::{FileMeta, SourceFile};
+    use crate::engine::runs::POSTING_CAP;
     use crate::engine::tokens::{tokenize, Mode, Normalization};
     use std::sync::Arc;
 
@@ -1177,30 +961,6 @@ mod tests {
             check(&idx, &wrapped(&b), Mode::Mild, 20, 1),
             ["1:1-14:2 -> a.js 1:1-14:2 (81)"]
         );
-    }
-
-    #[test]
-    fn repetition_needs_three_units_of_at_most_max_period() {
-        assert!(is_repetitive(&[1, 2, 1, 2, 1, 2]));
-        assert!(!is_repetitive(&[1, 2, 1, 2, 1]));
-        assert!(!is_repetitive(&[1, 2, 3, 1, 2, 3, 1, 2, 4]));
-        let long_unit: Vec<u64> = (0..17).chain(0..17).chain(0..17).collect();
-        assert!(!is_repetitive(&long_unit));
-
-        let lit = ABSTRACT_LITERALS[1];
-        let comma = TABLE_SEPARATORS[0];
-        // A head, then `$num ,` repeated: the entries after the first.
-        let table: Vec<u64> = [1, 2, 3]
-            .into_iter()
-            .chain([lit, comma].repeat(10))
-            .collect();
-        assert_eq!(table_stretch(&table), 5..23);
-        // Statements repeated are not a table.
-        let statements: Vec<u64> = [1, 2, 3].into_iter().chain([7, 8].repeat(10)).collect();
-        assert!(table_stretch(&statements).is_empty());
-        // Seven entries are not a table yet; eight are.
-        assert!(table_stretch(&[lit, comma].repeat(7)).is_empty());
-        assert_eq!(table_stretch(&[lit, comma].repeat(8)), 2..16);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::time::Instant;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{Index, Posting, Postings, SEED_TOKENS};
-use crate::engine::matching::{find_runs, is_repetitive, split, table_stretch, Expired, Run};
+use crate::engine::runs::{find_runs, is_repetitive, split, table_stretch, Expired, Run};
 use crate::engine::tokens::{Mode, Token};
 
 /// Gaps a near-miss duplication has at most.
@@ -478,7 +478,7 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
 /// copy whose seeds are too common to look up ([`SEED_CAP`]) are found
 /// from their neighbour.
 ///
-/// [`SEED_CAP`]: crate::engine::matching::SEED_CAP
+/// [`SEED_CAP`]: crate::engine::runs::SEED_CAP
 /// `next` remembers the part found next to each end (by the chain's
 /// first or last token on both sides, and the direction): chains that end
 /// at one part grow alike.

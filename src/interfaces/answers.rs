@@ -12,13 +12,13 @@ use std::time::SystemTime;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::engine::check::CheckAnswer;
-use crate::engine::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::matching::{NearMiss, SnippetMatch, Span};
 use crate::engine::stats::{ProjectStats, SnippetStats};
-use crate::interfaces::time::iso8601;
 use crate::project::scan::Snapshot;
+use crate::project::time::iso8601;
+use crate::service::check::CheckAnswer;
+use crate::service::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
 
 /// The answer of a snippet check: its duplications, statistics, and
 /// `truncated` when the caps left some out.

@@ -42,15 +42,15 @@ use serde_json::Value;
 
 use super::answers;
 use super::http::error::ApiError;
-use super::http::router::{origin_hosts, served_hosts};
+use super::http::guard::{origin_hosts, served_hosts};
 use super::http::{handlers, Resp, State};
-use crate::engine::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
-use crate::engine::clones::ClonesPage;
-use crate::engine::diff_check::{DiffAnswer, DiffOptions};
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;
 use crate::project::scan::Snapshot;
+use crate::service::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
+use crate::service::clones::ClonesPage;
+use crate::service::diff_check::{DiffAnswer, DiffOptions};
 
 /// The most bytes of an answer rmcp may give: its JSON holds the REST
 /// answer (whose fragments the checks cap at [`MAX_FRAGMENT_BYTES`]),
@@ -64,7 +64,7 @@ const SUMMARY_ITEMS: usize = 10;
 
 /// POST /mcp: one JSON-RPC message through rmcp's stateless transport.
 pub async fn serve(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
-    let config = state.scanner.config();
+    let config = state.workspace.scanner.config();
     let (parts, body) = req.into_parts();
     let body = handlers::read_limited(&parts.headers, body, config.max_body).await?;
     let tools = Tools {
@@ -261,7 +261,7 @@ impl Tools {
     async fn check_code(&self, mut args: JsonObject) -> CallToolResult {
         // A rescan before the check is the REST API's option alone.
         args.remove("recheck");
-        let scanner = &self.state.scanner;
+        let scanner = &self.state.workspace.scanner;
         let config = scanner.config();
         let request = match handlers::validate(
             args,
@@ -274,16 +274,14 @@ impl Tools {
             Err(err) => return failure(err),
         };
         let thresholds = scanner.config().thresholds;
-        let answer = handlers::run_check(
-            &self.state,
-            request,
-            false,
-            move |state, snapshot, _, answer| {
-                let body = answers::check(snapshot, state.scanner.registry(), answer);
+        let answer = self
+            .state
+            .workspace
+            .check(request, false, move |workspace, snapshot, _, answer| {
+                let body = answers::check(snapshot, workspace.registry(), answer);
                 Ok((value(&body)?, check_summary(snapshot, answer, thresholds)))
-            },
-        )
-        .await;
+            })
+            .await;
         result(answer)
     }
 
@@ -302,7 +300,7 @@ impl Tools {
     )]
     async fn check_diff(&self, args: JsonObject) -> CallToolResult {
         let fields = handlers::diff_field(&args).and_then(|diff| {
-            let defaults = DiffOptions::of(self.state.scanner.config());
+            let defaults = DiffOptions::of(self.state.workspace.scanner.config());
             let options = handlers::diff_options(&args, defaults)?;
             Ok((Bytes::copy_from_slice(diff.as_bytes()), options))
         });
@@ -310,10 +308,13 @@ impl Tools {
             Ok(fields) => fields,
             Err(err) => return failure(err),
         };
-        let answer = handlers::run_diff_check(&self.state, diff, options, |answer| {
-            Ok((value(&answers::diff(answer))?, diff_summary(answer)))
-        })
-        .await;
+        let answer = self
+            .state
+            .workspace
+            .check_diff(diff, options, |answer| {
+                Ok((value(&answers::diff(answer))?, diff_summary(answer)))
+            })
+            .await;
         result(answer)
     }
 
@@ -331,15 +332,16 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_clones(&self, args: JsonObject) -> CallToolResult {
-        let scanner = &self.state.scanner;
+        let scanner = &self.state.workspace.scanner;
         let query = match handlers::clones_query(&args, scanner.registry(), &scanner.config().dir) {
             Ok(query) => query,
             Err(err) => return failure(err),
         };
-        let answer = handlers::run_clones(&self.state, query, |page| {
-            Ok((value(page)?, clones_summary(page)))
-        })
-        .await;
+        let answer = self
+            .state
+            .workspace
+            .clones(query, |page| Ok((value(page)?, clones_summary(page))))
+            .await;
         result(answer)
     }
 
@@ -353,11 +355,14 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn project_stats(&self) -> CallToolResult {
-        let answer = handlers::run_stats(&self.state, |statistics| {
-            let body = answers::stats(statistics, std::time::SystemTime::now());
-            Ok((value(&body)?, stats_summary(statistics)))
-        })
-        .await;
+        let answer = self
+            .state
+            .workspace
+            .stats(|statistics| {
+                let body = answers::stats(statistics, std::time::SystemTime::now());
+                Ok((value(&body)?, stats_summary(statistics)))
+            })
+            .await;
         result(answer)
     }
 }
@@ -622,7 +627,7 @@ mod tests {
     #[tokio::test]
     async fn rmcp_checks_the_origins_and_hosts_of_the_router() {
         let (_dir, state) = initializing();
-        let config = state.scanner.config();
+        let config = state.workspace.scanner.config();
         // The default: bound to 0.0.0.0, so any Host, and loopback origins.
         let settings = transport_config(config);
         assert_eq!(

@@ -25,14 +25,16 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::engine::check::region;
-use crate::engine::diff_check::{check_diff, DiffAnswer, DiffOptions, DiffStats};
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
 use crate::engine::stats::{clone_list, ClonePlace, ListedClone, Percent, ProjectStats};
-use crate::interfaces::sarif::{merge_by_location, sarif_with, Extras, Finding, Notice};
+use crate::interfaces::run_error::RunError;
+use crate::interfaces::sarif::{sarif_with, Extras};
 use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
 use crate::project::scan::{self, Progress, Reuse, Snapshot};
+use crate::service::check::region;
+use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions, DiffStats};
+use crate::service::findings::{merge_by_location, Finding, Notice};
 
 /// How a report ended, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,12 +89,11 @@ impl Statistics {
 }
 
 /// Runs `dupcheck report`.
-pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Outcome, String> {
+pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Outcome, RunError> {
     let started = Instant::now();
     let config = Config::resolve_parts(&args.scan, &ServeArgs::default(), cwd, &registry, |w| {
         crate::stderr_line(&format!("dupcheck: {w}"))
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     // Read what was named before the scan: a wrong path fails at once.
     let baseline = args
         .baseline
@@ -104,22 +105,26 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
         .as_deref()
         .map(|path| read_diff(cwd, path))
         .transpose()?;
-    let key = crate::project::cache::key(&config.normalization, config.thresholds.min_tokens);
+    let key = crate::project::cache::key_of(&config);
     let mut reuse = Reuse::default();
     if let Some(dir) = &config.cache_dir {
         reuse.cached = crate::project::cache::load(dir, key);
     }
     let progress = Progress::console(started);
     let scanned = scan::scan(&config, &registry, &reuse, &progress);
-    let snapshot = scanned.map_err(|e| {
+    let snapshot = scanned.map_err(|source| {
         progress.finish();
-        format!("cannot scan {}: {e}", config.dir.display())
+        RunError::Scan {
+            dir: config.dir.clone(),
+            source,
+        }
     })?;
     drop(reuse);
     if args.write_cache {
         if let Some(dir) = &config.cache_dir {
-            crate::project::cache::save(dir, key, &snapshot.index.files)
-                .map_err(|e| format!("cannot write the cache in {}: {e}", dir.display()))?;
+            crate::project::cache::save(dir, key, &snapshot.index.files).map_err(RunError::io(
+                format!("write the cache in {}", dir.display()),
+            ))?;
         }
     }
     let summary = !std::io::stderr().is_terminal();
@@ -128,8 +133,8 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
             let scanned = scan::scanned_line(&snapshot, progress.elapsed());
             progress.phase("detecting clones");
             let detecting = Instant::now();
-            let (clones, _) = snapshot.clones(&config);
-            let clones = clone_list(&snapshot.index, clones, config.mode, &registry);
+            let found = snapshot.clones(&config);
+            let clones = clone_list(&snapshot.index, &found.0, config.mode, &registry);
             let stats = snapshot.stats(&config, &registry).clone();
             let detected = detecting.elapsed();
             progress.finish();
@@ -149,14 +154,14 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
             let options = DiffOptions::of(&config);
             let answer = check_diff(&config, &registry, &snapshot, &bytes, options, |_| Ok(()));
             progress.finish();
-            let answer = answer.map_err(|e| format!("cannot check the diff: {e}"))?;
+            let answer = answer.map_err(RunError::Diff)?;
             if summary {
                 crate::stderr_line(&diff_summary(&snapshot, &answer));
             }
             if answer.truncated {
                 crate::stderr_line(&format!(
                     "dupcheck: warning: only the first duplications are listed (at most {}); the statistics count all {}",
-                    crate::engine::check::MAX_DUPLICATIONS,
+                    crate::service::check::MAX_DUPLICATIONS,
                     answer.statistics.total_duplications
                 ));
             }
@@ -206,7 +211,7 @@ fn unique(reporters: &[Reporter]) -> Vec<Reporter> {
 
 /// Writes one report: console to stdout, the others to their file in
 /// `output`, or to stdout without it.
-fn emit(reporter: Reporter, text: &str, output: Option<&Path>, cwd: &Path) -> Result<(), String> {
+fn emit(reporter: Reporter, text: &str, output: Option<&Path>, cwd: &Path) -> Result<(), RunError> {
     let file = match reporter {
         Reporter::Console => None,
         Reporter::Json => Some("dupcheck-report.json"),
@@ -219,7 +224,7 @@ fn emit(reporter: Reporter, text: &str, output: Option<&Path>, cwd: &Path) -> Re
             let path = dir.join(name);
             std::fs::create_dir_all(&dir)
                 .and_then(|()| std::fs::write(&path, text))
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+                .map_err(RunError::io(format!("write {}", path.display())))
         }
         _ => {
             let mut out = std::io::stdout().lock();
@@ -231,16 +236,16 @@ fn emit(reporter: Reporter, text: &str, output: Option<&Path>, cwd: &Path) -> Re
 }
 
 /// The bytes of the diff at `path`, or of stdin for `-`.
-fn read_diff(cwd: &Path, path: &Path) -> Result<Vec<u8>, String> {
+fn read_diff(cwd: &Path, path: &Path) -> Result<Vec<u8>, RunError> {
     let mut bytes = Vec::new();
     if path == Path::new("-") {
         std::io::stdin()
             .lock()
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read the diff from stdin: {e}"))?;
+            .map_err(RunError::io("read the diff from stdin"))?;
     } else {
         bytes = std::fs::read(cwd.join(path))
-            .map_err(|e| format!("cannot read the diff {}: {e}", path.display()))?;
+            .map_err(RunError::io(format!("read the diff {}", path.display())))?;
     }
     Ok(bytes)
 }
@@ -570,15 +575,17 @@ impl Baseline {
 }
 
 /// Reads a baseline: a JSON report of an earlier run.
-fn read_baseline(path: &PathBuf) -> Result<Baseline, String> {
+fn read_baseline(path: &PathBuf) -> Result<Baseline, RunError> {
     let bad = |why: &str| {
-        format!(
+        RunError::Input(format!(
             "baseline {} is not a dupcheck JSON report: {why}",
             path.display()
-        )
+        ))
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the baseline {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(RunError::io(format!(
+        "read the baseline {}",
+        path.display()
+    )))?;
     let json: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
     let clones = json["clones"]
         .as_array()

@@ -25,6 +25,8 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Map, Value};
 
+pub use crate::service::findings::{Finding, Notice, Region};
+
 use crate::engine::hash::HashMap;
 
 /// The rule every finding is reported under.
@@ -36,44 +38,6 @@ const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The links a message spells out; the rest are counted.
 const MAX_LINKS: usize = 10;
 
-/// A range of text in a file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Region {
-    /// Path relative to the scanned directory, `/`-separated (for GitHub,
-    /// relative to the repository's root); empty for a snippet that has no
-    /// path (see [`Snippet`]).
-    pub path: String,
-    /// First line, 1-based.
-    pub start_line: u32,
-    /// Column of the first character, 1-based, in characters (Unicode
-    /// scalar values), as in `/api/check`.
-    pub start_column: u32,
-    /// Line of the last character.
-    pub end_line: u32,
-    /// Column just after the last character.
-    pub end_column: u32,
-}
-
-/// One duplication to report: a place of code and the places it
-/// duplicates. For `/api/check` and check-diff, `location` is the snippet's
-/// (or the new file's) range and `related` the codebase's; for a project's
-/// clones, `location` is one side and `related` the other.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// The duplicated code being reported.
-    pub location: Region,
-    /// The places it duplicates, in the order to list them.
-    pub related: Vec<Region>,
-    /// Lines of `location` (its `linesCount`).
-    pub lines: u32,
-    /// Tokens matched.
-    pub tokens: u32,
-    /// A hash of `location`'s normalized content (its token identities, say)
-    /// that stays the same when the code moves or the file changes
-    /// elsewhere: alerts are matched across runs by it.
-    pub content_hash: u64,
-}
-
 /// Code that is no file: a snippet checked without a path. Locations with
 /// an empty path are in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,18 +48,6 @@ pub struct Snippet<'a> {
     pub language: &'a str,
 }
 
-/// Something to tell about a run that is no finding: a file left out, or
-/// checked less well than others.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
-    /// The file it is about, if one.
-    pub path: Option<String>,
-    /// What happened, as a sentence.
-    pub text: String,
-    /// Whether it lessens the results (a warning) or only informs (a note).
-    pub warning: bool,
-}
-
 /// What a SARIF log may carry besides its findings.
 #[derive(Debug, Clone, Default)]
 pub struct Extras<'a> {
@@ -103,26 +55,6 @@ pub struct Extras<'a> {
     pub snippet: Option<Snippet<'a>>,
     /// Notices, in order.
     pub notices: &'a [Notice],
-}
-
-/// `findings` with those of one place merged: one finding per `location`
-/// (and size and content), whose related places are those of all, in
-/// order. A snippet that duplicates four files is one alert with four
-/// related locations.
-pub fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
-    let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
-    let mut at: HashMap<(Region, u32, u32, u64), usize> = HashMap::new();
-    for f in findings {
-        let key = (f.location.clone(), f.lines, f.tokens, f.content_hash);
-        match at.get(&key) {
-            Some(&i) => merged[i].related.extend(f.related),
-            None => {
-                at.insert(key, merged.len());
-                merged.push(f);
-            }
-        }
-    }
-    merged
 }
 
 /// The URL of the project, if Cargo.toml names one.
@@ -431,17 +363,14 @@ fn byte_column(text: &str, line: u32, column: u32) -> u32 {
 }
 
 #[cfg(test)]
-#[path = "../../tests/common/sarif_schema.rs"]
+#[path = "sarif_schema.rs"]
 mod schema;
 
 #[cfg(test)]
 mod tests {
     use serde_json::{json, Value};
 
-    use super::{
-        merge_by_location, rdjsonl, sarif, sarif_with, Extras, Finding, Notice, Region, Snippet,
-        RULE_ID,
-    };
+    use super::{rdjsonl, sarif, sarif_with, Extras, Finding, Notice, Region, Snippet, RULE_ID};
 
     fn region(path: &str, start_line: u32, end_line: u32) -> Region {
         Region {
@@ -798,31 +727,5 @@ mod tests {
         let line: Value =
             serde_json::from_str(rdjsonl(&[finding("", 1, &[], 1)], |_| None).trim_end()).unwrap();
         assert!(line["location"].get("path").is_none(), "{line}");
-    }
-
-    #[test]
-    fn findings_of_one_place_merge_their_related_places_in_order() {
-        let merged = merge_by_location(vec![
-            finding("a.rs", 1, &[("b.rs", 10)], 1),
-            finding("a.rs", 30, &[("c.rs", 5)], 2),
-            finding("a.rs", 1, &[("d.rs", 7)], 1),
-            // Other content at the same place stays apart.
-            finding("a.rs", 1, &[("e.rs", 7)], 3),
-        ]);
-        let places: Vec<(u32, Vec<&str>)> = merged
-            .iter()
-            .map(|f| {
-                let related = f.related.iter().map(|r| r.path.as_str()).collect();
-                (f.location.start_line, related)
-            })
-            .collect();
-        assert_eq!(
-            places,
-            [
-                (1, vec!["b.rs", "d.rs"]),
-                (30, vec!["c.rs"]),
-                (1, vec!["e.rs"])
-            ]
-        );
     }
 }

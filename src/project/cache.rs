@@ -27,6 +27,7 @@ use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, SourceFile};
 use crate::engine::tokens::{Normalization, Token};
+use crate::project::config::Config;
 
 /// The first bytes of a cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
@@ -97,6 +98,12 @@ pub fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
         material.push_str(&format!("\0pattern:{}:{pattern}", pattern.len()));
     }
     xxhash_rust::xxh3::xxh3_64(material.as_bytes())
+}
+
+/// The key of the cache of `config`'s scans: the one place every
+/// command (the server, `lsp`, `report`) computes it.
+pub fn key_of(config: &Config) -> u64 {
+    key(&config.normalization, config.thresholds.min_tokens)
 }
 
 /// Where the cache of a cache folder lives.

@@ -12,6 +12,8 @@ pub mod cache;
 pub mod config;
 /// Scans, snapshots, and the scanner that swaps them.
 pub mod scan;
+/// Timestamps of scans and updates, as answers show them.
+pub mod time;
 /// Which files of DIR are scanned, and reading them.
 pub mod walk;
 /// Live updates from file-system events.

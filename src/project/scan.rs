@@ -31,10 +31,10 @@ use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::index::{FileMeta, Index, SourceFile};
-use crate::engine::matching::{project_clones, Clone};
+use crate::engine::matching::{project_clones, Clone, Thresholds};
 use crate::engine::parse::ParseError;
 use crate::engine::stats::ProjectStats;
-use crate::engine::tokens::{opening_text, Token};
+use crate::engine::tokens::{opening_text, Mode, Token};
 use crate::project::cache::{self, CachedFile};
 use crate::project::config::Config;
 use crate::project::walk::{self, Candidate, SkipCounts, SkipReason};
@@ -54,10 +54,80 @@ pub struct Snapshot {
     pub parsed: usize,
     /// The folders the scan's walk entered, DIR first, then sorted.
     pub folders: Vec<PathBuf>,
-    /// Whole-project clones and capped lookups, detected on first use.
-    clones: OnceLock<(Vec<Clone>, usize)>,
-    /// Whole-project statistics, computed on first use.
-    stats: OnceLock<ProjectStats>,
+    /// Whole-project clones and capped lookups, detected on first use,
+    /// per set of settings asking.
+    clones: PerSettings<(Vec<Clone>, usize)>,
+    /// Whole-project statistics, computed on first use, likewise.
+    stats: PerSettings<ProjectStats>,
+}
+
+/// What a snapshot's clones (and so its statistics) depend on besides its
+/// files: the settings of the configuration that asks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CloneSettings {
+    mode: Mode,
+    thresholds: Thresholds,
+    skip_local: bool,
+    similarity: Option<f64>,
+}
+
+impl CloneSettings {
+    fn of(config: &Config) -> CloneSettings {
+        CloneSettings {
+            mode: config.mode,
+            thresholds: config.thresholds,
+            skip_local: config.skip_local,
+            similarity: config.near_miss.then_some(config.similarity),
+        }
+    }
+}
+
+/// Values computed once per [`CloneSettings`], on first use: a server asks
+/// with one configuration, but nothing keeps another (a test, a later
+/// command) from reading a snapshot with its own.
+#[derive(Debug)]
+struct PerSettings<T>(Mutex<Vec<(CloneSettings, Arc<OnceLock<T>>)>>);
+
+impl<T> Default for PerSettings<T> {
+    fn default() -> Self {
+        PerSettings(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T> PerSettings<T> {
+    /// The value for `settings`, computed by `init` if no one did yet
+    /// (callers with the same settings wait for the one computing it).
+    fn get_or_init(&self, settings: CloneSettings, init: impl FnOnce() -> T) -> Memo<T> {
+        let cell = {
+            let mut cells = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match cells.iter().find(|(s, _)| *s == settings) {
+                Some((_, cell)) => Arc::clone(cell),
+                None => {
+                    let cell = Arc::new(OnceLock::new());
+                    cells.push((settings, Arc::clone(&cell)));
+                    cell
+                }
+            }
+        };
+        cell.get_or_init(init);
+        Memo { cell }
+    }
+}
+
+/// A value a snapshot computed once (its clones, its statistics), shared.
+#[derive(Debug)]
+pub struct Memo<T> {
+    cell: Arc<OnceLock<T>>,
+}
+
+impl<T> std::ops::Deref for Memo<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        self.cell
+            .get()
+            .expect("a memo is handed out only once its value is set")
+    }
 }
 
 impl Snapshot {
@@ -65,8 +135,8 @@ impl Snapshot {
     /// the posting cap skipped (clone detection runs on first call). What
     /// `/api/stats` counts and `dupcheck report` lists (see
     /// [`crate::engine::stats::clone_list`]).
-    pub fn clones(&self, config: &Config) -> (&[Clone], usize) {
-        let (clones, capped) = self.clones.get_or_init(|| {
+    pub fn clones(&self, config: &Config) -> Memo<(Vec<Clone>, usize)> {
+        self.clones.get_or_init(CloneSettings::of(config), || {
             let started = Instant::now();
             let found = project_clones(
                 &self.index,
@@ -81,8 +151,7 @@ impl Snapshot {
                 started.elapsed()
             );
             found
-        });
-        (clones, *capped)
+        })
     }
 
     /// Lines and tokens of the files scanned, as the statistics count them.
@@ -97,15 +166,16 @@ impl Snapshot {
     }
 
     /// Whole-project statistics (clone detection runs on first call).
-    pub fn stats(&self, config: &Config, registry: &Registry) -> &ProjectStats {
-        self.stats.get_or_init(|| {
-            let (clones, capped) = self.clones(config);
+    pub fn stats(&self, config: &Config, registry: &Registry) -> Memo<ProjectStats> {
+        self.stats.get_or_init(CloneSettings::of(config), || {
+            let clones = self.clones(config);
+            let (clones, capped) = &*clones;
             ProjectStats::compute(
                 &self.index,
                 clones,
                 registry,
-                capped,
-                crate::interfaces::time::iso8601(self.finished),
+                *capped,
+                crate::project::time::iso8601(self.finished),
             )
         })
     }
@@ -286,8 +356,8 @@ impl Gathered {
             duration: self.started.elapsed(),
             parsed: self.parsed,
             folders: self.folders,
-            clones: OnceLock::new(),
-            stats: OnceLock::new(),
+            clones: PerSettings::default(),
+            stats: PerSettings::default(),
         }
     }
 }
@@ -752,7 +822,7 @@ impl Scanner {
             if first {
                 if let Some(dir) = &self.config.cache_dir {
                     progress.phase("reading the cache");
-                    reuse.cached = cache::load(dir, self.cache_key());
+                    reuse.cached = cache::load(dir, cache::key_of(&self.config));
                 }
             }
             scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
@@ -772,7 +842,7 @@ impl Scanner {
             progress.phase("detecting clones");
             let detecting = Instant::now();
             let stats = snapshot.stats(&self.config, &self.registry);
-            say(clones_line(stats, detecting.elapsed()));
+            say(clones_line(&stats, detecting.elapsed()));
         }
         progress.finish();
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -855,13 +925,6 @@ impl Scanner {
         outcome
     }
 
-    fn cache_key(&self) -> u64 {
-        cache::key(
-            &self.config.normalization,
-            self.config.thresholds.min_tokens,
-        )
-    }
-
     /// Writes the cache of `snapshot`, if caching is on; failures are logged.
     fn save_cache(&self, snapshot: &Snapshot) {
         let Some(dir) = &self.config.cache_dir else {
@@ -869,7 +932,7 @@ impl Scanner {
         };
         let started = Instant::now();
         self.cache_dirty.store(false, Ordering::SeqCst);
-        match cache::save(dir, self.cache_key(), &snapshot.index.files) {
+        match cache::save(dir, cache::key_of(&self.config), &snapshot.index.files) {
             Ok(()) => tracing::debug!(
                 "cache written to {} in {:?}",
                 dir.display(),
@@ -1042,5 +1105,56 @@ mod tests {
             .zip(&edited.index.files)
             .all(|(a, b)| Arc::ptr_eq(a, b)));
         assert!(Arc::ptr_eq(&walked, &scanner.update(&nothing).unwrap()));
+    }
+
+    #[test]
+    fn each_configuration_reading_a_snapshot_gets_its_own_clones_and_statistics() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = |name: &str| {
+            format!(
+                "export function {name}(items, limit) {{\n  let total = 0;\n  for (const item of items) {{\n    if (item.price > limit) {{\n      total += item.price * item.count;\n    }}\n  }}\n  return total;\n}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("a.js"), code("sumOver")).unwrap();
+        std::fs::write(dir.path().join("b.js"), code("totalAbove")).unwrap();
+        let config = |mode: &str| {
+            use clap::Parser as _;
+            let cli = crate::project::config::Cli::try_parse_from([
+                "dupcheck",
+                dir.path().to_str().unwrap(),
+                "--no-cache",
+                "--min-tokens",
+                "20",
+                "--min-lines",
+                "3",
+                "--mode",
+                mode,
+            ])
+            .unwrap();
+            Config::resolve(&cli, dir.path(), &Registry::builtin(), |_| {}).unwrap()
+        };
+        let (strict, mild) = (config("strict"), config("mild"));
+        let registry = Registry::builtin();
+        let snapshot = scan(&strict, &registry, &Reuse::default(), &Progress::quiet()).unwrap();
+        // The copy renamed its function: one clone in mild mode; in strict
+        // mode only what follows the name, a shorter one.
+        let strict_clones = snapshot.clones(&strict);
+        let mild_clones = snapshot.clones(&mild);
+        assert_eq!(mild_clones.0.len(), 1);
+        assert_ne!(
+            strict_clones.0.iter().map(|c| c.len).collect::<Vec<_>>(),
+            mild_clones.0.iter().map(|c| c.len).collect::<Vec<_>>()
+        );
+        // Each configuration reads its own, every time, statistics too.
+        assert_eq!(snapshot.clones(&strict).0.len(), strict_clones.0.len());
+        assert_eq!(snapshot.clones(&mild).0.len(), 1);
+        let mild_stats = snapshot.stats(&mild, &registry);
+        let strict_stats = snapshot.stats(&strict, &registry);
+        assert_eq!(mild_stats.total.clones, 1);
+        assert_eq!(strict_stats.total.clones, strict_clones.0.len() as u64);
+        assert_ne!(
+            mild_stats.total.duplicated_tokens,
+            strict_stats.total.duplicated_tokens
+        );
     }
 }

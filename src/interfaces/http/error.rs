@@ -13,8 +13,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{json_response, Resp};
-use crate::engine::check::Refusal;
-use crate::engine::diff_check::DiffRefusal;
+use crate::service::check::Refusal;
+use crate::service::diff_check::DiffRefusal;
+use crate::service::workspace::ServiceError;
 
 /// The JSON body of every error response.
 #[derive(Serialize, ToSchema)]
@@ -259,6 +260,34 @@ impl From<Refusal> for ApiError {
             }
         }
     }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(error: ServiceError) -> ApiError {
+        match error {
+            ServiceError::NotReady => ApiError::NotReady,
+            ServiceError::Refused(refusal) => refusal.into(),
+            ServiceError::DiffRefused(refusal) => refusal.into(),
+            ServiceError::Scan(message) => ApiError::Scan(message),
+            ServiceError::NoSuchFolder(path) => no_such_folder(&path),
+            ServiceError::NoSuchClone(id) => no_such_clone(&id),
+            ServiceError::Internal => ApiError::Internal,
+        }
+    }
+}
+
+/// The answer to a tree query for a folder no indexed file is in.
+pub fn no_such_folder(path: &str) -> ApiError {
+    ApiError::Missing(format!(
+        "No folder {path:?} holds an indexed file; send a folder of the tree (empty for the top)"
+    ))
+}
+
+/// The answer to a query for a clone the current index does not have.
+pub fn no_such_clone(id: &str) -> ApiError {
+    ApiError::Missing(format!(
+        "No clone {id} in the current index; the code changed since the list was read: list the clones again"
+    ))
 }
 
 /// A byte count as `10mb`, `100kb` or `123 bytes`.

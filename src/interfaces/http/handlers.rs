@@ -6,7 +6,7 @@
 //! [`ApiError`]. Bodies are read through a size limit and a time limit;
 //! fields are validated in the documented order (code, format or path, then
 //! the optional fields); each check is one engine call
-//! ([`crate::engine::check::check`], [`crate::engine::diff_check::check_diff`])
+//! ([`crate::service::check::check`], [`crate::service::diff_check::check_diff`])
 //! on the blocking pool, and the handler only decodes, validates and renders.
 //! [`run_check`], [`run_diff_check`], [`run_stats`] and [`run_clones`] make
 //! those calls for every adapter (the MCP tools too), admitted as the API
@@ -26,18 +26,17 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::error::ApiError;
+pub use super::error::{no_such_clone, no_such_folder};
 use super::{json, typed_response, Resp, State};
-use crate::engine::check::{CheckAnswer, CheckRequest};
-use crate::engine::clones::{ClonesPage, ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
-use crate::engine::diff_check::{DiffAnswer, DiffOptions};
 use crate::engine::grammar::{Format, Registry};
-use crate::engine::stats::ProjectStats;
 use crate::engine::tokens::Mode;
-use crate::engine::tree::{self, Folder, TreeQuery};
 use crate::interfaces::answers;
 use crate::interfaces::sarif::{self, Extras, Finding, Notice, Snippet};
-use crate::interfaces::time::iso8601;
-use crate::project::scan::Snapshot;
+use crate::project::time::iso8601;
+use crate::service::check::CheckRequest;
+use crate::service::clones::{ClonesQuery, Cursor, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::service::diff_check::DiffOptions;
+use crate::service::tree::{self, TreeQuery};
 use crate::VERSION;
 
 /// How long a client may take to send its body.
@@ -45,7 +44,7 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// POST /api/check.
 pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
-    let scanner = &state.scanner;
+    let scanner = &state.workspace.scanner;
     let output = Output::of(&req)?;
     let fields = read_object(req, scanner.config().max_body).await?;
     let config = scanner.config();
@@ -56,148 +55,72 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
         config.mode,
         config.near_miss,
     )?;
-    run_check(
-        state,
-        request,
-        recheck,
-        move |state, snapshot, request, answer| {
-            let registry = state.scanner.registry();
-            match output {
-                Output::Json => Ok(json(
-                    StatusCode::OK,
-                    &answers::check(snapshot, registry, answer),
-                )),
-                Output::Sarif | Output::Rdjsonl => {
-                    let path = request.path.as_deref();
-                    let findings = answer.findings(snapshot, path);
-                    let notices: Vec<Notice> = truncation(answer.matches.len(), answer.total)
-                        .into_iter()
-                        .collect();
-                    let snippet = Snippet {
-                        text: &request.code,
-                        language: &registry.get(request.format).name,
-                    };
-                    let extras = Extras {
-                        snippet: path.is_none().then_some(snippet),
-                        notices: &notices,
-                    };
-                    let code = request.code.as_str();
-                    findings_response(output, &findings, &extras, |p| {
-                        (Some(p) == path).then_some(code)
-                    })
+    state
+        .workspace
+        .check(
+            request,
+            recheck,
+            move |workspace, snapshot, request, answer| {
+                let registry = workspace.registry();
+                match output {
+                    Output::Json => Ok(json(
+                        StatusCode::OK,
+                        &answers::check(snapshot, registry, answer),
+                    )),
+                    Output::Sarif | Output::Rdjsonl => {
+                        let path = request.path.as_deref();
+                        let findings = answer.findings(snapshot, path);
+                        let notices: Vec<Notice> = truncation(answer.matches.len(), answer.total)
+                            .into_iter()
+                            .collect();
+                        let snippet = Snippet {
+                            text: &request.code,
+                            language: &registry.get(request.format).name,
+                        };
+                        let extras = Extras {
+                            snippet: path.is_none().then_some(snippet),
+                            notices: &notices,
+                        };
+                        let code = request.code.as_str();
+                        findings_response(output, &findings, &extras, |p| {
+                            (Some(p) == path).then_some(code)
+                        })
+                    }
                 }
-            }
-        },
-    )
-    .await
-}
-
-/// One snippet check, as every interface makes it: admitted by the
-/// snippet's size, on the current snapshot (or, with `recheck`, on a fresh
-/// rescan; [`ApiError::NotReady`] before the first scan), the engine call
-/// and `render` on the blocking pool.
-pub async fn run_check<T, R>(
-    state: &Arc<State>,
-    request: CheckRequest,
-    recheck: bool,
-    render: R,
-) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    R: FnOnce(&State, &Snapshot, &CheckRequest, &CheckAnswer) -> Result<T, ApiError>
-        + Send
-        + 'static,
-{
-    let scanner = &state.scanner;
-    let admitted = state.admission.admit(request.code.len()).await?;
-    let snapshot = if recheck {
-        scanner
-            .rescan()
-            .await
-            .map_err(|e| ApiError::Scan(e.to_string()))?
-    } else {
-        scanner.snapshot().ok_or(ApiError::NotReady)?
-    };
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || {
-        let _admitted = admitted;
-        let answer =
-            crate::engine::check::check(&state.scanner, &state.buffers, &snapshot, &request)?;
-        render(&state, &snapshot, &request, &answer)
-    })
-    .await
-    .map_err(|err| {
-        tracing::error!("check failed: {err}");
-        ApiError::Internal
-    })?
+            },
+        )
+        .await
 }
 
 /// POST /api/check-diff: the duplications a diff adds.
 pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let output = Output::of(&req)?;
     let kind = DiffBodyKind::of(&req)?;
-    let bytes = read_body(req, state.scanner.config().max_body).await?;
-    let defaults = DiffOptions::of(state.scanner.config());
+    let bytes = read_body(req, state.workspace.scanner.config().max_body).await?;
+    let defaults = DiffOptions::of(state.workspace.scanner.config());
     let (diff, options) = decode_diff(kind, &bytes, defaults)?;
     let diff = match diff {
         std::borrow::Cow::Borrowed(_) => bytes,
         std::borrow::Cow::Owned(field) => Bytes::from(field),
     };
-    run_diff_check(state, diff, options, move |answer| match output {
-        Output::Json => Ok(json(StatusCode::OK, &answers::diff(answer))),
-        Output::Sarif | Output::Rdjsonl => {
-            let findings = answer.findings();
-            let mut notices = answer.notices();
-            let listed = answer.files.iter().map(|f| f.duplications.len()).sum();
-            let total = answer.statistics.total_duplications as usize;
-            notices.extend(truncation(listed, total));
-            let extras = Extras {
-                snippet: None,
-                notices: &notices,
-            };
-            findings_response(output, &findings, &extras, |p| answer.text_of(p))
-        }
-    })
-    .await
-}
-
-/// One diff check with `options`, as every interface makes it: on the current
-/// snapshot ([`ApiError::NotReady`] before the first scan), the engine call
-/// (which waits for admission by the new texts' size) and `render` on the
-/// blocking pool.
-pub async fn run_diff_check<T, R>(
-    state: &Arc<State>,
-    diff: Bytes,
-    options: DiffOptions,
-    render: R,
-) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    R: FnOnce(&DiffAnswer) -> Result<T, ApiError> + Send + 'static,
-{
-    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
-    let state = Arc::clone(state);
-    let runtime = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let scanner = &state.scanner;
-        // The check's size is known once the diff is read: it waits for its
-        // turn here, on the blocking pool, as checks wait on the reactor.
-        let admit = |len| runtime.block_on(state.admission.admit(len));
-        let answer = crate::engine::diff_check::check_diff(
-            scanner.config(),
-            scanner.registry(),
-            &snapshot,
-            &diff,
-            options,
-            admit,
-        )?;
-        render(&answer)
-    })
-    .await
-    .map_err(|err| {
-        tracing::error!("diff check failed: {err}");
-        ApiError::Internal
-    })?
+    state
+        .workspace
+        .check_diff(diff, options, move |answer| match output {
+            Output::Json => Ok(json(StatusCode::OK, &answers::diff(answer))),
+            Output::Sarif | Output::Rdjsonl => {
+                let findings = answer.findings();
+                let mut notices = answer.notices();
+                let listed = answer.files.iter().map(|f| f.duplications.len()).sum();
+                let total = answer.statistics.total_duplications as usize;
+                notices.extend(truncation(listed, total));
+                let extras = Extras {
+                    snippet: None,
+                    notices: &notices,
+                };
+                findings_response(output, &findings, &extras, |p| answer.text_of(p))
+            }
+        })
+        .await
 }
 
 /// What an answer is written as: `?output=` or, without it, `Accept`.
@@ -265,8 +188,8 @@ fn truncation(listed: usize, total: usize) -> Option<Notice> {
         path: None,
         text: format!(
             "Only the first {listed} of {total} duplications are listed (at most {} and {} MB of fragments per answer).",
-            crate::engine::check::MAX_DUPLICATIONS,
-            crate::engine::check::MAX_FRAGMENT_BYTES >> 20
+            crate::service::check::MAX_DUPLICATIONS,
+            crate::service::check::MAX_FRAGMENT_BYTES >> 20
         ),
         warning: true,
     })
@@ -669,104 +592,36 @@ fn parse_form(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
 
 /// GET /api/stats.
 pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
-    run_stats(state, |statistics| {
-        Ok(json(
-            StatusCode::OK,
-            &answers::stats(statistics, std::time::SystemTime::now()),
-        ))
-    })
-    .await
-}
-
-/// The project's statistics, as every interface reads them: of the current
-/// snapshot ([`ApiError::NotReady`] before the first scan), computed (clone
-/// detection on a snapshot's first use) and given to `render` on the
-/// blocking pool.
-pub async fn run_stats<T, R>(state: &Arc<State>, render: R) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    R: FnOnce(&ProjectStats) -> Result<T, ApiError> + Send + 'static,
-{
-    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || {
-        render(snapshot.stats(state.scanner.config(), state.scanner.registry()))
-    })
-    .await
-    .map_err(|err| {
-        tracing::error!("stats failed: {err}");
-        ApiError::Internal
-    })?
+    state
+        .workspace
+        .stats(|statistics| {
+            Ok(json(
+                StatusCode::OK,
+                &answers::stats(statistics, std::time::SystemTime::now()),
+            ))
+        })
+        .await
 }
 
 /// GET /api/clones: the project's clones, largest first, a page at a time.
 pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
-    let scanner = &state.scanner;
+    let scanner = &state.workspace.scanner;
     let query = clones_query(&fields, scanner.registry(), &scanner.config().dir)?;
-    run_clones(state, query, |page| Ok(json(StatusCode::OK, page))).await
-}
-
-/// One page of the clone list, as every interface reads it: of the current
-/// snapshot ([`ApiError::NotReady`] before the first scan), listed (clone
-/// detection on a snapshot's first use) and given to `render` on the
-/// blocking pool.
-pub async fn run_clones<T, R>(
-    state: &Arc<State>,
-    query: ClonesQuery,
-    render: R,
-) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    R: FnOnce(&ClonesPage) -> Result<T, ApiError> + Send + 'static,
-{
-    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || {
-        let scanner = &state.scanner;
-        render(&crate::engine::clones::list(
-            &snapshot,
-            scanner.config(),
-            scanner.registry(),
-            &query,
-        ))
-    })
-    .await
-    .map_err(|err| {
-        tracing::error!("clone list failed: {err}");
-        ApiError::Internal
-    })?
+    state
+        .workspace
+        .clones(query, |page| Ok(json(StatusCode::OK, page)))
+        .await
 }
 
 /// GET /api/tree: one folder's children, with their lines and duplication.
 pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
-    let query = tree_query(&fields, &state.scanner.config().dir)?;
-    run_tree(state, query, |folder| Ok(json(StatusCode::OK, folder))).await
-}
-
-/// One folder of the tree, as every interface reads it: of the current
-/// snapshot ([`ApiError::NotReady`] before the first scan), computed on the
-/// blocking pool; [`ApiError::Missing`] when no indexed file is inside it.
-pub async fn run_tree<T, R>(state: &Arc<State>, query: TreeQuery, render: R) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    R: FnOnce(&Folder) -> Result<T, ApiError> + Send + 'static,
-{
-    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || {
-        let scanner = &state.scanner;
-        let folder =
-            crate::engine::tree::folder(&snapshot, scanner.config(), scanner.registry(), &query)
-                .ok_or_else(|| no_such_folder(&query.path))?;
-        render(&folder)
-    })
-    .await
-    .map_err(|err| {
-        tracing::error!("tree failed: {err}");
-        ApiError::Internal
-    })?
+    let query = tree_query(&fields, &state.workspace.scanner.config().dir)?;
+    state
+        .workspace
+        .tree(query, |folder| Ok(json(StatusCode::OK, folder)))
+        .await
 }
 
 /// The parameters of a tree query: `path`, `limit` and `offset`; anything
@@ -821,33 +676,10 @@ fn whole_field(
 pub async fn clone_detail(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let id = clone_id(&fields)?;
-    let snapshot = state.scanner.snapshot().ok_or(ApiError::NotReady)?;
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || {
-        let scanner = &state.scanner;
-        crate::engine::clones::detail(&snapshot, scanner.config(), scanner.registry(), &id)
-            .map(|detail| json(StatusCode::OK, &detail))
-            .ok_or_else(|| no_such_clone(&id))
-    })
-    .await
-    .map_err(|err| {
-        tracing::error!("clone detail failed: {err}");
-        ApiError::Internal
-    })?
-}
-
-/// The answer to a tree query for a folder no indexed file is in.
-pub fn no_such_folder(path: &str) -> ApiError {
-    ApiError::Missing(format!(
-        "No folder {path:?} holds an indexed file; send a folder of the tree (empty for the top)"
-    ))
-}
-
-/// The answer to a query for a clone the current index does not have.
-pub fn no_such_clone(id: &str) -> ApiError {
-    ApiError::Missing(format!(
-        "No clone {id} in the current index; the code changed since the list was read: list the clones again"
-    ))
+    state
+        .workspace
+        .clone_detail(id, |detail| Ok(json(StatusCode::OK, detail)))
+        .await
 }
 
 /// The `id` of a clone query: 16 hex digits, the only parameter.
@@ -998,7 +830,7 @@ pub enum Readiness {
 
 /// GET /api/health.
 pub fn health(state: &State) -> Resp {
-    let scanner = &state.scanner;
+    let scanner = &state.workspace.scanner;
     let snapshot = scanner.snapshot();
     let body = HealthBody {
         status: if snapshot.is_some() {
@@ -1042,7 +874,10 @@ pub struct RootBody<'a> {
 
 /// GET /.
 pub fn root(state: &State) -> Resp {
-    json(StatusCode::OK, &root_body(state.scanner.registry()))
+    json(
+        StatusCode::OK,
+        &root_body(state.workspace.scanner.registry()),
+    )
 }
 
 /// The answer of `GET /` of a server reading the formats of `registry`.
@@ -1087,11 +922,7 @@ pub struct RecheckBody {
 
 /// POST /api/recheck.
 pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
-    let snapshot = state
-        .scanner
-        .rescan()
-        .await
-        .map_err(|e| ApiError::Scan(e.to_string()))?;
+    let snapshot = state.workspace.recheck().await?;
     Ok(json(
         StatusCode::OK,
         &RecheckBody {
@@ -1109,6 +940,7 @@ pub(crate) mod tests {
     use crate::engine::grammar::Registry;
     use crate::project::config::{Cli, Config};
     use crate::project::scan::Scanner;
+    use crate::service::workspace::Workspace;
     use clap::Parser;
 
     /// State whose first scan has not finished (it was never started).
@@ -1121,9 +953,7 @@ pub(crate) mod tests {
         (
             dir,
             Arc::new(State {
-                scanner,
-                buffers: Default::default(),
-                admission: crate::engine::check::Admission::new(1),
+                workspace: Workspace::unstarted(scanner),
                 grace_over: tokio::sync::watch::channel(false).1,
             }),
         )

@@ -1,16 +1,19 @@
 //! HTTP: the jscpd-server-compatible API over hyper 1.x.
 //!
 //! [`server`] binds and accepts connections, [`router`] maps (method, path)
-//! to [`handlers`] through one table of routes, [`error`] turns every
+//! to [`handlers`] through one table of routes ([`routes`]), after the
+//! browser guard ([`guard`]), [`error`] turns every
 //! failure into the one JSON error shape, and [`openapi`] describes it all
 //! as an OpenAPI 3.1 document. Handlers read the current snapshot and run CPU work on the blocking
 //! pool, never on the reactor.
 
 pub mod conn;
 pub mod error;
+pub mod guard;
 pub mod handlers;
 pub mod openapi;
 pub mod router;
+pub mod routes;
 pub mod server;
 
 use std::sync::Arc;
@@ -20,21 +23,15 @@ use http_body_util::Full;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
-use crate::engine::check::Admission;
-use crate::project::buffers::Buffers;
-use crate::project::scan::Scanner;
+use crate::service::workspace::Workspace;
 
 /// Every response of the server.
 pub type Resp = Response<Full<Bytes>>;
 
 /// What handlers share.
 pub struct State {
-    /// The current index and its rescans.
-    pub scanner: Arc<Scanner>,
-    /// The last parse of each checked `path`, to reparse its next version.
-    pub buffers: Buffers,
-    /// When a check may run.
-    pub admission: Admission,
+    /// The project served, and the calls every interface makes on it.
+    pub workspace: Arc<Workspace>,
     /// Turns true when the grace period of a stop is over: requests still
     /// in flight are answered 503.
     pub grace_over: tokio::sync::watch::Receiver<bool>,

@@ -33,17 +33,17 @@ use utoipa::OpenApi;
 
 use super::error::ApiError;
 use super::handlers::{self, BodyKind, DiffBodyKind, Output};
-use super::router::{Endpoint, ROUTES};
+use super::routes::{Endpoint, ROUTES};
 use super::{json_response, Resp, State};
-use crate::engine::check::{max_snippet_len, Refusal};
-use crate::engine::diff_check::{DiffOptions, DiffRefusal};
 use crate::engine::grammar::Registry;
 use crate::project::config::Config;
+use crate::service::check::{max_snippet_len, Refusal};
+use crate::service::diff_check::{DiffOptions, DiffRefusal};
 
 /// `GET /api/openapi.json`: the document, built on the first request.
 pub fn response(state: &State) -> Resp {
     static DOCUMENT: OnceLock<Vec<u8>> = OnceLock::new();
-    let scanner = &state.scanner;
+    let scanner = &state.workspace.scanner;
     let body = DOCUMENT.get_or_init(|| {
         serde_json::to_vec(&document(scanner.config(), scanner.registry()))
             .expect("an OpenAPI document is strings, maps and JSON values: it serializes")
@@ -158,10 +158,10 @@ mod operations {
     use utoipa::ToSchema;
 
     use super::{OpenApiDocument, SarifLog};
-    use crate::engine::clones::{CloneDetail, ClonesPage};
-    use crate::engine::tree::Folder;
     use crate::interfaces::answers::{CheckBody, DiffBody as DiffCheckBody, StatsBody};
     use crate::interfaces::http::handlers::{HealthBody, Output, RecheckBody, RootBody};
+    use crate::service::clones::{CloneDetail, ClonesPage};
+    use crate::service::tree::Folder;
 
     /// The body of `POST /api/check`, as JSON or as a form
     /// (`application/x-www-form-urlencoded`, where `recheck` is `true` or

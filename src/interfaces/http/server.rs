@@ -23,23 +23,25 @@ use tokio::net::TcpListener;
 use super::conn::{answer_dropped, JsonErrorsIo};
 use super::error::ApiError;
 use super::{router, State};
-use crate::engine::check::Admission;
-use crate::project::scan::{Scanner, LAST_CACHE_WRITE};
+use crate::project::scan::LAST_CACHE_WRITE;
+use crate::service::workspace::Workspace;
 
 /// How long in-flight requests get after a stop signal.
 pub const GRACE: Duration = Duration::from_secs(5);
 /// How long the 503 answers of a stop get to go out.
 const LAST_ANSWERS: Duration = Duration::from_millis(250);
 
-/// Serves on `listener` ([`bind`]) until SIGINT or SIGTERM, with the
-/// index of `scanner`, whose first scan was started
-/// ([`Scanner::start_scan`]).
-pub async fn serve(listener: std::net::TcpListener, scanner: Arc<Scanner>) -> std::io::Result<()> {
+/// Serves on `listener` ([`bind`]) until SIGINT or SIGTERM, the project of
+/// `workspace`, whose first scan was started ([`Workspace::start`]).
+pub async fn serve(
+    listener: std::net::TcpListener,
+    workspace: Arc<Workspace>,
+) -> std::io::Result<()> {
     let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
     // Before the announcement: a client that saw it may stop the server.
     let stop = stop_signal();
-    let config = scanner.config();
+    let config = workspace.config();
     println!(
         "dupcheck listening on http://{addr} (scanning {})",
         config.dir.display()
@@ -56,15 +58,9 @@ pub async fn serve(listener: std::net::TcpListener, scanner: Arc<Scanner>) -> st
 
     let (grace_over, grace_over_rx) = tokio::sync::watch::channel(false);
     let state = Arc::new(State {
-        scanner: Arc::clone(&scanner),
-        buffers: Default::default(),
-        admission: Admission::new(cores()),
+        workspace: Arc::clone(&workspace),
         grace_over: grace_over_rx,
     });
-    let _watch = scanner
-        .config()
-        .watch
-        .then(|| crate::project::watch::spawn(Arc::clone(&scanner)));
 
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
@@ -119,7 +115,7 @@ pub async fn serve(listener: std::net::TcpListener, scanner: Arc<Scanner>) -> st
         }
     }
     crate::engine::parse::stop();
-    let flush = tokio::task::spawn_blocking(move || scanner.flush_cache());
+    let flush = tokio::task::spawn_blocking(move || workspace.scanner.flush_cache());
     if tokio::time::timeout(LAST_CACHE_WRITE, flush).await.is_err() {
         tracing::warn!("the cache was not written in time; the next start rebuilds what changed");
     }

@@ -14,7 +14,7 @@
 //! watcher), with `initializationOptions` over the flags. An edit is
 //! checked [`QUIET`] after the last one: the edited document first, then
 //! the other open ones, whose duplications with it may have changed; every
-//! check is one [`check_buffer`](crate::engine::open_check::check_buffer)
+//! check is one [`check_buffer`](crate::service::open_check::check_buffer)
 //! call on the worker thread. With `--server URL` a running server checks
 //! instead (`remote`: `POST /api/check` with the buffer's path), the
 //! buffer alone against its files on disk, so an edit rechecks the edited
@@ -72,11 +72,13 @@ use self::remote::Remote;
 use self::settings::Settings;
 use self::text::{apply_changes, contains, overlaps, Encoding};
 use self::transport::{Incoming, Transport};
-use self::worker::{Batch, Checker, Engine, FromWorker, Group, Job, Local, Outcome, TaskGuard};
+use self::worker::{Batch, Checker, Engine, FromWorker, Group, Job, Outcome, TaskGuard};
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::hash::HashMap;
+use crate::interfaces::run_error::RunError;
 use crate::project::config::{Config, LspArgs, ServeArgs};
-use crate::project::scan::{panic_message, Scanner};
+use crate::project::scan::panic_message;
+use crate::service::workspace::Workspace;
 
 /// How long after the last edit a document is checked.
 pub const QUIET: Duration = Duration::from_millis(150);
@@ -93,10 +95,10 @@ const SERVER_SETTINGS: &str = "mode, minTokens and minLines are the server's wit
 
 /// Serves one editor on stdin and stdout until `exit` or the end of
 /// input; returns the exit status. Fails only when it cannot start.
-pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, String> {
+pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, RunError> {
     if let Some(url) = &args.server {
         // A bad URL is a usage error, before any editor talks to us.
-        Remote::new(url, cwd.to_owned(), Arc::clone(&registry))?;
+        Remote::new(url, cwd.to_owned(), Arc::clone(&registry)).map_err(RunError::Usage)?;
     }
     let cores = crate::interfaces::http::server::cores();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -104,11 +106,11 @@ pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, St
         .max_blocking_threads(2 * cores)
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let transport = Transport::stdio().map_err(|e| format!("cannot start: {e}"))?;
+        .map_err(RunError::io("start the runtime"))?;
+    let transport = Transport::stdio().map_err(RunError::io("start"))?;
     let edits = Arc::new(AtomicU64::new(0));
     let (batches, results) = worker::spawn(runtime.handle().clone(), Arc::clone(&edits))
-        .map_err(|e| format!("cannot start: {e}"))?;
+        .map_err(RunError::io("start"))?;
     let mut server = Server {
         args,
         cwd,
@@ -589,22 +591,13 @@ impl Server<'_> {
         )
         .map_err(|e| e.to_string())?;
         tracing::info!("workspace {}", config.dir.display());
-        let scanner = Scanner::new(Arc::new(config), Arc::clone(&self.registry));
-        let watch = crate::project::watch::spawn(Arc::clone(&scanner));
-        let first = Arc::clone(&scanner);
-        self.runtime.spawn(async move {
-            // The outcome is logged by the scanner; checks wait for it.
-            let _ = first.rescan().await;
-        });
+        let cores = crate::interfaces::http::server::cores();
+        let workspace = Workspace::start(config, Arc::clone(&self.registry), cores);
         self.engines += 1;
         self.snapshot = None;
         Ok(Arc::new(Engine {
             id: self.engines,
-            checker: Checker::Local(Local {
-                scanner,
-                buffers: Default::default(),
-                _watch: watch,
-            }),
+            checker: Checker::Local(workspace),
             _watch: None,
         }))
     }

@@ -8,7 +8,7 @@
 //! checked; then [`FromWorker::Done`].
 //!
 //! Invariants: every check is one engine call,
-//! [`check_buffer`](crate::engine::open_check::check_buffer) against the
+//! [`check_buffer`](crate::service::open_check::check_buffer) against the
 //! snapshot shadowed by the open buffers, or one `POST /api/check` of the
 //! server; both become diagnostics through one [`groups`]; a batch stops
 //! early when the editor has edited since it began (its remaining
@@ -31,13 +31,13 @@ use lsp_types::{
 
 use super::remote::{Failure, Remote};
 use super::text::{Encoding, Lines};
-use crate::engine::check::CheckRequest;
 use crate::engine::grammar::FormatId;
 use crate::engine::hash::HashMap;
 use crate::engine::matching::Span;
-use crate::engine::open_check::{check_buffer, OpenBuffers};
-use crate::project::buffers::Buffers;
 use crate::project::scan::{panic_message, Scanner};
+use crate::service::check::CheckRequest;
+use crate::service::open_check::{check_buffer, OpenBuffers};
+use crate::service::workspace::Workspace;
 
 /// The most lines of a fragment a hover shows.
 const HOVER_LINES: usize = 60;
@@ -56,8 +56,9 @@ pub struct Engine {
 
 /// What checks the documents.
 pub enum Checker {
-    /// The engine in process.
-    Local(Local),
+    /// The engine in process: the workspace (with its watcher) and the
+    /// kept parses of the buffers checked.
+    Local(Arc<Workspace>),
     /// A running dupcheck server (`--server URL`).
     Remote(Arc<Remote>),
 }
@@ -69,17 +70,6 @@ impl Drop for TaskGuard {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// The engine in process: a scanner on the workspace (with its watcher)
-/// and the kept parses of the buffers checked.
-pub struct Local {
-    /// The scanner.
-    pub scanner: Arc<Scanner>,
-    /// Kept parses of checked buffers.
-    pub buffers: Buffers,
-    /// The watcher, kept for as long as the engine: it stops when dropped.
-    pub _watch: crate::project::watch::Watch,
 }
 
 impl Engine {
@@ -248,7 +238,7 @@ fn send(out: &Sender<FromWorker>, batch: &Batch, job: &Job, outcome: Outcome) {
 fn run_local(
     runtime: &tokio::runtime::Handle,
     edits: &AtomicU64,
-    local: &Local,
+    local: &Workspace,
     batch: &Batch,
     open: &mut Option<(u64, OpenBuffers)>,
     out: &Sender<FromWorker>,

@@ -1,0 +1,396 @@
+//! Checks: one snippet against the current snapshot, within its budgets.
+//!
+//! In: a [`CheckRequest`] (code, format, the snippet's own path), the
+//! [`Scanner`]'s configuration, the kept [`Buffers`] and a [`Snapshot`].
+//! Out: a [`CheckAnswer`], the duplications in SPEC 6.1's order with their
+//! statistics, or the [`Refusal`] that says which budget the snippet
+//! exceeds. Every interface answers checks through [`check`], after
+//! [`Admission`] has let the check in.
+//!
+//! Invariants: a check holds at most [`Admission`]'s share of memory, and
+//! all of its parses and its matching end by one deadline
+//! ([`Budget::for_snippet`]); an answer lists at most [`MAX_DUPLICATIONS`]
+//! duplications and [`MAX_FRAGMENT_BYTES`] of fragments, the first ones in
+//! order, while its statistics count them all.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::engine::grammar::FormatId;
+use crate::engine::index::folder_of;
+use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
+use crate::engine::parse::{self, Budget, ParseError};
+use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
+use crate::engine::stats::SnippetStats;
+use crate::engine::tokens::{Mode, Token};
+use crate::project::buffers::Buffers;
+use crate::project::scan::{Scanner, Snapshot};
+use crate::service::findings::{merge_by_location, Finding, Region};
+
+/// Duplications listed in one answer at most; the rest are counted.
+pub const MAX_DUPLICATIONS: usize = 1000;
+/// Bytes of codebase fragments in one answer at most (the first duplication
+/// is always listed).
+pub const MAX_FRAGMENT_BYTES: usize = 16 << 20;
+
+/// A validated check.
+#[derive(Debug)]
+pub struct CheckRequest {
+    /// The snippet.
+    pub code: String,
+    /// Its format.
+    pub format: FormatId,
+    /// The snippet's own file, relative to DIR with `/`.
+    pub path: Option<String>,
+    /// The mode its duplications are equal in (the request's, or `--mode`).
+    pub mode: Mode,
+    /// Whether near-miss copies are found (the request's, or not
+    /// `--no-near-miss`), with the server's `--similarity`.
+    pub near_miss: bool,
+}
+
+/// The duplications of a snippet.
+#[derive(Debug)]
+pub struct CheckAnswer {
+    /// The first duplications in SPEC 6.1's order, within the answer's caps.
+    pub matches: Vec<SnippetMatch>,
+    /// How many duplications there are in all.
+    pub total: usize,
+    /// Statistics of all of them.
+    pub statistics: SnippetStats,
+    /// The mode they are equal in.
+    pub mode: Mode,
+}
+
+impl CheckAnswer {
+    /// Whether some duplications were left out of `matches`.
+    pub fn truncated(&self) -> bool {
+        self.matches.len() < self.total
+    }
+
+    /// The listed duplications as findings (SARIF, rdjsonl): one per place
+    /// of the snippet, whose related locations are the codebase places it
+    /// duplicates. The snippet is at `path` (relative to DIR), or, without
+    /// one, has an empty path (which SARIF carries as the run's artifact).
+    pub fn findings(&self, snapshot: &Snapshot, path: Option<&str>) -> Vec<Finding> {
+        let findings = self
+            .matches
+            .iter()
+            .map(|m| {
+                let file = &snapshot.index.files[m.file as usize];
+                let run = &file.tokens[m.run.b as usize..(m.run.b + m.run.len) as usize];
+                Finding {
+                    location: region(path.unwrap_or_default(), m.snippet),
+                    related: vec![region(&file.rel, m.codebase)],
+                    lines: m.snippet.lines(),
+                    tokens: m.matched(),
+                    content_hash: content_hash(run, self.mode),
+                }
+            })
+            .collect();
+        merge_by_location(findings)
+    }
+}
+
+/// The region of `span` in the file at `path`.
+pub fn region(path: &str, span: Span) -> Region {
+    Region {
+        path: path.to_owned(),
+        start_line: span.start.line,
+        start_column: span.start.column,
+        end_line: span.end.line,
+        end_column: span.end.column,
+    }
+}
+
+/// Why a check was not answered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The snippet would need more memory than one check may hold.
+    #[error(
+        "The snippet is too large to check: {len} bytes would need more than the {} MB a check may use; send at most {} bytes",
+        mb(MAX_CHECK_MEMORY),
+        max_snippet_len()
+    )]
+    TooLarge { len: usize },
+    /// Parsing the snippet ran out of its time or memory budget.
+    #[error("The snippet is too complex to check: {0}; send a smaller or more regular snippet")]
+    Parse(ParseError),
+    /// Matching the snippet ran out of time (it matches too many places).
+    #[error("The snippet is too complex to check: it matches too many places to compare in time; send a smaller or less repetitive snippet")]
+    MatchTimeout,
+    /// Too many checks are running or waiting.
+    #[error("Too many checks are running; retry shortly")]
+    Busy,
+}
+
+/// Checks `request` against `snapshot` (blocking: run it off the reactor).
+pub fn check(
+    scanner: &Scanner,
+    buffers: &Buffers,
+    snapshot: &Snapshot,
+    request: &CheckRequest,
+) -> Result<CheckAnswer, Refusal> {
+    let started = Instant::now();
+    let config = scanner.config();
+    let format = scanner.registry().get(request.format);
+    if !config.formats.contains(&format.id) {
+        return Ok(answer(&request.code, Vec::new(), snapshot, request.mode));
+    }
+    let budget = budget_for(request.code.len());
+    let path = request.path.as_deref();
+    let tokens = tokenize_request(scanner, buffers, request, &budget)?;
+    let tokenized = started.elapsed();
+    let exclude = Exclusions {
+        own_file: path,
+        local_folder: path.filter(|_| config.skip_local).map(folder_of),
+        ..Exclusions::default()
+    };
+    let matches = check_snippet(
+        &snapshot.index,
+        format.family_id,
+        &request.code,
+        &tokens,
+        request.mode,
+        config.thresholds,
+        exclude,
+        request.near_miss.then_some(config.similarity),
+        budget.deadline,
+    )
+    .map_err(|_| Refusal::MatchTimeout)?;
+    tracing::debug!(
+        "check of {} bytes: tokenize {tokenized:?}, match {:?}",
+        request.code.len(),
+        started.elapsed() - tokenized,
+    );
+    Ok(answer(&request.code, matches, snapshot, request.mode))
+}
+
+/// The tokens of `request`'s snippet within `budget`: an editor's buffer
+/// (a request with a `path`) reparsed from the parse kept for that path,
+/// which is kept again for its next version; a snippet without a path
+/// parsed once.
+pub(crate) fn tokenize_request(
+    scanner: &Scanner,
+    buffers: &Buffers,
+    request: &CheckRequest,
+    budget: &Budget,
+) -> Result<Vec<Token>, Refusal> {
+    let normalization = &scanner.config().normalization;
+    let format = scanner.registry().get(request.format);
+    match request.path.as_deref() {
+        Some(path) => {
+            let previous = buffers.take(path);
+            let (tokens, parse) =
+                tokenize_snippet_after(format, &request.code, normalization, previous, budget)
+                    .map_err(Refusal::Parse)?;
+            buffers.keep(path, parse);
+            Ok(tokens)
+        }
+        None => tokenize_snippet_once(format, &request.code, normalization, budget)
+            .map_err(Refusal::Parse),
+    }
+}
+
+/// The answer listing the first of `matches` within the caps.
+fn answer(
+    code: &str,
+    mut matches: Vec<SnippetMatch>,
+    snapshot: &Snapshot,
+    mode: Mode,
+) -> CheckAnswer {
+    let statistics = SnippetStats::compute(code, &matches);
+    let total = matches.len();
+    let fragment_lens = matches.iter().map(|m| {
+        let file = &snapshot.index.files[m.file as usize];
+        file.fragment(m.run.b, m.run.b + m.run.len - 1).len()
+    });
+    let listed = listed(fragment_lens);
+    matches.truncate(listed);
+    CheckAnswer {
+        matches,
+        total,
+        statistics,
+        mode,
+    }
+}
+
+/// How many duplications, whose fragments have these lengths in order, an
+/// answer lists: at most [`MAX_DUPLICATIONS`], while their fragments fit
+/// [`MAX_FRAGMENT_BYTES`], and always the first.
+pub(crate) fn listed(fragment_lens: impl Iterator<Item = usize>) -> usize {
+    let mut bytes = 0;
+    let mut count = 0;
+    for len in fragment_lens.take(MAX_DUPLICATIONS) {
+        bytes += len;
+        if bytes > MAX_FRAGMENT_BYTES && count > 0 {
+            break;
+        }
+        count += 1;
+    }
+    count
+}
+
+/// Memory one check may hold at most.
+pub const MAX_CHECK_MEMORY: usize = 256 << 20;
+/// Memory all running checks may hold together: one of the largest and
+/// small ones beside it (bodies read while waiting come on top).
+const CHECKS_MEMORY: usize = MAX_CHECK_MEMORY + MAX_CHECK_MEMORY / 2;
+/// Bytes a check holds per byte of snippet besides its tree: the code, its
+/// copy as parsed, leaves and tokens.
+const CHECK_BYTES_PER_BYTE: usize = 10;
+/// The least tree-sitter holds per byte of real code (12 on the benchmark
+/// corpora): a snippet that leaves less room than this is refused unparsed.
+const LEAST_TREE_PER_BYTE: usize = 8;
+/// Checks that may wait for a turn before more are refused as busy.
+const MAX_WAITING: usize = 256;
+/// How long a check may wait for its turn before it is refused as busy.
+const MAX_WAIT: Duration = Duration::from_secs(10);
+
+/// What a check of `len` bytes takes from the memory pool: its parse's
+/// budget and the rest, up to [`MAX_CHECK_MEMORY`].
+pub fn estimate(len: usize) -> usize {
+    parse::memory_for(len)
+        .saturating_add(len.saturating_mul(CHECK_BYTES_PER_BYTE))
+        .min(MAX_CHECK_MEMORY)
+}
+
+/// The budget of checking a snippet of `len` bytes: its parse may hold
+/// what the check took from the pool, less what the rest of it holds.
+pub(crate) fn budget_for(len: usize) -> Budget {
+    let mut budget = Budget::for_snippet(len);
+    budget.memory = estimate(len).saturating_sub(len.saturating_mul(CHECK_BYTES_PER_BYTE));
+    budget
+}
+
+/// The budget of parsing texts of `len` bytes in all, one after another
+/// (a diff's changed files): a file's time, plus its time per byte of them
+/// all, and for each parse what the check took from the pool less what the
+/// rest of it holds.
+pub fn budget_for_files(len: usize) -> Budget {
+    let mut budget = Budget::for_file(len);
+    budget.memory = estimate(len).saturating_sub(len.saturating_mul(CHECK_BYTES_PER_BYTE));
+    budget
+}
+
+/// The longest snippet a check has room for.
+pub fn max_snippet_len() -> usize {
+    (MAX_CHECK_MEMORY - parse::BASE_MEMORY) / (CHECK_BYTES_PER_BYTE + LEAST_TREE_PER_BYTE)
+}
+
+fn mb(bytes: usize) -> usize {
+    bytes.div_ceil(1 << 20)
+}
+
+/// Decides when a check may run: a few at a time per core, within a memory
+/// pool that each check takes its [`estimate`] of, a bounded queue for the
+/// rest.
+pub struct Admission {
+    slots: Arc<Semaphore>,
+    /// The pool, in MB.
+    memory: Arc<Semaphore>,
+    waiting: AtomicUsize,
+}
+
+/// A check's place; dropping it lets the next one in.
+pub struct Admitted {
+    _slot: OwnedSemaphorePermit,
+    _memory: OwnedSemaphorePermit,
+}
+
+impl Admission {
+    /// Room for two checks per core at a time.
+    pub fn new(cores: usize) -> Admission {
+        Admission {
+            slots: Arc::new(Semaphore::new(2 * cores.max(1))),
+            memory: Arc::new(Semaphore::new(mb(CHECKS_MEMORY))),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    /// Waits for the turn of a check of `len` bytes; refuses it when it
+    /// can never fit, or when too many wait or it waited too long.
+    pub async fn admit(&self, len: usize) -> Result<Admitted, Refusal> {
+        if len > max_snippet_len() {
+            return Err(Refusal::TooLarge { len });
+        }
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Refusal::Busy);
+        }
+        let units = u32::try_from(mb(estimate(len))).unwrap_or(u32::MAX);
+        let turn = async {
+            let slot = Arc::clone(&self.slots).acquire_owned().await;
+            let memory = Arc::clone(&self.memory).acquire_many_owned(units).await;
+            match (slot, memory) {
+                (Ok(slot), Ok(memory)) => Ok(Admitted {
+                    _slot: slot,
+                    _memory: memory,
+                }),
+                _ => Err(Refusal::Busy),
+            }
+        };
+        let admitted = tokio::time::timeout(MAX_WAIT, turn).await;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        admitted.unwrap_or(Err(Refusal::Busy))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_list_the_first_duplications_within_the_caps() {
+        assert_eq!(listed([10; 3].into_iter()), 3);
+        assert_eq!(listed(std::iter::repeat_n(10, 5000)), MAX_DUPLICATIONS);
+        let half = MAX_FRAGMENT_BYTES / 2;
+        assert_eq!(listed([half, half, 1].into_iter()), 2);
+        // The first is listed whatever its size.
+        assert_eq!(listed([MAX_FRAGMENT_BYTES + 1, 1].into_iter()), 1);
+        assert_eq!(listed(std::iter::empty()), 0);
+    }
+
+    #[test]
+    fn a_check_never_takes_more_than_its_share_and_its_parse_gets_the_rest() {
+        for len in [0, 1 << 10, 1 << 20, max_snippet_len()] {
+            let budget = budget_for(len);
+            assert!(estimate(len) <= MAX_CHECK_MEMORY, "{len}");
+            assert!(budget.memory >= len * LEAST_TREE_PER_BYTE, "{len}");
+            assert_eq!(budget.memory + len * CHECK_BYTES_PER_BYTE, estimate(len));
+        }
+    }
+
+    #[tokio::test]
+    async fn checks_over_the_memory_of_one_are_refused_and_the_pool_is_shared() {
+        // Slots for eight: only memory holds the third back.
+        let admission = Admission::new(4);
+        assert_eq!(
+            admission.admit(max_snippet_len() + 1).await.err(),
+            Some(Refusal::TooLarge {
+                len: max_snippet_len() + 1
+            })
+        );
+        let big = admission.admit(max_snippet_len()).await.unwrap();
+        let small = admission.admit(1 << 10).await.unwrap();
+        // The pool is full: a second big check waits until the first ends.
+        let second = admission.admit(max_snippet_len());
+        tokio::pin!(second);
+        assert!(poll_once(&mut second).await.is_none());
+        drop(big);
+        assert!(second.await.is_ok());
+        drop(small);
+    }
+
+    /// Polls `future` once: `None` while it is pending.
+    async fn poll_once<F: std::future::Future + Unpin>(future: &mut F) -> Option<F::Output> {
+        tokio::select! {
+            biased;
+            out = future => Some(out),
+            () = std::future::ready(()) => None,
+        }
+    }
+}

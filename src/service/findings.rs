@@ -1,0 +1,127 @@
+//! Findings: the one neutral form of a duplication that every report
+//! renders (SARIF, rdjsonl, LSP diagnostics): where the duplicated code is,
+//! the places it duplicates, its size and a hash of its content. A
+//! snippet's or a diff's duplications and a project's clones all become
+//! findings; [`Notice`]s tell what is no finding (a file left out).
+//!
+//! Plain data: no serialization here; `interfaces::sarif` writes them.
+
+use crate::engine::hash::HashMap;
+
+/// A range of text in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// Path relative to the scanned directory, `/`-separated (for GitHub,
+    /// relative to the repository's root); empty for a snippet that has no
+    /// path (see [`Snippet`]).
+    pub path: String,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Column of the first character, 1-based, in characters (Unicode
+    /// scalar values), as in `/api/check`.
+    pub start_column: u32,
+    /// Line of the last character.
+    pub end_line: u32,
+    /// Column just after the last character.
+    pub end_column: u32,
+}
+
+/// One duplication to report: a place of code and the places it
+/// duplicates. For `/api/check` and check-diff, `location` is the snippet's
+/// (or the new file's) range and `related` the codebase's; for a project's
+/// clones, `location` is one side and `related` the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The duplicated code being reported.
+    pub location: Region,
+    /// The places it duplicates, in the order to list them.
+    pub related: Vec<Region>,
+    /// Lines of `location` (its `linesCount`).
+    pub lines: u32,
+    /// Tokens matched.
+    pub tokens: u32,
+    /// A hash of `location`'s normalized content (its token identities, say)
+    /// that stays the same when the code moves or the file changes
+    /// elsewhere: alerts are matched across runs by it.
+    pub content_hash: u64,
+}
+
+/// Something to tell about a run that is no finding: a file left out, or
+/// checked less well than others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// The file it is about, if one.
+    pub path: Option<String>,
+    /// What happened, as a sentence.
+    pub text: String,
+    /// Whether it lessens the results (a warning) or only informs (a note).
+    pub warning: bool,
+}
+
+/// `findings` with those of one place merged: one finding per `location`
+/// (and size and content), whose related places are those of all, in
+/// order. A snippet that duplicates four files is one alert with four
+/// related locations.
+pub fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
+    let mut at: HashMap<(Region, u32, u32, u64), usize> = HashMap::new();
+    for f in findings {
+        let key = (f.location.clone(), f.lines, f.tokens, f.content_hash);
+        match at.get(&key) {
+            Some(&i) => merged[i].related.extend(f.related),
+            None => {
+                at.insert(key, merged.len());
+                merged.push(f);
+            }
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{merge_by_location, Finding, Region};
+
+    fn finding(path: &str, line: u32, related: &[(&str, u32)], hash: u64) -> Finding {
+        let region = |path: &str, line: u32| Region {
+            path: path.to_owned(),
+            start_line: line,
+            start_column: 1,
+            end_line: line + 5,
+            end_column: 2,
+        };
+        Finding {
+            location: region(path, line),
+            related: related.iter().map(|&(p, l)| region(p, l)).collect(),
+            lines: 6,
+            tokens: 50,
+            content_hash: hash,
+        }
+    }
+
+    #[test]
+    fn findings_of_one_place_merge_their_related_places_in_order() {
+        let merged = merge_by_location(vec![
+            finding("a.rs", 1, &[("b.rs", 10)], 1),
+            finding("a.rs", 30, &[("c.rs", 5)], 2),
+            finding("a.rs", 1, &[("d.rs", 7)], 1),
+            // Other content at the same place stays apart.
+            finding("a.rs", 1, &[("e.rs", 7)], 3),
+        ]);
+        let places: Vec<(u32, Vec<&str>)> = merged
+            .iter()
+            .map(|f| {
+                let related = f.related.iter().map(|r| r.path.as_str()).collect();
+                (f.location.start_line, related)
+            })
+            .collect();
+        assert_eq!(
+            places,
+            [
+                (1, vec!["b.rs", "d.rs"]),
+                (30, vec!["c.rs"]),
+                (1, vec!["e.rs"])
+            ]
+        );
+    }
+}

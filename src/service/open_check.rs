@@ -1,0 +1,269 @@
+//! Checks of an editor's buffer among its other open buffers: the engine
+//! call behind `dupcheck lsp`.
+//!
+//! In: the [`Scanner`]'s configuration, the kept [`Buffers`], a
+//! [`Snapshot`], the [`OpenBuffers`] (the other buffers an editor holds
+//! open, whose unsaved texts shadow their files on disk) and a
+//! [`CheckRequest`] with the buffer's `path`. Out: a [`BufferAnswer`], the
+//! duplications of the buffer in SPEC 6.1's order, each with the file it
+//! was found in (an indexed file or an open buffer), or the [`Refusal`] of
+//! [`check`](crate::service::check::check).
+//!
+//! The codebase is taken as the editor sees it, as `diff_check` takes it as
+//! a diff leaves it: the snapshot without the indexed versions of the open
+//! buffers that differ from them, plus a small index of those buffers'
+//! texts. So a duplication between two unsaved buffers is found, and code
+//! moved out of an open buffer is not reported against its stale version on
+//! disk.
+//!
+//! Invariants: with no open buffers, the duplications are those of
+//! [`check`](crate::service::check::check) for the same request (the same
+//! tokenizing, the same matching, the same exclusions); the buffer's own
+//! file never matches, neither on disk nor open; one budget covers the
+//! buffer's parse and both matchings; an answer lists at most
+//! [`MAX_DUPLICATIONS`] duplications, its `total` counts them all.
+
+use std::cmp::Reverse;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::engine::grammar::Registry;
+use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
+use crate::engine::matching::{check_snippet, Exclusions, Span};
+use crate::engine::parse::Budget;
+use crate::engine::tokens::tokenize_within;
+use crate::project::buffers::Buffers;
+use crate::project::config::Config;
+use crate::project::scan::{generated_text, Scanner, Snapshot};
+use crate::service::check::{
+    budget_for, tokenize_request, CheckRequest, Refusal, MAX_DUPLICATIONS,
+};
+
+/// The buffers an editor holds open whose texts differ from their indexed
+/// files (or that are not indexed): an index of their texts, and the
+/// indexed files they shadow.
+pub struct OpenBuffers {
+    /// The open texts, tokenized whole as files of their format.
+    index: Index,
+    /// Snapshot files whose open buffers differ from them, sorted.
+    shadowed: Vec<u32>,
+}
+
+impl OpenBuffers {
+    /// The open buffers `open` (a path relative to DIR with `/`, and the
+    /// buffer's text) over `snapshot`. A buffer equal to its indexed file
+    /// adds nothing; one of a format not scanned, ignored, or larger than
+    /// `--max-size` is left out as a scan leaves it out (its indexed
+    /// version, if any, still shadowed when it differs). Texts tokenized
+    /// for `previous` are taken over when unchanged. Blocking.
+    pub fn build(
+        config: &Config,
+        registry: &Registry,
+        snapshot: &Snapshot,
+        previous: Option<&OpenBuffers>,
+        open: &[(String, Arc<str>)],
+    ) -> OpenBuffers {
+        let index = &snapshot.index;
+        let mut shadowed = Vec::new();
+        let mut files = Vec::new();
+        for (rel, text) in open {
+            let indexed = index.file_by_rel(rel);
+            if let Some(id) = indexed {
+                if *index.files[id as usize].text == **text {
+                    continue;
+                }
+                shadowed.push(id);
+            }
+            let kept = previous.and_then(|p| {
+                let id = p.index.file_by_rel(rel)?;
+                let file = &p.index.files[id as usize];
+                (*file.text == **text).then(|| Arc::clone(file))
+            });
+            if let Some(file) = kept.or_else(|| tokenized(config, registry, index, rel, text)) {
+                files.push(file);
+            }
+        }
+        shadowed.sort_unstable();
+        shadowed.dedup();
+        OpenBuffers {
+            index: Index::build(files, registry, index.winnow),
+            shadowed,
+        }
+    }
+
+    /// How many open buffers are indexed here (those that differ from
+    /// disk and are scanned).
+    pub fn len(&self) -> usize {
+        self.index.files.len()
+    }
+
+    /// Whether no open buffer is indexed here.
+    pub fn is_empty(&self) -> bool {
+        self.index.files.is_empty()
+    }
+}
+
+/// The open buffer at `rel` as a file of the small index, when a scan
+/// would take it.
+fn tokenized(
+    config: &Config,
+    registry: &Registry,
+    index: &Index,
+    rel: &str,
+    text: &str,
+) -> Option<Arc<SourceFile>> {
+    let format = registry
+        .for_path(Path::new(rel))
+        .or_else(|| registry.for_shebang(text.as_bytes()))?;
+    if !config.formats.contains(&format.id)
+        || text.len() as u64 > config.max_size
+        || text.contains('\0')
+        || config
+            .ignore
+            .matched(config.dir.join(rel), false)
+            .is_ignore()
+    {
+        return None;
+    }
+    let budget = Budget::for_file(text.len());
+    let tokens = match tokenize_within(format, text, &config.normalization, &budget) {
+        Ok(tokens) => tokens,
+        Err(err) => {
+            tracing::debug!("open buffer {rel} left out: {err}");
+            return None;
+        }
+    };
+    if generated_text(config, format, text, &tokens) {
+        return None;
+    }
+    let fps = fingerprints(&tokens, index.winnow);
+    let path = if config.absolute {
+        config.dir.join(rel).to_string_lossy().into_owned()
+    } else {
+        rel.to_owned()
+    };
+    let meta = FileMeta::of(text, text.len() as u64, 0);
+    Some(Arc::new(SourceFile::with_tokens(
+        path,
+        rel.to_owned(),
+        format,
+        text.to_owned(),
+        tokens,
+        fps,
+        meta,
+    )))
+}
+
+/// A duplication of the buffer: where in it, and where else.
+#[derive(Debug, Clone)]
+pub struct Duplication {
+    /// Where in the buffer.
+    pub snippet: Span,
+    /// The other place's file: indexed, or an open buffer's text.
+    pub file: Arc<SourceFile>,
+    /// Where in that file.
+    pub codebase: Span,
+    /// Tokens duplicated.
+    pub tokens: u32,
+    /// First and last token of the run in `file`.
+    first: u32,
+    last: u32,
+}
+
+impl Duplication {
+    /// The other place's text.
+    pub fn fragment(&self) -> &str {
+        self.file.fragment(self.first, self.last)
+    }
+}
+
+/// The duplications of a buffer.
+#[derive(Debug)]
+pub struct BufferAnswer {
+    /// The first [`MAX_DUPLICATIONS`] duplications in SPEC 6.1's order.
+    pub duplications: Vec<Duplication>,
+    /// How many there are in all.
+    pub total: usize,
+}
+
+/// Checks the buffer `request` (with its `path`, relative to DIR) against
+/// `snapshot` shadowed by `open` (blocking: run it off the reactor). The
+/// buffer's parse is kept in `buffers` for its next version, as
+/// [`check`](crate::service::check::check) keeps it.
+pub fn check_buffer(
+    scanner: &Scanner,
+    buffers: &Buffers,
+    snapshot: &Snapshot,
+    open: &OpenBuffers,
+    request: &CheckRequest,
+) -> Result<BufferAnswer, Refusal> {
+    let config = scanner.config();
+    let format = scanner.registry().get(request.format);
+    if !config.formats.contains(&format.id) {
+        return Ok(BufferAnswer {
+            duplications: Vec::new(),
+            total: 0,
+        });
+    }
+    let budget = budget_for(request.code.len());
+    let tokens = tokenize_request(scanner, buffers, request, &budget)?;
+    let path = request.path.as_deref();
+    let local_folder = path.filter(|_| config.skip_local).map(folder_of);
+    let matching = |index: &Index, files: &[u32]| {
+        let exclude = Exclusions {
+            own_file: path,
+            local_folder,
+            files,
+            itself: None,
+        };
+        check_snippet(
+            index,
+            format.family_id,
+            &request.code,
+            &tokens,
+            request.mode,
+            config.thresholds,
+            exclude,
+            request.near_miss.then_some(config.similarity),
+            budget.deadline,
+        )
+        .map_err(|_| Refusal::MatchTimeout)
+    };
+    let on_disk = matching(&snapshot.index, &open.shadowed)?;
+    let in_open = if open.is_empty() {
+        Vec::new()
+    } else {
+        matching(&open.index, &[])?
+    };
+    let mut duplications: Vec<Duplication> = [(&snapshot.index, on_disk), (&open.index, in_open)]
+        .into_iter()
+        .flat_map(|(index, matches)| {
+            matches.into_iter().map(|m| Duplication {
+                snippet: m.snippet,
+                file: Arc::clone(&index.files[m.file as usize]),
+                codebase: m.codebase,
+                tokens: m.matched(),
+                first: m.run.b,
+                last: m.run.b + m.run.len - 1,
+            })
+        })
+        .collect();
+    // SPEC 6.1: snippet line, longer first, file, codebase line.
+    let order = |d: &Duplication| {
+        (
+            d.snippet.start.line,
+            Reverse(d.tokens),
+            d.file.path.clone(),
+            d.codebase.start.line,
+            d.snippet.start.column,
+            d.first,
+        )
+    };
+    duplications.sort_by_cached_key(order);
+    let total = duplications.len();
+    duplications.truncate(MAX_DUPLICATIONS);
+    Ok(BufferAnswer {
+        duplications,
+        total,
+    })
+}

@@ -1,0 +1,239 @@
+//! The folder tree: one folder's children with their size and duplication,
+//! the engine call behind `GET /api/tree` (the dashboard's treemap).
+//!
+//! In: a snapshot, its config and registry, a folder (relative to DIR,
+//! `/`-separated, empty for the top) and a page (`limit`, `offset`). Out: a
+//! [`Folder`]: the folder's own figures and one page of its children
+//! (sub-folders and files), largest first.
+//!
+//! Invariants: a folder's lines, duplicated lines and files are the sums of
+//! its files' rows of `/api/stats` (the same rows, so the top folder's
+//! figures equal `/api/stats`'s total); a clone counts once for each child
+//! holding a place of it, however many places it holds there. One call
+//! reads each file and each clone once: a folder of a 10,000-file project
+//! answers in milliseconds, and the page bounds the answer's size.
+
+use serde::Serialize;
+
+use crate::engine::grammar::Registry;
+use crate::engine::hash::HashMap;
+use crate::engine::stats::{Percent, Row};
+use crate::project::config::Config;
+use crate::project::scan::Snapshot;
+
+/// Children per page when the query does not say.
+pub const DEFAULT_LIMIT: usize = 200;
+/// The most children one page lists.
+pub const MAX_LIMIT: usize = 2_000;
+
+/// Which folder, and which of its children.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeQuery {
+    /// The folder, relative to DIR and `/`-separated; empty for the top.
+    pub path: String,
+    /// Children on the page, 1 to [`MAX_LIMIT`].
+    pub limit: usize,
+    /// Children skipped before the page.
+    pub offset: usize,
+}
+
+impl Default for TreeQuery {
+    fn default() -> Self {
+        TreeQuery {
+            path: String::new(),
+            limit: DEFAULT_LIMIT,
+            offset: 0,
+        }
+    }
+}
+
+/// A folder and one page of its children.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Folder)]
+pub struct Folder {
+    /// The folder's own figures (its `path` is the one asked for).
+    pub folder: Node,
+    /// Its children (folders and files), most lines first, then by name.
+    pub children: Vec<Node>,
+    /// Children of the folder, on every page.
+    pub total_children: usize,
+    /// The `offset` of the next page; `null` on the last.
+    #[schema(required = true)]
+    pub next_offset: Option<usize>,
+}
+
+/// What a node of the tree is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A folder: its figures sum its files'.
+    Folder,
+    /// A file of the index.
+    File,
+}
+
+/// A folder or file with its figures.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TreeNode)]
+pub struct Node {
+    /// Its last path segment (empty for the top folder).
+    pub name: String,
+    /// Relative to DIR, `/`-separated (empty for the top folder).
+    pub path: String,
+    /// A folder or a file.
+    pub kind: Kind,
+    /// Files in it (1 for a file).
+    pub files: u64,
+    /// Lines, as an editor counts them.
+    pub lines: u64,
+    /// Lines inside at least one clone.
+    pub duplicated_lines: u64,
+    /// `duplicatedLines` of `lines`, in percent.
+    pub percentage: Percent,
+    /// Clones with a place in it.
+    pub clones: u64,
+    /// For a file, its format; `null` for a folder.
+    #[schema(required = true)]
+    pub format: Option<String>,
+}
+
+/// Figures summed while reading the files.
+#[derive(Default)]
+struct Sum {
+    files: u64,
+    lines: u64,
+    duplicated_lines: u64,
+    clones: u64,
+    format: Option<String>,
+}
+
+impl Sum {
+    fn add(&mut self, row: &Row) {
+        self.files += 1;
+        self.lines += row.lines;
+        self.duplicated_lines += row.duplicated_lines;
+    }
+
+    fn node(self, name: &str, path: String, kind: Kind) -> Node {
+        Node {
+            name: name.to_owned(),
+            path,
+            kind,
+            files: self.files,
+            lines: self.lines,
+            duplicated_lines: self.duplicated_lines,
+            percentage: Percent::of(self.duplicated_lines, self.lines),
+            clones: self.clones,
+            format: self.format,
+        }
+    }
+}
+
+/// The folder `query` names, with one page of its children; `None` when no
+/// indexed file is inside it (no such folder, or a file).
+pub fn folder(
+    snapshot: &Snapshot,
+    config: &Config,
+    registry: &Registry,
+    query: &TreeQuery,
+) -> Option<Folder> {
+    let stats = snapshot.stats(config, registry);
+    let files = &snapshot.index.files;
+    let prefix = query.path.trim_matches('/');
+    // The child of the folder holding a file: its name, and whether it is a
+    // file (the rest of the path has no `/`).
+    let child_of = |rel: &'_ str| -> Option<(usize, bool)> {
+        let rest = if prefix.is_empty() {
+            rel
+        } else {
+            rel.strip_prefix(prefix)?.strip_prefix('/')?
+        };
+        Some(match rest.find('/') {
+            Some(at) => (at, false),
+            None => (rest.len(), true),
+        })
+    };
+    let mut own = Sum::default();
+    let mut children: HashMap<(&str, bool), Sum> = HashMap::default();
+    // Which child holds each file (`None`: outside the folder).
+    let mut holder: Vec<Option<(&str, bool)>> = Vec::with_capacity(files.len());
+    for file in files {
+        let Some((len, is_file)) = child_of(&file.rel) else {
+            holder.push(None);
+            continue;
+        };
+        let name_start = if prefix.is_empty() {
+            0
+        } else {
+            prefix.len() + 1
+        };
+        let name = &file.rel[name_start..name_start + len];
+        let format = &registry.get(file.format).name;
+        let row = stats
+            .formats
+            .get(format)
+            .and_then(|rows| rows.sources.get(&file.path))
+            .cloned()
+            .unwrap_or_default();
+        own.add(&row);
+        let sum = children.entry((name, is_file)).or_default();
+        sum.add(&row);
+        if is_file {
+            sum.format = Some(format.clone());
+        }
+        holder.push(Some((name, is_file)));
+    }
+    if own.files == 0 {
+        return None;
+    }
+    let found = snapshot.clones(config);
+    let clones = &found.0[..];
+    for clone in clones {
+        let a = holder[clone.first.0 as usize];
+        let b = holder[clone.second.0 as usize];
+        if a.is_some() || b.is_some() {
+            own.clones += 1;
+        }
+        for (i, child) in [a, b].into_iter().enumerate() {
+            // A clone with both places in one child counts once there.
+            if let Some(key) = child.filter(|c| i == 0 || Some(*c) != a) {
+                if let Some(sum) = children.get_mut(&key) {
+                    sum.clones += 1;
+                }
+            }
+        }
+    }
+    let mut nodes: Vec<Node> = children
+        .into_iter()
+        .map(|((name, is_file), sum)| {
+            let path = if prefix.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let kind = if is_file { Kind::File } else { Kind::Folder };
+            sum.node(name, path, kind)
+        })
+        .collect();
+    nodes.sort_by(|x, y| {
+        y.lines
+            .cmp(&x.lines)
+            .then_with(|| x.name.cmp(&y.name))
+            .then_with(|| (x.kind == Kind::File).cmp(&(y.kind == Kind::File)))
+    });
+    let total_children = nodes.len();
+    let limit = query.limit.clamp(1, MAX_LIMIT);
+    let end = query.offset.saturating_add(limit).min(total_children);
+    let page = nodes
+        .drain(query.offset.min(total_children)..end)
+        .collect::<Vec<_>>();
+    let name = prefix.rsplit('/').next().unwrap_or("");
+    Some(Folder {
+        folder: own.node(name, prefix.to_owned(), Kind::Folder),
+        children: page,
+        total_children,
+        next_offset: (end < total_children).then_some(end),
+    })
+}

@@ -1,0 +1,295 @@
+//! The workspace: one project as every interface serves it, and the calls
+//! they make on it.
+//!
+//! [`Workspace::start`] is the one way to start serving a directory: the
+//! scanner (whose first scan reads the cache and starts at once, on a
+//! thread of its own), editors' kept parses, the admission of checks, and
+//! the watcher (with `--watch`, the default). The HTTP server, the MCP
+//! tools mounted in it and the language server all start it the same way.
+//!
+//! Each call ([`Workspace::check`], [`Workspace::check_diff`],
+//! [`Workspace::stats`], [`Workspace::clones`], [`Workspace::clone_detail`],
+//! [`Workspace::tree`], [`Workspace::recheck`]) is async, reads the current
+//! snapshot ([`ServiceError::NotReady`] before the first scan ends), runs
+//! its CPU work on the blocking pool, and hands the answer, plain data, to
+//! the caller's `render` there, while the snapshot it borrows from is held.
+//! A panic in that work is a [`ServiceError::Internal`], logged; the process
+//! goes on.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::engine::grammar::Registry;
+use crate::engine::stats::ProjectStats;
+use crate::project::buffers::Buffers;
+use crate::project::config::Config;
+use crate::project::scan::{Scanner, Snapshot};
+use crate::project::watch::Watch;
+use crate::service::check::{Admission, CheckAnswer, CheckRequest, Refusal};
+use crate::service::clones::{CloneDetail, ClonesPage, ClonesQuery};
+use crate::service::diff_check::{DiffAnswer, DiffOptions, DiffRefusal};
+use crate::service::tree::{Folder, TreeQuery};
+
+/// One project served: its scanner, editors' kept parses, the admission of
+/// checks and the watcher (which stops when the workspace is dropped).
+pub struct Workspace {
+    /// The current snapshot, its rescans and updates, the cache.
+    pub scanner: Arc<Scanner>,
+    /// The last parse of each checked `path`, to reparse its next version.
+    pub buffers: Buffers,
+    /// When a check may run.
+    pub admission: Admission,
+    /// The watcher, when the configuration asks for one.
+    _watch: Option<Watch>,
+}
+
+/// Why a call of the service was not answered.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The first scan has not finished.
+    #[error("the first scan has not finished")]
+    NotReady,
+    /// A snippet check was refused (too large, too complex, too busy).
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// A diff check was refused (not a diff, too large, too complex).
+    #[error(transparent)]
+    DiffRefused(#[from] DiffRefusal),
+    /// The rescan asked for failed.
+    #[error("{0}")]
+    Scan(String),
+    /// No indexed file is in the folder asked for.
+    #[error("no folder {0:?} holds an indexed file")]
+    NoSuchFolder(String),
+    /// The current index has no clone of that id.
+    #[error("no clone {0} in the current index")]
+    NoSuchClone(String),
+    /// The work failed unexpectedly (a panic, logged).
+    #[error("internal error")]
+    Internal,
+}
+
+impl Workspace {
+    /// Starts serving `config`'s directory: the scanner, whose first scan
+    /// starts now on a thread of its own (no async runtime needed), and the
+    /// watcher when `config.watch`. `cores` sizes the admission of checks.
+    pub fn start(config: Config, registry: Arc<Registry>, cores: usize) -> Arc<Workspace> {
+        let watch = config.watch;
+        let scanner = Scanner::new(Arc::new(config), registry);
+        scanner.start_scan();
+        let watch = watch.then(|| crate::project::watch::spawn(Arc::clone(&scanner)));
+        Arc::new(Workspace {
+            scanner,
+            buffers: Buffers::default(),
+            admission: Admission::new(cores),
+            _watch: watch,
+        })
+    }
+
+    /// A workspace over `scanner` whose first scan is not started, and
+    /// without a watcher: for tests of what answers before it ends.
+    pub fn unstarted(scanner: Arc<Scanner>) -> Arc<Workspace> {
+        Arc::new(Workspace {
+            scanner,
+            buffers: Buffers::default(),
+            admission: Admission::new(1),
+            _watch: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        self.scanner.config()
+    }
+
+    /// The format registry.
+    pub fn registry(&self) -> &Registry {
+        self.scanner.registry()
+    }
+
+    /// The current snapshot, or [`ServiceError::NotReady`].
+    pub fn snapshot(&self) -> Result<Arc<Snapshot>, ServiceError> {
+        self.scanner.snapshot().ok_or(ServiceError::NotReady)
+    }
+
+    /// One snippet check: admitted by the snippet's size, on the current
+    /// snapshot (or, with `recheck`, on a fresh rescan), the check and
+    /// `render` on the blocking pool.
+    pub async fn check<T, E, R>(
+        self: &Arc<Self>,
+        request: CheckRequest,
+        recheck: bool,
+        render: R,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+        R: FnOnce(&Workspace, &Snapshot, &CheckRequest, &CheckAnswer) -> Result<T, E>
+            + Send
+            + 'static,
+    {
+        let admitted = self
+            .admission
+            .admit(request.code.len())
+            .await
+            .map_err(ServiceError::from)?;
+        let snapshot = if recheck {
+            self.recheck().await?
+        } else {
+            self.snapshot()?
+        };
+        let this = Arc::clone(self);
+        blocking("check", move || {
+            let _admitted = admitted;
+            let answer =
+                crate::service::check::check(&this.scanner, &this.buffers, &snapshot, &request)
+                    .map_err(ServiceError::from)?;
+            render(&this, &snapshot, &request, &answer)
+        })
+        .await
+    }
+
+    /// One diff check with `options`: on the current snapshot, the check
+    /// (which waits for admission by the new texts' size, once it knows
+    /// them) and `render` on the blocking pool.
+    pub async fn check_diff<T, E, R>(
+        self: &Arc<Self>,
+        diff: Bytes,
+        options: DiffOptions,
+        render: R,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+        R: FnOnce(&DiffAnswer) -> Result<T, E> + Send + 'static,
+    {
+        let snapshot = self.snapshot()?;
+        let this = Arc::clone(self);
+        let runtime = tokio::runtime::Handle::current();
+        blocking("diff check", move || {
+            // The check's size is known once the diff is read: it waits for
+            // its turn here, on the blocking pool, as checks wait on the
+            // reactor.
+            let admit = |len| runtime.block_on(this.admission.admit(len));
+            let answer = crate::service::diff_check::check_diff(
+                this.config(),
+                this.registry(),
+                &snapshot,
+                &diff,
+                options,
+                admit,
+            )
+            .map_err(ServiceError::from)?;
+            render(&answer)
+        })
+        .await
+    }
+
+    /// The project's statistics (clone detection on a snapshot's first
+    /// use), given to `render` on the blocking pool.
+    pub async fn stats<T, E, R>(self: &Arc<Self>, render: R) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+        R: FnOnce(&ProjectStats) -> Result<T, E> + Send + 'static,
+    {
+        let snapshot = self.snapshot()?;
+        let this = Arc::clone(self);
+        blocking("stats", move || {
+            render(&snapshot.stats(this.config(), this.registry()))
+        })
+        .await
+    }
+
+    /// One page of the clone list, given to `render` on the blocking pool.
+    pub async fn clones<T, E, R>(self: &Arc<Self>, query: ClonesQuery, render: R) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+        R: FnOnce(&ClonesPage) -> Result<T, E> + Send + 'static,
+    {
+        let snapshot = self.snapshot()?;
+        let this = Arc::clone(self);
+        blocking("clone list", move || {
+            render(&crate::service::clones::list(
+                &snapshot,
+                this.config(),
+                this.registry(),
+                &query,
+            ))
+        })
+        .await
+    }
+
+    /// One clone of the list by `id`, both places in full, given to
+    /// `render` on the blocking pool; [`ServiceError::NoSuchClone`] when the
+    /// current index has none of that id.
+    pub async fn clone_detail<T, E, R>(self: &Arc<Self>, id: String, render: R) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+        R: FnOnce(&CloneDetail) -> Result<T, E> + Send + 'static,
+    {
+        let snapshot = self.snapshot()?;
+        let this = Arc::clone(self);
+        blocking(
+            "clone detail",
+            move || match crate::service::clones::detail(
+                &snapshot,
+                this.config(),
+                this.registry(),
+                &id,
+            ) {
+                Some(detail) => render(&detail),
+                None => Err(ServiceError::NoSuchClone(id).into()),
+            },
+        )
+        .await
+    }
+
+    /// One folder of the tree, given to `render` on the blocking pool;
+    /// [`ServiceError::NoSuchFolder`] when no indexed file is inside it.
+    pub async fn tree<T, E, R>(self: &Arc<Self>, query: TreeQuery, render: R) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+        R: FnOnce(&Folder) -> Result<T, E> + Send + 'static,
+    {
+        let snapshot = self.snapshot()?;
+        let this = Arc::clone(self);
+        blocking("tree", move || {
+            match crate::service::tree::folder(&snapshot, this.config(), this.registry(), &query) {
+                Some(folder) => render(&folder),
+                None => Err(ServiceError::NoSuchFolder(query.path).into()),
+            }
+        })
+        .await
+    }
+
+    /// A full rescan now (or the one running), and its snapshot.
+    pub async fn recheck(&self) -> Result<Arc<Snapshot>, ServiceError> {
+        self.scanner
+            .rescan()
+            .await
+            .map_err(|e| ServiceError::Scan(e.to_string()))
+    }
+}
+
+/// Runs `work` on the blocking pool; a panic there is logged and answered
+/// [`ServiceError::Internal`].
+async fn blocking<T, E>(
+    what: &str,
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<ServiceError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|err| {
+            tracing::error!("{what} failed: {err}");
+            Err(ServiceError::Internal.into())
+        })
+}

@@ -1,0 +1,324 @@
+//! Freshness (SPEC section 9): the watcher applies changes without a rescan,
+//! statistics after updates equal a fresh scan's, and the cache makes
+//! restarts warm without ever being trusted blindly.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use common::{fixture, sigterm, spawn_with_stderr, stderr_line, write, Server};
+use serde_json::{json, Value};
+
+/// Polls `probe` until it returns `Some`, for at most 20 s: the watcher
+/// works asynchronously, so there is nothing else to wait on.
+fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Files a check of `code` names.
+fn matched_files(server: &Server, code: &str) -> Vec<String> {
+    let (_, body) = server.check(json!({"code": code, "format": "javascript"}));
+    let mut files: Vec<String> = body["duplications"]
+        .as_array()
+        .expect("duplications")
+        .iter()
+        .map(|d| {
+            d["codebaseLocation"]["file"]
+                .as_str()
+                .expect("file")
+                .to_owned()
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// `/api/stats` without its timestamps.
+fn stats(server: &Server) -> Value {
+    let (_, mut body) = server.get("/api/stats");
+    body["timestamp"] = Value::Null;
+    body["statistics"]["detectionDate"] = Value::Null;
+    body
+}
+
+fn merge_js() -> String {
+    std::fs::read_to_string(format!(
+        "{}/testdata/project/src/util/merge.js",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("merge.js")
+}
+
+#[test]
+fn the_watcher_applies_creations_edits_renames_and_deletions() {
+    let server = Server::start("project", &[]);
+    let code = merge_js();
+    let before = matched_files(&server, &code);
+    assert_eq!(
+        before,
+        [
+            "src/app/merge-copy.js",
+            "src/types/merge.ts",
+            "src/util/merge.js"
+        ]
+    );
+
+    write(&server.dir, "new/fresh.js", &code);
+    eventually("the new file", || {
+        matched_files(&server, &code)
+            .contains(&"new/fresh.js".to_owned())
+            .then_some(())
+    });
+    let (_, health) = server.get("/api/health");
+    assert!(health["lastUpdateTime"].is_string(), "{health}");
+
+    std::fs::rename(
+        server.dir.join("new/fresh.js"),
+        server.dir.join("new/renamed.js"),
+    )
+    .expect("rename");
+    eventually("the rename", || {
+        let files = matched_files(&server, &code);
+        (files.contains(&"new/renamed.js".to_owned())
+            && !files.contains(&"new/fresh.js".to_owned()))
+        .then_some(())
+    });
+
+    write(
+        &server.dir,
+        "src/app/merge-copy.js",
+        "export const nothing = 0;\n",
+    );
+    std::fs::remove_file(server.dir.join("src/types/merge.ts")).expect("delete");
+    eventually("the edit and the deletion", || {
+        (matched_files(&server, &code) == ["new/renamed.js", "src/util/merge.js"]).then_some(())
+    });
+
+    // Ignore rules apply to new files too.
+    write(&server.dir, "build/out.js", &code);
+    write(&server.dir, "new/late.js", &code);
+    eventually("the next file", || {
+        matched_files(&server, &code)
+            .contains(&"new/late.js".to_owned())
+            .then_some(())
+    });
+    assert!(!matched_files(&server, &code).contains(&"build/out.js".to_owned()));
+}
+
+#[test]
+fn stats_after_updates_equal_a_fresh_scan() {
+    let server = Server::start("project", &[]);
+    let code = merge_js();
+    write(&server.dir, "a/one.js", &code);
+    write(&server.dir, "a/two.js", format!("{code}\n{code}"));
+    std::fs::remove_file(server.dir.join("src/app/renamed.js")).expect("delete");
+    write(&server.dir, "py/stats.py", "x = 1\n");
+    eventually("all changes", || {
+        let (_, stats) = server.get("/api/stats");
+        let js = &stats["statistics"]["formats"]["javascript"]["sources"];
+        let py = &stats["statistics"]["formats"]["python"]["sources"];
+        (js.get("a/two.js").is_some()
+            && js.get("src/app/renamed.js").is_none()
+            && py["py/stats.py"]["lines"] == 1)
+            .then_some(())
+    });
+    let updated = stats(&server);
+    let mut fresh = Server::spawn(&server.dir, &["--no-cache", "--no-watch"]);
+    fresh.wait_ready();
+    assert_json!(updated, stats(&fresh));
+}
+
+/// The inotify watches process `pid` holds: one per folder watched.
+#[cfg(target_os = "linux")]
+fn inotify_watches(pid: u32) -> usize {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fdinfo")).expect("fdinfo");
+    fds.map(|fd| {
+        let info = std::fs::read_to_string(fd.expect("fd").path()).unwrap_or_default();
+        info.lines()
+            .filter(|l| l.starts_with("inotify wd:"))
+            .count()
+    })
+    .sum()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_folders_scanned_are_watched_as_they_come_and_go_and_ignored_ones_never() {
+    let temp = fixture("project");
+    // An ignored tree (`build/` is in the fixture's .gitignore) as deep as
+    // node_modules gets.
+    for i in 0..20 {
+        write(
+            temp.path(),
+            &format!("build/deps/d{i}/lib/index.js"),
+            "x;\n",
+        );
+    }
+    let server = Server::start_in(temp, &[]);
+    let code = merge_js();
+    let watches = |n: usize| {
+        eventually(&format!("{n} folders watched"), || {
+            (inotify_watches(server.pid()) == n).then_some(())
+        })
+    };
+    // DIR, py, rs, src and its four folders.
+    watches(8);
+
+    // Folders made at once, their file written before they are watched.
+    write(&server.dir, "n1/n2/n3/copy.js", &code);
+    eventually("the file in new folders", || {
+        matched_files(&server, &code)
+            .contains(&"n1/n2/n3/copy.js".to_owned())
+            .then_some(())
+    });
+    watches(11);
+    // Watched: an edit there arrives.
+    write(
+        &server.dir,
+        "n1/n2/n3/copy.js",
+        "export const nothing = 0;\n",
+    );
+    eventually("the edit in a new folder", || {
+        (!matched_files(&server, &code).contains(&"n1/n2/n3/copy.js".to_owned())).then_some(())
+    });
+
+    // Deleted, then made again: watched again.
+    std::fs::remove_dir_all(server.dir.join("n1")).expect("delete");
+    watches(8);
+    write(&server.dir, "n1/n2/n3/again.js", &code);
+    eventually("the file in folders made again", || {
+        matched_files(&server, &code)
+            .contains(&"n1/n2/n3/again.js".to_owned())
+            .then_some(())
+    });
+    watches(11);
+    write(
+        &server.dir,
+        "n1/n2/n3/again.js",
+        "export const nothing = 0;\n",
+    );
+    eventually("the edit in a folder made again", || {
+        (!matched_files(&server, &code).contains(&"n1/n2/n3/again.js".to_owned())).then_some(())
+    });
+
+    // A folder ignored from now on is no longer watched.
+    write(&server.dir, ".gitignore", "build/\nn1/\n");
+    watches(8);
+}
+
+/// Runs dupcheck on `dir` until its first scan is summarized; returns the
+/// summary line from stderr, and the child (to stop).
+fn start_and_read_summary(dir: &Path, args: &[&str]) -> (String, Child) {
+    let mut args = args.to_vec();
+    args.push("--no-watch");
+    let mut child = spawn_with_stderr(dir, &args);
+    (stderr_line(&mut child, "dupcheck: scanned", true), child)
+}
+
+fn stop(child: Child) {
+    sigterm(&child);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The `(N parsed, M reused)` part of a summary line.
+fn parsed_reused(summary: &str) -> &str {
+    let start = summary.find('(').expect("(");
+    &summary[start..=summary[start..].find(')').expect(")") + start]
+}
+
+#[cfg(unix)]
+#[test]
+fn warm_restarts_reuse_the_cache_and_never_trust_a_bad_one() {
+    let temp = fixture("project");
+    let dir = temp.path();
+    let (summary, child) = start_and_read_summary(dir, &[]);
+    assert_eq!(parsed_reused(&summary), "(9 parsed, 0 reused)", "{summary}");
+    stop(child);
+    let cache = dir.join(".dupcheck-cache");
+    assert_eq!(
+        std::fs::read_to_string(cache.join(".gitignore"))
+            .expect(".gitignore")
+            .lines()
+            .last(),
+        Some("*")
+    );
+
+    let (summary, child) = start_and_read_summary(dir, &[]);
+    assert_eq!(parsed_reused(&summary), "(0 parsed, 9 reused)", "{summary}");
+    stop(child);
+
+    write(dir, "py/stats.py", "def changed():\n    return 1\n");
+    let (summary, child) = start_and_read_summary(dir, &[]);
+    assert_eq!(parsed_reused(&summary), "(1 parsed, 8 reused)", "{summary}");
+    stop(child);
+
+    // Another mode does not change tokens (each keeps its class, and every
+    // mode is derived from them): the cache applies.
+    let (summary, child) = start_and_read_summary(dir, &["--mode", "weak"]);
+    assert_eq!(parsed_reused(&summary), "(0 parsed, 9 reused)", "{summary}");
+    stop(child);
+
+    let file = cache.join("index-v1.bin");
+    let mut bytes = std::fs::read(&file).expect("cache file");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&file, &bytes).expect("corrupt");
+    let (summary, child) = start_and_read_summary(dir, &["--mode", "weak"]);
+    assert_eq!(parsed_reused(&summary), "(9 parsed, 0 reused)", "{summary}");
+    stop(child);
+    std::fs::write(&file, &bytes[..100]).expect("truncate");
+    let (summary, child) = start_and_read_summary(dir, &["--mode", "weak"]);
+    assert_eq!(parsed_reused(&summary), "(9 parsed, 0 reused)", "{summary}");
+    stop(child);
+    let (summary, child) = start_and_read_summary(dir, &["--mode", "weak"]);
+    assert_eq!(
+        parsed_reused(&summary),
+        "(0 parsed, 9 reused)",
+        "rebuilt: {summary}"
+    );
+    stop(child);
+    // Comparing without case changes tokens: the cache does not apply.
+    let (summary, child) = start_and_read_summary(dir, &["--ignoreCase"]);
+    assert_eq!(parsed_reused(&summary), "(9 parsed, 0 reused)", "{summary}");
+    stop(child);
+}
+
+#[test]
+fn no_cache_writes_nothing_and_cache_dir_moves_it() {
+    let temp = fixture("stats");
+    let server = Server::start_in(temp, &["--no-cache"]);
+    assert!(!server.dir.join(".dupcheck-cache").exists());
+    drop(server);
+    let elsewhere = tempfile::tempdir().expect("temp");
+    let temp = fixture("stats");
+    let server = Server::start_in(
+        temp,
+        &[
+            "--cache-dir",
+            elsewhere.path().join("c").to_str().expect("utf-8"),
+        ],
+    );
+    eventually("the cache file", || {
+        elsewhere
+            .path()
+            .join("c/index-v1.bin")
+            .exists()
+            .then_some(())
+    });
+    assert!(!server.dir.join(".dupcheck-cache").exists());
+}

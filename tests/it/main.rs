@@ -1,0 +1,29 @@
+//! The integration tests, one binary (so `cargo test` links the crate and
+//! its dependencies once): a module per area, each starting the real
+//! `dupcheck` binary on a temporary copy of a `testdata/` fixture and
+//! talking to it as its real clients do (HTTP, MCP, LSP over stdio, the
+//! command line, Neovim, Chromium). [`common`] holds the shared harness.
+
+#[macro_use]
+mod common;
+
+mod check;
+mod cli;
+mod clones;
+mod dashboard;
+mod diff;
+mod errors;
+mod freshness;
+mod languages;
+mod lsp;
+mod mcp;
+mod modes;
+mod near_miss;
+mod noise;
+mod openapi;
+mod options;
+mod regressions;
+mod reliability;
+mod report;
+mod stats;
+mod tidy;

@@ -1,0 +1,293 @@
+//! Near-miss copies (issue 12, section 1): a copied function with a line
+//! inserted, one deleted and two variables renamed is one duplication of
+//! the whole function, with its similarity and gaps, unless the check says
+//! `"nearMiss": false` or the server runs with `--no-near-miss`; never in a
+//! mode that tells the renamed variables apart.
+
+use crate::common;
+
+use common::{error, Server};
+use serde_json::{json, Value};
+
+/// `testdata/near_miss/src/orders.js` copied, renamed (`orders` → `list`,
+/// `taxRate` → `rate`), a log line inserted (line 7) and the `average`
+/// line (12 of the original) dropped.
+const EDITED: &str = r#"function summarize(list, rate) {
+  const totals = { count: 0, net: 0, tax: 0 };
+  for (const order of list) {
+    if (order.status === "cancelled") {
+      continue;
+    }
+    console.log("order", order.id);
+    const net = order.items.reduce((sum, item) => sum + item.price * item.quantity, 0);
+    totals.count += 1;
+    totals.net += net;
+    totals.tax += net * rate;
+  }
+  return totals;
+}
+"#;
+
+fn check(server: &Server, extra: Value) -> (u16, Value) {
+    let mut body = json!({"code": EDITED, "format": "javascript"});
+    for (key, value) in extra.as_object().expect("object") {
+        body[key] = value.clone();
+    }
+    server.check(body)
+}
+
+/// The duplications without their fragments.
+fn places(answer: &Value) -> Vec<Value> {
+    answer["duplications"]
+        .as_array()
+        .expect("duplications")
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d["codebaseLocation"]
+                .as_object_mut()
+                .expect("location")
+                .remove("fragment");
+            d
+        })
+        .collect()
+}
+
+fn whole_function() -> Value {
+    json!({
+        "snippetLocation": {"startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+        "codebaseLocation": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+        "linesCount": 14,
+        "tokens": 98,
+        "format": "javascript",
+        "similarity": 0.845,
+        "gaps": [
+            {"snippet": {"startLine": 7, "endLine": 7}, "codebase": null},
+            {"snippet": null, "codebase": {"startLine": 12, "endLine": 12}}
+        ]
+    })
+}
+
+#[test]
+fn an_edited_copy_is_one_duplication_of_the_whole_function() {
+    let server = Server::start("near_miss", &["--mode", "mild"]);
+    for extra in [
+        json!({}),
+        json!({"nearMiss": true}),
+        json!({"nearMiss": null}),
+    ] {
+        let (status, answer) = check(&server, extra.clone());
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(places(&answer), [whole_function()], "{extra}");
+    }
+    let (_, answer) = check(&server, json!({}));
+    let fragment = answer["duplications"][0]["codebaseLocation"]["fragment"]
+        .as_str()
+        .expect("fragment");
+    let original = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/near_miss/src/orders.js"),
+    )
+    .expect("fixture");
+    assert_eq!(fragment, original.trim_end());
+    // "nearMiss": false: only exact parts of min-tokens (none here: each
+    // part is under 50 tokens).
+    let (status, answer) = check(&server, json!({"nearMiss": false}));
+    assert_eq!(status, 200);
+    assert_eq!(places(&answer), Vec::<Value>::new());
+    // Strict mode tells the renamed variables apart: no chain crosses them.
+    let (_, answer) = check(&server, json!({"mode": "strict"}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+    // A form says it as text.
+    for (near_miss, expected) in [("true", vec![whole_function()]), ("false", vec![])] {
+        let form = format!(
+            "format=js&nearMiss={near_miss}&code={}",
+            form_urlencoded::byte_serialize(EDITED.as_bytes()).collect::<String>()
+        );
+        let response = server.request(
+            "POST",
+            "/api/check",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            form.as_bytes(),
+        );
+        assert_eq!(response.status, 200);
+        assert_eq!(places(&response.json()), expected, "{near_miss}");
+    }
+}
+
+#[test]
+fn no_near_miss_option_similarity_and_bad_fields() {
+    let server = Server::start("near_miss", &["--mode", "mild", "--no-near-miss"]);
+    let (_, answer) = check(&server, json!({}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+    let (_, answer) = check(&server, json!({"nearMiss": true}));
+    assert_eq!(places(&answer), [whole_function()]);
+    let (status, answer) = check(&server, json!({"nearMiss": "yes"}));
+    assert_eq!(status, 400);
+    assert_eq!(
+        answer,
+        error(
+            "ValidationError",
+            "Field \"nearMiss\" must be a boolean",
+            400
+        )
+    );
+    // A similarity above this copy's (0.845) is not met.
+    let strict = Server::start("near_miss", &["--mode", "mild", "--similarity", "0.9"]);
+    let (_, answer) = check(&strict, json!({}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+    // Nor is it in .dupcheck.json.
+    let dir = common::fixture("near_miss");
+    common::write(
+        dir.path(),
+        ".dupcheck.json",
+        r#"{"mode": "mild", "similarity": 0.9}"#,
+    );
+    let from_file = Server::start_in(dir, &[]);
+    let (_, answer) = check(&from_file, json!({}));
+    assert_eq!(places(&answer), Vec::<Value>::new());
+}
+
+/// `testdata/near_miss/src/retry.js` (52 tokens) with a log line inserted
+/// (line 7): under min-tokens once the line is taken off, so found only
+/// because a short inserted statement is free, which it is not in weak
+/// mode.
+const LOGGED: &str = r#"function retry(task, attempts) {
+  let failure = null;
+  for (let i = 0; i < attempts; i++) {
+    try {
+      return task(i);
+    } catch (error) {
+      console.log("retry", i);
+      failure = error;
+    }
+  }
+  throw failure;
+}
+"#;
+
+#[test]
+fn a_short_function_with_a_line_inserted_is_found_but_in_weak_mode() {
+    let server = Server::start("near_miss", &["--mode", "mild"]);
+    let found = |gap_end: u32| {
+        vec![json!({
+            "snippetLocation": {"startLine": 1, "endLine": 12, "startColumn": 1, "endColumn": 2},
+            "codebaseLocation": {"file": "src/retry.js", "startLine": 1, "endLine": 11, "startColumn": 1, "endColumn": 2},
+            "linesCount": 12,
+            "tokens": 52,
+            "format": "javascript",
+            "similarity": 0.852,
+            "gaps": [{"snippet": {"startLine": 7, "endLine": gap_end}, "codebase": null}]
+        })]
+    };
+    for (mode, expected) in [
+        ("strict", found(7)),
+        // In mild mode `console` and `failure` are both `$id`: the part
+        // before the line takes `console` for `failure`, and the gap ends
+        // on line 8, at `failure`.
+        ("mild", found(8)),
+        ("weak", Vec::new()),
+    ] {
+        let (status, answer) = server.check(json!({"code": LOGGED, "format": "js", "mode": mode}));
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(places(&answer), expected, "{mode}");
+    }
+}
+
+/// The fixture with the edited copy saved beside its original.
+fn project_with_the_copy() -> tempfile::TempDir {
+    let dir = common::fixture("near_miss");
+    common::write(dir.path(), "src/summary.js", EDITED);
+    dir
+}
+
+#[test]
+fn whole_project_clones_find_the_edited_copy_whole() {
+    let server = Server::start_in(project_with_the_copy(), &["--mode", "mild"]);
+    let (status, page) = server.get("/api/clones");
+    assert_eq!(status, 200, "{page}");
+    let clones = page["clones"].as_array().expect("clones");
+    assert_eq!(clones.len(), 1, "{page}");
+    let mut clone = clones[0].clone();
+    let id = clone
+        .as_object_mut()
+        .expect("clone")
+        .remove("id")
+        .expect("id");
+    assert_eq!(
+        clone,
+        json!({
+            "format": "javascript",
+            "tokens": 98,
+            "lines": 14,
+            "first": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+            "second": {"file": "src/summary.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+            "similarity": 0.845,
+            "gaps": [
+                {"first": null, "second": {"startLine": 7, "endLine": 7}},
+                {"first": {"startLine": 12, "endLine": 12}, "second": null}
+            ]
+        })
+    );
+    // The side-by-side view marks the matched tokens only, pair by pair.
+    let id = id.as_str().expect("id");
+    let (status, detail) = server.get(&format!("/api/clone?id={id}"));
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(detail["tokensListed"], 98);
+    assert_eq!(detail["similarity"], 0.845);
+    assert_eq!(detail["gaps"], clone["gaps"]);
+    for side in ["first", "second"] {
+        let tokens = detail[side]["tokens"].as_array().expect("tokens");
+        assert_eq!(tokens.len(), 98);
+        // No token of a gap line: line 12 of the original, 7 of the copy.
+        let gap_line = if side == "first" { 12 } else { 7 };
+        assert!(tokens.iter().all(|t| t[0] != gap_line), "{side}");
+    }
+    // `orders` → `list`, `taxRate` → `rate`: 3 and 2 places.
+    assert_eq!(detail["differing"].as_array().expect("differing").len(), 5);
+    // The statistics count it, the gap lines included in each place.
+    let (_, stats) = server.get("/api/stats");
+    let total = &stats["statistics"]["total"];
+    assert_eq!(
+        (total["clones"].clone(), total["duplicatedLines"].clone()),
+        (json!(1), json!(28))
+    );
+}
+
+#[test]
+fn whole_project_clones_without_near_miss_or_in_strict_mode_are_none() {
+    for args in [
+        &["--mode", "mild", "--no-near-miss"][..],
+        &["--mode", "strict"][..],
+    ] {
+        let server = Server::start_in(project_with_the_copy(), args);
+        let (status, page) = server.get("/api/clones");
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["clones"], json!([]), "{args:?}");
+        assert_eq!(page["total"], 0, "{args:?}");
+    }
+}
+
+#[test]
+fn the_report_lists_the_edited_copy_with_its_similarity() {
+    let dir = project_with_the_copy();
+    let out = std::process::Command::new(common::BIN)
+        .args([
+            "report",
+            "--mode",
+            "mild",
+            "--no-cache",
+            "--reporter",
+            "json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("run dupcheck report");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let clones = report["clones"].as_array().expect("clones");
+    assert_eq!(clones.len(), 1, "{report}");
+    assert_eq!(clones[0]["similarity"], 0.845);
+    assert_eq!(clones[0]["tokens"], 98);
+    let place = |path: &str| json!({"path": path, "start": {"line": 1, "column": 1}, "end": {"line": 14, "column": 2}});
+    assert_eq!(clones[0]["first"], place("src/orders.js"));
+    assert_eq!(clones[0]["second"], place("src/summary.js"));
+}
