@@ -75,5 +75,14 @@ impl std::io::Write for LossyStderr {
     }
 }
 
+/// The text of a panic payload, for the log.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
 /// The version reported by `/`, `/api/health` and `--version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

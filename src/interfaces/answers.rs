@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::matching::{NearMiss, SnippetMatch, Span};
 use crate::engine::stats::{ProjectStats, SnippetStats};
-use crate::project::scan::Snapshot;
+use crate::project::snapshot::Snapshot;
 use crate::project::time::iso8601;
 use crate::service::check::CheckAnswer;
 use crate::service::diff_check::{DiffAnswer, DiffDuplication, DiffStats};

@@ -47,7 +47,7 @@ use super::http::{handlers, Resp, State};
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;
-use crate::project::scan::Snapshot;
+use crate::project::snapshot::Snapshot;
 use crate::service::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
 use crate::service::clones::ClonesPage;
 use crate::service::diff_check::{DiffAnswer, DiffOptions};

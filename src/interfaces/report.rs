@@ -31,7 +31,9 @@ use crate::engine::stats::{clone_list, ClonePlace, ListedClone, Percent, Project
 use crate::interfaces::run_error::RunError;
 use crate::interfaces::sarif::{sarif_with, Extras};
 use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
-use crate::project::scan::{self, Progress, Reuse, Snapshot};
+use crate::project::progress::{clones_line, scanned_line, Progress};
+use crate::project::scan::{self, Reuse};
+use crate::project::snapshot::Snapshot;
 use crate::service::check::region;
 use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions, DiffStats};
 use crate::service::findings::{merge_by_location, Finding, Notice};
@@ -130,7 +132,7 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
     let summary = !std::io::stderr().is_terminal();
     let mut found = match diff {
         None => {
-            let scanned = scan::scanned_line(&snapshot, progress.elapsed());
+            let scanned = scanned_line(&snapshot, progress.elapsed());
             progress.phase("detecting clones");
             let detecting = Instant::now();
             let found = snapshot.clones(&config);
@@ -140,7 +142,7 @@ pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Out
             progress.finish();
             if summary {
                 crate::stderr_line(&scanned);
-                crate::stderr_line(&scan::clones_line(&stats, detected));
+                crate::stderr_line(&clones_line(&stats, detected));
             }
             Found {
                 clones,

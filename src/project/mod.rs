@@ -10,8 +10,16 @@ pub mod buffers;
 pub mod cache;
 /// Flags and the config file, merged into one validated `Config`.
 pub mod config;
-/// Scans, snapshots, and the scanner that swaps them.
+/// The generated-file rules.
+pub mod generated;
+/// What a scan shows while it runs and says when done.
+pub mod progress;
+/// One scan of DIR: walk, read and tokenize on all cores, index.
 pub mod scan;
+/// The scanner: the current snapshot, rescans, updates, the cache.
+pub mod scanner;
+/// Everything one scan produced, and what is computed from it once.
+pub mod snapshot;
 /// Timestamps of scans and updates, as answers show them.
 pub mod time;
 /// Which files of DIR are scanned, and reading them.

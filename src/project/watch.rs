@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher, WatcherKind};
 
 use crate::engine::hash::HashSet;
-use crate::project::scan::{Scanner, Snapshot};
+use crate::project::scanner::Scanner;
+use crate::project::snapshot::Snapshot;
 
 /// How long DIR must be quiet before a burst of events is applied.
 pub const QUIET: Duration = Duration::from_millis(20);

@@ -27,7 +27,8 @@ use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
 use crate::engine::stats::SnippetStats;
 use crate::engine::tokens::{Mode, Token};
 use crate::project::buffers::Buffers;
-use crate::project::scan::{Scanner, Snapshot};
+use crate::project::scanner::Scanner;
+use crate::project::snapshot::Snapshot;
 use crate::service::findings::{merge_by_location, Finding, Region};
 
 /// Duplications listed in one answer at most; the rest are counted.

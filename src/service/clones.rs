@@ -19,7 +19,7 @@ use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
 use crate::engine::matching::{Clone, Span};
 use crate::project::config::Config;
-use crate::project::scan::Snapshot;
+use crate::project::snapshot::Snapshot;
 
 /// Clones per page when the query does not say.
 pub const DEFAULT_LIMIT: usize = 100;

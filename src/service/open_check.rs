@@ -34,7 +34,9 @@ use crate::engine::parse::Budget;
 use crate::engine::tokens::tokenize_within;
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
-use crate::project::scan::{generated_text, Scanner, Snapshot};
+use crate::project::generated::generated_text;
+use crate::project::scanner::Scanner;
+use crate::project::snapshot::Snapshot;
 use crate::service::check::{
     budget_for, tokenize_request, CheckRequest, Refusal, MAX_DUPLICATIONS,
 };

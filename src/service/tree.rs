@@ -19,7 +19,7 @@ use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
 use crate::engine::stats::{Percent, Row};
 use crate::project::config::Config;
-use crate::project::scan::Snapshot;
+use crate::project::snapshot::Snapshot;
 
 /// Children per page when the query does not say.
 pub const DEFAULT_LIMIT: usize = 200;

@@ -81,7 +81,7 @@ fn in_process_scan(registry: &Registry, dir: &Path, runs: usize) -> Result<f64, 
             &config,
             registry,
             &reuse,
-            &dupcheck::project::scan::Progress::quiet(),
+            &dupcheck::project::progress::Progress::quiet(),
         )
         .map_err(|e| e.to_string())?;
         let seconds = started.elapsed().as_secs_f64();

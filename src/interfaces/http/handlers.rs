@@ -939,7 +939,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
     use crate::project::config::{Cli, Config};
-    use crate::project::scan::Scanner;
+    use crate::project::scanner::Scanner;
     use crate::service::workspace::Workspace;
     use clap::Parser;
 

@@ -19,7 +19,7 @@ use super::guard::check_browser;
 use super::routes::{Endpoint, ROUTES};
 use super::{handlers, Resp, State};
 use crate::interfaces::{dashboard, mcp};
-use crate::project::scan::panic_message;
+use crate::panic_message;
 
 /// Answers one request.
 pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, Infallible> {

@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use super::conn::{answer_dropped, JsonErrorsIo};
 use super::error::ApiError;
 use super::{router, State};
-use crate::project::scan::LAST_CACHE_WRITE;
+use crate::project::scanner::LAST_CACHE_WRITE;
 use crate::service::workspace::Workspace;
 
 /// How long in-flight requests get after a stop signal.

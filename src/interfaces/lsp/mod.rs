@@ -76,8 +76,8 @@ use self::worker::{Batch, Checker, Engine, FromWorker, Group, Job, Outcome, Task
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::hash::HashMap;
 use crate::interfaces::run_error::RunError;
+use crate::panic_message;
 use crate::project::config::{Config, LspArgs, ServeArgs};
-use crate::project::scan::panic_message;
 use crate::service::workspace::Workspace;
 
 /// How long after the last edit a document is checked.
@@ -155,7 +155,7 @@ fn flush(engine: Arc<Engine>) {
         }
         let _ = done.send(());
     });
-    let _ = wait.recv_timeout(crate::project::scan::LAST_CACHE_WRITE);
+    let _ = wait.recv_timeout(crate::project::scanner::LAST_CACHE_WRITE);
 }
 
 /// Where the session is.

@@ -1,0 +1,395 @@
+//! The scanner: owns the current snapshot, which checks read without
+//! waiting; runs each full scan on a thread of its own (so the first one
+//! starts before any async runtime), one at a time, with rescans asked for
+//! meanwhile joining it; applies the watcher's updates; writes the cache.
+//!
+//! Invariants: one snapshot is built at a time; a scan that fails or
+//! panics leaves the previous snapshot serving; readers only ever see a
+//! complete snapshot.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::watch;
+
+use crate::engine::grammar::Registry;
+use crate::engine::hash::HashSet;
+use crate::panic_message;
+use crate::project::cache;
+use crate::project::config::Config;
+use crate::project::progress::{clones_line, scanned_line, Progress};
+use crate::project::scan::{gather, scan, Reuse, ScanError};
+use crate::project::snapshot::Snapshot;
+
+type ScanResult = Result<Arc<Snapshot>, ScanError>;
+
+/// Owns the current snapshot, runs rescans one at a time, applies updates.
+pub struct Scanner {
+    config: Arc<Config>,
+    registry: Arc<Registry>,
+    current: RwLock<Option<Arc<Snapshot>>>,
+    /// The running full scan, if any: waiters subscribe to its outcome.
+    running: Mutex<Option<watch::Receiver<Option<ScanResult>>>>,
+    /// Held while a snapshot is built, so that builds never interleave.
+    building: Mutex<()>,
+    /// When the watcher last changed the index.
+    last_update: Mutex<Option<SystemTime>>,
+    /// Whether the next full scan is the first (it reads the cache and
+    /// prints the summary line).
+    first: AtomicBool,
+    /// Whether the first full scan has ended (published or failed), and
+    /// its signal.
+    first_ended: Mutex<bool>,
+    first_ended_signal: Condvar,
+    /// Whether updates happened since the cache was last written.
+    cache_dirty: AtomicBool,
+    /// Threads of full scans not yet ended (their clone detection and
+    /// cache write included), and their signal.
+    scan_threads: Mutex<usize>,
+    scan_threads_ended: Condvar,
+    /// When the scanner was made (at the server's start): the first
+    /// summary line counts from here.
+    created: Instant,
+}
+
+impl Scanner {
+    /// A scanner with no snapshot yet.
+    pub fn new(config: Arc<Config>, registry: Arc<Registry>) -> Arc<Scanner> {
+        Arc::new(Scanner {
+            config,
+            registry,
+            current: RwLock::new(None),
+            running: Mutex::new(None),
+            building: Mutex::new(()),
+            last_update: Mutex::new(None),
+            first: AtomicBool::new(true),
+            first_ended: Mutex::new(false),
+            first_ended_signal: Condvar::new(),
+            cache_dirty: AtomicBool::new(false),
+            scan_threads: Mutex::new(0),
+            scan_threads_ended: Condvar::new(),
+            created: Instant::now(),
+        })
+    }
+
+    /// The configuration scans use.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The format registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The latest complete snapshot, `None` before the first scan ends.
+    pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether a full scan is running now.
+    pub fn is_scanning(&self) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Blocks until the first full scan has ended, published or failed;
+    /// then the current snapshot (`None` if it failed).
+    pub fn first_scanned(&self) -> Option<Arc<Snapshot>> {
+        let ended = self.first_ended.lock().unwrap_or_else(|e| e.into_inner());
+        let _ended = self
+            .first_ended_signal
+            .wait_while(ended, |ended| !*ended)
+            .unwrap_or_else(|e| e.into_inner());
+        self.snapshot()
+    }
+
+    /// When the watcher last applied a change, if ever.
+    pub fn last_update(&self) -> Option<SystemTime> {
+        *self.last_update.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs a full scan, or joins the one running, and waits for its outcome.
+    pub async fn rescan(self: &Arc<Self>) -> ScanResult {
+        let mut outcome = self.start();
+        let result = match outcome.wait_for(Option::is_some).await {
+            Ok(value) => value.clone().unwrap_or(Err(ScanError::Panicked)),
+            Err(_) => Err(ScanError::Panicked),
+        };
+        result
+    }
+
+    /// Starts a full scan unless one runs, and does not wait for it: its
+    /// snapshot is published when it is done (the first scan's lines go to
+    /// stderr, the others' to the log). Needs no async runtime, so that
+    /// the first scan can start before the server's.
+    pub fn start_scan(self: &Arc<Self>) {
+        self.start();
+    }
+
+    /// Starts a full scan unless one runs, on a thread of its own; returns
+    /// the receiver of its outcome (closed without one if no thread could
+    /// start).
+    fn start(self: &Arc<Self>) -> watch::Receiver<Option<ScanResult>> {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(rx) = running.as_ref() {
+            return rx.clone();
+        }
+        let (tx, rx) = watch::channel(None);
+        let this = Arc::clone(self);
+        *self.scan_threads() += 1;
+        let spawned = std::thread::Builder::new()
+            .name("dupcheck-scan".into())
+            .spawn(move || {
+                let _ended = this.scan_thread_ends();
+                this.run_scan(&tx);
+            });
+        match spawned {
+            Ok(_) => *running = Some(rx.clone()),
+            Err(err) => {
+                tracing::error!("cannot start a scan: {err}");
+                // The thread never ran.
+                *self.scan_threads() -= 1;
+                if self.first.swap(false, Ordering::SeqCst) {
+                    self.end_first();
+                }
+            }
+        }
+        rx
+    }
+
+    /// A full scan, its lines, and its outcome sent on `tx`.
+    fn run_scan(&self, tx: &watch::Sender<Option<ScanResult>>) {
+        let first = self.first.swap(false, Ordering::SeqCst);
+        let progress = if first {
+            Progress::console(self.created)
+        } else {
+            Progress::quiet()
+        };
+        let outcome = self.build(|previous| {
+            let mut reuse = Reuse::previous(previous.map(|p| &**p));
+            if first {
+                if let Some(dir) = &self.config.cache_dir {
+                    progress.phase("reading the cache");
+                    reuse.cached = cache::load(dir, cache::key_of(&self.config));
+                }
+            }
+            scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
+        });
+        if first {
+            self.end_first();
+        }
+        // The first scan's lines go to stderr, the others' to the log.
+        let say = |line: String| match first {
+            true => progress.print(&line),
+            false => tracing::info!("{line}"),
+        };
+        if let Ok(snapshot) = &outcome {
+            // Checks are answered from here on; the statistics wait
+            // for whole-project clone detection.
+            say(scanned_line(snapshot, progress.elapsed()));
+            progress.phase("detecting clones");
+            let detecting = Instant::now();
+            let stats = snapshot.stats(&self.config, &self.registry);
+            say(clones_line(&stats, detecting.elapsed()));
+        }
+        progress.finish();
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // Nobody waiting is fine: the snapshot is published already.
+        let _ = tx.send(Some(outcome.clone()));
+        if let Ok(snapshot) = outcome {
+            if first || snapshot.parsed > 0 {
+                self.save_cache(&snapshot);
+            }
+        }
+    }
+
+    fn scan_threads(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.scan_threads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a scan thread ended when dropped, however it ends.
+    fn scan_thread_ends(&self) -> impl Drop + '_ {
+        struct Ends<'a>(&'a Scanner);
+        impl Drop for Ends<'_> {
+            fn drop(&mut self) {
+                *self.0.scan_threads() -= 1;
+                self.0.scan_threads_ended.notify_all();
+            }
+        }
+        Ends(self)
+    }
+
+    /// Marks the first scan ended, for those waiting in [`Scanner::first_scanned`].
+    fn end_first(&self) {
+        *self.first_ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.first_ended_signal.notify_all();
+    }
+
+    /// Applies changes seen by the watcher (blocking): a scan that reuses
+    /// every file whose size and mtime are unchanged and that `changed`
+    /// does not name (with nothing named, it finds what changed on disk
+    /// since the current snapshot by size and mtime alone). When that
+    /// reuses every file and skips the same, the current snapshot stays,
+    /// with its statistics, and is returned. Waits for a running scan;
+    /// fails before the first.
+    pub fn update(&self, changed: &HashSet<PathBuf>) -> ScanResult {
+        let mut updated = false;
+        let outcome = self.build(|previous| {
+            let previous = previous.ok_or(ScanError::NoIndex)?;
+            let mut reuse = Reuse::previous(Some(previous));
+            reuse.changed = Some(changed);
+            let gathered = gather(&self.config, &self.registry, &reuse, &Progress::quiet())?;
+            if gathered.same_as(previous) {
+                return Ok(Arc::clone(previous));
+            }
+            updated = true;
+            Ok(Arc::new(gathered.index(&self.registry)))
+        });
+        if updated {
+            *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());
+            self.cache_dirty.store(true, Ordering::SeqCst);
+        }
+        outcome
+    }
+
+    /// Builds a snapshot from the current one with `make` (one build at a
+    /// time), catching panics, and publishes it on success.
+    fn build(&self, make: impl FnOnce(Option<&Arc<Snapshot>>) -> ScanResult) -> ScanResult {
+        let _building = self.building.lock().unwrap_or_else(|e| e.into_inner());
+        let previous = self.snapshot();
+        let outcome =
+            catch_unwind(AssertUnwindSafe(|| make(previous.as_ref()))).unwrap_or_else(|panic| {
+                tracing::error!("scan panicked: {}", panic_message(&*panic));
+                Err(ScanError::Panicked)
+            });
+        match &outcome {
+            Ok(snapshot) => {
+                *self.current.write().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Arc::clone(snapshot));
+            }
+            Err(ScanError::NoIndex | ScanError::Stopped) => {}
+            Err(err) => tracing::error!("scan failed, the previous index keeps serving: {err}"),
+        }
+        outcome
+    }
+
+    /// Writes the cache of `snapshot`, if caching is on; failures are logged.
+    fn save_cache(&self, snapshot: &Snapshot) {
+        let Some(dir) = &self.config.cache_dir else {
+            return;
+        };
+        let started = Instant::now();
+        self.cache_dirty.store(false, Ordering::SeqCst);
+        match cache::save(dir, cache::key_of(&self.config), &snapshot.index.files) {
+            Ok(()) => tracing::debug!(
+                "cache written to {} in {:?}",
+                dir.display(),
+                started.elapsed()
+            ),
+            Err(err) => tracing::warn!("cannot write the cache in {}: {err}", dir.display()),
+        }
+    }
+
+    /// On shutdown: lets full scans still running end, for at most
+    /// [`LAST_CACHE_WRITE`] (a first scan writes the cache after its clone
+    /// detection), then writes the cache if the watcher changed the index
+    /// since the last write.
+    pub fn flush_cache(&self) {
+        drop(
+            self.scan_threads_ended
+                .wait_timeout_while(self.scan_threads(), LAST_CACHE_WRITE, |running| {
+                    *running > 0
+                })
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        if self.cache_dirty.load(Ordering::SeqCst) {
+            if let Some(snapshot) = self.snapshot() {
+                self.save_cache(&snapshot);
+            }
+        }
+    }
+}
+
+/// How long writing the cache may delay an exit: a scan still running,
+/// then the write ([`Scanner::flush_cache`]).
+pub const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scanner of `dir` (no cache) whose first scan is done.
+    fn scanned(dir: &std::path::Path) -> Arc<Scanner> {
+        use clap::Parser as _;
+        let cli = crate::project::config::Cli::try_parse_from([
+            "dupcheck",
+            dir.to_str().unwrap(),
+            "--no-cache",
+        ])
+        .unwrap();
+        let registry = Registry::builtin();
+        let config = Config::resolve(&cli, dir, &registry, |_| {}).unwrap();
+        let scanner = Scanner::new(Arc::new(config), registry);
+        let first = scanner.build(|_| {
+            scan(
+                &scanner.config,
+                &scanner.registry,
+                &Reuse::default(),
+                &Progress::quiet(),
+            )
+            .map(Arc::new)
+        });
+        assert!(first.is_ok());
+        scanner
+    }
+
+    #[test]
+    fn an_update_naming_nothing_finds_what_changed_on_disk_and_else_keeps_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = "export function add(a, b) {\n  return a + b;\n}\n";
+        std::fs::write(dir.path().join("a.js"), code).unwrap();
+        std::fs::write(dir.path().join("b.js"), code).unwrap();
+        let scanner = scanned(dir.path());
+        let first = scanner.snapshot().unwrap();
+        assert_eq!(first.folders, [dir.path()]);
+        let nothing = HashSet::default();
+
+        // Nothing changed: the same snapshot, with its statistics.
+        let same = scanner.update(&nothing).unwrap();
+        assert!(Arc::ptr_eq(&first, &same));
+        assert_eq!(scanner.last_update(), None);
+
+        // An edit no event named, found by its size: only it is read.
+        std::fs::write(dir.path().join("b.js"), format!("{code}// more\n")).unwrap();
+        let edited = scanner.update(&nothing).unwrap();
+        assert!(!Arc::ptr_eq(&first, &edited));
+        assert!(scanner.last_update().is_some());
+        let texts: Vec<&str> = edited.index.files.iter().map(|f| &*f.text).collect();
+        assert_eq!(texts, [code, &format!("{code}// more\n")]);
+        assert!(Arc::ptr_eq(&first.index.files[0], &edited.index.files[0]));
+
+        // A new folder, empty: a new snapshot that walked it, files shared.
+        std::fs::create_dir(dir.path().join("new")).unwrap();
+        let walked = scanner.update(&nothing).unwrap();
+        assert_eq!(
+            walked.folders,
+            [dir.path().to_owned(), dir.path().join("new")]
+        );
+        assert!(walked
+            .index
+            .files
+            .iter()
+            .zip(&edited.index.files)
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        assert!(Arc::ptr_eq(&walked, &scanner.update(&nothing).unwrap()));
+    }
+}

@@ -1,0 +1,237 @@
+//! Snapshots: everything one scan produced (the index, what was skipped,
+//! when), immutable once published; and what is computed from one on first
+//! use, once per configuration asking (its clones and statistics).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::engine::grammar::Registry;
+use crate::engine::index::Index;
+use crate::engine::matching::{project_clones, Clone, Thresholds};
+use crate::engine::stats::ProjectStats;
+use crate::engine::tokens::Mode;
+use crate::project::config::Config;
+use crate::project::walk::SkipCounts;
+
+/// Everything one scan produced; immutable once published.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// Files and fingerprints.
+    pub index: Index,
+    /// Files left out, by reason.
+    pub skipped: SkipCounts,
+    /// When the scan finished.
+    pub finished: SystemTime,
+    /// How long it took.
+    pub duration: Duration,
+    /// Files parsed (not reused) by this scan.
+    pub parsed: usize,
+    /// The folders the scan's walk entered, DIR first, then sorted.
+    pub folders: Vec<PathBuf>,
+    /// Whole-project clones and capped lookups, detected on first use,
+    /// per set of settings asking.
+    clones: PerSettings<(Vec<Clone>, usize)>,
+    /// Whole-project statistics, computed on first use, likewise.
+    stats: PerSettings<ProjectStats>,
+}
+
+/// What a snapshot's clones (and so its statistics) depend on besides its
+/// files: the settings of the configuration that asks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CloneSettings {
+    mode: Mode,
+    thresholds: Thresholds,
+    skip_local: bool,
+    similarity: Option<f64>,
+}
+
+impl CloneSettings {
+    fn of(config: &Config) -> CloneSettings {
+        CloneSettings {
+            mode: config.mode,
+            thresholds: config.thresholds,
+            skip_local: config.skip_local,
+            similarity: config.near_miss.then_some(config.similarity),
+        }
+    }
+}
+
+/// Values computed once per [`CloneSettings`], on first use: a server asks
+/// with one configuration, but nothing keeps another (a test, a later
+/// command) from reading a snapshot with its own.
+#[derive(Debug)]
+struct PerSettings<T>(Mutex<Vec<(CloneSettings, Arc<OnceLock<T>>)>>);
+
+impl<T> Default for PerSettings<T> {
+    fn default() -> Self {
+        PerSettings(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T> PerSettings<T> {
+    /// The value for `settings`, computed by `init` if no one did yet
+    /// (callers with the same settings wait for the one computing it).
+    fn get_or_init(&self, settings: CloneSettings, init: impl FnOnce() -> T) -> Memo<T> {
+        let cell = {
+            let mut cells = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match cells.iter().find(|(s, _)| *s == settings) {
+                Some((_, cell)) => Arc::clone(cell),
+                None => {
+                    let cell = Arc::new(OnceLock::new());
+                    cells.push((settings, Arc::clone(&cell)));
+                    cell
+                }
+            }
+        };
+        cell.get_or_init(init);
+        Memo { cell }
+    }
+}
+
+/// A value a snapshot computed once (its clones, its statistics), shared.
+#[derive(Debug)]
+pub struct Memo<T> {
+    cell: Arc<OnceLock<T>>,
+}
+
+impl<T> std::ops::Deref for Memo<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        self.cell
+            .get()
+            .expect("a memo is handed out only once its value is set")
+    }
+}
+
+impl Snapshot {
+    /// The snapshot of a scan that just ended: its `index`, the files it
+    /// `skipped`, how long it took and how many files it `parsed` (not
+    /// reused), the `folders` its walk entered.
+    pub fn new(
+        index: Index,
+        skipped: SkipCounts,
+        duration: Duration,
+        parsed: usize,
+        folders: Vec<PathBuf>,
+    ) -> Snapshot {
+        Snapshot {
+            index,
+            skipped,
+            finished: SystemTime::now(),
+            duration,
+            parsed,
+            folders,
+            clones: PerSettings::default(),
+            stats: PerSettings::default(),
+        }
+    }
+
+    /// The whole project's clones, sorted, and how many fingerprint lookups
+    /// the posting cap skipped (clone detection runs on first call). What
+    /// `/api/stats` counts and `dupcheck report` lists (see
+    /// [`crate::engine::stats::clone_list`]).
+    pub fn clones(&self, config: &Config) -> Memo<(Vec<Clone>, usize)> {
+        self.clones.get_or_init(CloneSettings::of(config), || {
+            let started = Instant::now();
+            let found = project_clones(
+                &self.index,
+                config.mode,
+                config.thresholds,
+                config.skip_local,
+                config.near_miss.then_some(config.similarity),
+            );
+            tracing::debug!(
+                "clone detection: {} clones in {:?}",
+                found.0.len(),
+                started.elapsed()
+            );
+            found
+        })
+    }
+
+    /// Lines and tokens of the files scanned, as the statistics count them.
+    pub fn size(&self) -> (u64, u64) {
+        let files = self.index.files.iter();
+        files.fold((0, 0), |(lines, tokens), file| {
+            (
+                lines + u64::from(file.line_count()),
+                tokens + file.token_count(),
+            )
+        })
+    }
+
+    /// Whole-project statistics (clone detection runs on first call).
+    pub fn stats(&self, config: &Config, registry: &Registry) -> Memo<ProjectStats> {
+        self.stats.get_or_init(CloneSettings::of(config), || {
+            let clones = self.clones(config);
+            let (clones, capped) = &*clones;
+            ProjectStats::compute(
+                &self.index,
+                clones,
+                registry,
+                *capped,
+                crate::project::time::iso8601(self.finished),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::progress::Progress;
+    use crate::project::scan::{scan, Reuse};
+
+    #[test]
+    fn each_configuration_reading_a_snapshot_gets_its_own_clones_and_statistics() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = |name: &str| {
+            format!(
+                "export function {name}(items, limit) {{\n  let total = 0;\n  for (const item of items) {{\n    if (item.price > limit) {{\n      total += item.price * item.count;\n    }}\n  }}\n  return total;\n}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("a.js"), code("sumOver")).unwrap();
+        std::fs::write(dir.path().join("b.js"), code("totalAbove")).unwrap();
+        let config = |mode: &str| {
+            use clap::Parser as _;
+            let cli = crate::project::config::Cli::try_parse_from([
+                "dupcheck",
+                dir.path().to_str().unwrap(),
+                "--no-cache",
+                "--min-tokens",
+                "20",
+                "--min-lines",
+                "3",
+                "--mode",
+                mode,
+            ])
+            .unwrap();
+            Config::resolve(&cli, dir.path(), &Registry::builtin(), |_| {}).unwrap()
+        };
+        let (strict, mild) = (config("strict"), config("mild"));
+        let registry = Registry::builtin();
+        let snapshot = scan(&strict, &registry, &Reuse::default(), &Progress::quiet()).unwrap();
+        // The copy renamed its function: one clone in mild mode; in strict
+        // mode only what follows the name, a shorter one.
+        let strict_clones = snapshot.clones(&strict);
+        let mild_clones = snapshot.clones(&mild);
+        assert_eq!(mild_clones.0.len(), 1);
+        assert_ne!(
+            strict_clones.0.iter().map(|c| c.len).collect::<Vec<_>>(),
+            mild_clones.0.iter().map(|c| c.len).collect::<Vec<_>>()
+        );
+        // Each configuration reads its own, every time, statistics too.
+        assert_eq!(snapshot.clones(&strict).0.len(), strict_clones.0.len());
+        assert_eq!(snapshot.clones(&mild).0.len(), 1);
+        let mild_stats = snapshot.stats(&mild, &registry);
+        let strict_stats = snapshot.stats(&strict, &registry);
+        assert_eq!(mild_stats.total.clones, 1);
+        assert_eq!(strict_stats.total.clones, strict_clones.0.len() as u64);
+        assert_ne!(
+            mild_stats.total.duplicated_tokens,
+            strict_stats.total.duplicated_tokens
+        );
+    }
+}
