@@ -11,9 +11,8 @@ use dupcheck::engine::grammar::Registry;
 use dupcheck::engine::tokens::Mode;
 use dupcheck::interfaces::http::error::ApiError;
 use dupcheck::service::diff_check::DiffOptions;
-use dupcheck::interfaces::http::handlers::{
-    decode_diff, decode_object, validate, BodyKind, DiffBodyKind,
-};
+use dupcheck::interfaces::http::body::{decode_object, BodyKind, DiffBodyKind};
+use dupcheck::interfaces::http::request::{decode_diff, validate};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static Registry {

@@ -43,7 +43,7 @@ use serde_json::Value;
 use super::answers;
 use super::http::error::ApiError;
 use super::http::guard::{origin_hosts, served_hosts};
-use super::http::{handlers, Resp, State};
+use super::http::{body, request, Resp, State};
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;
@@ -66,7 +66,7 @@ const SUMMARY_ITEMS: usize = 10;
 pub async fn serve(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
     let config = state.workspace.scanner.config();
     let (parts, body) = req.into_parts();
-    let body = handlers::read_limited(&parts.headers, body, config.max_body).await?;
+    let body = body::read_limited(&parts.headers, body, config.max_body).await?;
     let tools = Tools {
         state: Arc::clone(state),
     };
@@ -151,7 +151,7 @@ async fn collect(answer: Response<BoxBody<Bytes, Infallible>>) -> Result<Resp, A
 /// The arguments of `check_code`.
 #[derive(JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-#[allow(dead_code)] // Only its schema is used: `handlers::validate` reads the arguments.
+#[allow(dead_code)] // Only its schema is used: `request::validate` reads the arguments.
 struct CheckCodeArgs {
     /// The code to look for: a function, a method, a class or a block, as
     /// it is or will be written.
@@ -187,7 +187,7 @@ fn mode_schema(_: &mut rmcp::schemars::SchemaGenerator) -> rmcp::schemars::Schem
 /// The arguments of `check_diff`.
 #[derive(JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-#[allow(dead_code)] // Only its schema is used: `handlers::diff_field` and `diff_options` read the arguments.
+#[allow(dead_code)] // Only its schema is used: `request::diff_field` and `diff_options` read the arguments.
 struct CheckDiffArgs {
     /// A unified diff, as `git diff` prints it, of changes to the project's
     /// files (paths relative to the project root, a/ and b/ prefixes
@@ -211,7 +211,7 @@ struct CheckDiffArgs {
 #[derive(JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // Only its schema is used: `handlers::clones_query` reads the arguments.
+#[allow(dead_code)] // Only its schema is used: `request::clones_query` reads the arguments.
 struct ListClonesArgs {
     /// Only clones with a place in this file or folder, relative to the
     /// project root (e.g. src/util).
@@ -263,7 +263,7 @@ impl Tools {
         args.remove("recheck");
         let scanner = &self.state.workspace.scanner;
         let config = scanner.config();
-        let request = match handlers::validate(
+        let request = match request::validate(
             args,
             scanner.registry(),
             &config.dir,
@@ -299,9 +299,9 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn check_diff(&self, args: JsonObject) -> CallToolResult {
-        let fields = handlers::diff_field(&args).and_then(|diff| {
+        let fields = request::diff_field(&args).and_then(|diff| {
             let defaults = DiffOptions::of(self.state.workspace.scanner.config());
-            let options = handlers::diff_options(&args, defaults)?;
+            let options = request::diff_options(&args, defaults)?;
             Ok((Bytes::copy_from_slice(diff.as_bytes()), options))
         });
         let (diff, options) = match fields {
@@ -333,7 +333,7 @@ impl Tools {
     )]
     async fn list_clones(&self, args: JsonObject) -> CallToolResult {
         let scanner = &self.state.workspace.scanner;
-        let query = match handlers::clones_query(&args, scanner.registry(), &scanner.config().dir) {
+        let query = match request::clones_query(&args, scanner.registry(), &scanner.config().dir) {
             Ok(query) => query,
             Err(err) => return failure(err),
         };

@@ -7,11 +7,14 @@
 //! as an OpenAPI 3.1 document. Handlers read the current snapshot and run CPU work on the blocking
 //! pool, never on the reactor.
 
+pub mod body;
 pub mod conn;
 pub mod error;
 pub mod guard;
 pub mod handlers;
 pub mod openapi;
+pub mod output;
+pub mod request;
 pub mod router;
 pub mod routes;
 pub mod server;

@@ -31,8 +31,12 @@ use utoipa::openapi::schema::{AdditionalProperties, AllOfBuilder, ObjectBuilder,
 use utoipa::openapi::{ContentBuilder, OpenApi as Document, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::OpenApi;
 
+use super::body::{BodyKind, DiffBodyKind};
 use super::error::ApiError;
-use super::handlers::{self, BodyKind, DiffBodyKind, Output};
+use super::error::{no_such_clone, no_such_folder};
+use super::handlers;
+use super::output::Output;
+use super::request;
 use super::routes::{Endpoint, ROUTES};
 use super::{json_response, Resp, State};
 use crate::engine::grammar::Registry;
@@ -159,7 +163,8 @@ mod operations {
 
     use super::{OpenApiDocument, SarifLog};
     use crate::interfaces::answers::{CheckBody, DiffBody as DiffCheckBody, StatsBody};
-    use crate::interfaces::http::handlers::{HealthBody, Output, RecheckBody, RootBody};
+    use crate::interfaces::http::handlers::{HealthBody, RecheckBody, RootBody};
+    use crate::interfaces::http::output::Output;
     use crate::service::clones::{CloneDetail, ClonesPage};
     use crate::service::tree::Folder;
 
@@ -762,7 +767,7 @@ impl ErrorExamples {
         use Kind::*;
         let check = |body: Value| {
             let fields = body.as_object().cloned().unwrap_or_default();
-            handlers::validate(fields, registry, &config.dir, config.mode, config.near_miss)
+            request::validate(fields, registry, &config.dir, config.mode, config.near_miss)
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
@@ -779,25 +784,25 @@ impl ErrorExamples {
                 .unwrap_or_default(),
         );
         let diff = |bytes: &[u8]| {
-            handlers::decode_diff(DiffBodyKind::Json, bytes, DiffOptions::of(config))
+            request::decode_diff(DiffBodyKind::Json, bytes, DiffOptions::of(config))
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
         let clones = |query: Value| {
             let fields = query.as_object().cloned().unwrap_or_default();
-            handlers::clones_query(&fields, registry, &config.dir)
+            request::clones_query(&fields, registry, &config.dir)
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
         let tree = |query: Value| {
             let fields = query.as_object().cloned().unwrap_or_default();
-            handlers::tree_query(&fields, &config.dir)
+            request::tree_query(&fields, &config.dir)
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
         let clone = |query: Value| {
             let fields = query.as_object().cloned().unwrap_or_default();
-            handlers::clone_id(&fields)
+            request::clone_id(&fields)
                 .err()
                 .unwrap_or(ApiError::Internal)
         };
@@ -864,11 +869,11 @@ impl ErrorExamples {
             ),
             (
                 FolderMissing,
-                vec![("noSuchFolder", handlers::no_such_folder("src/nope"))],
+                vec![("noSuchFolder", no_such_folder("src/nope"))],
             ),
             (
                 CloneMissing,
-                vec![("noSuchClone", handlers::no_such_clone("9f2c4e1a7b3d5086"))],
+                vec![("noSuchClone", no_such_clone("9f2c4e1a7b3d5086"))],
             ),
             (
                 ForbiddenOrigin,

@@ -14,7 +14,7 @@ use crate::engine::tokens::Mode;
 pub(crate) const CONFIG_FILE: &str = ".dupcheck.json";
 
 /// Keys the config file accepts.
-pub(crate) const KNOWN_KEYS: [&str; 21] = [
+const KNOWN_KEYS: [&str; 21] = [
     "port",
     "host",
     "format",
@@ -161,7 +161,7 @@ pub(crate) fn array(v: &Value) -> Option<Vec<String>> {
 }
 
 /// Typed access to the keys of one config file.
-pub(crate) struct Keys<'a> {
+struct Keys<'a> {
     path: &'a Path,
     map: &'a Map<String, Value>,
 }
@@ -194,7 +194,7 @@ pub(crate) fn list(v: &Value) -> Option<Vec<String>> {
     }
 }
 
-pub(crate) fn positive_u32(v: &Value) -> Option<u32> {
+fn positive_u32(v: &Value) -> Option<u32> {
     v.as_u64()
         .filter(|&n| n >= 1)
         .and_then(|n| u32::try_from(n).ok())

@@ -60,7 +60,7 @@ pub struct LspArgs {
 }
 
 /// The exit codes of `dupcheck report`, shown by its `--help`.
-pub(crate) const REPORT_EXIT_CODES: &str = "Exit status:
+const REPORT_EXIT_CODES: &str = "Exit status:
   0  no clone above the threshold, and with --fail-on-new no new clone
   1  the duplicated-lines percentage is above --threshold, or --fail-on-new
      and a clone is not in the --baseline

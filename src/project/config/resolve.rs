@@ -69,12 +69,12 @@ pub struct Config {
 }
 
 /// Defaults of SPEC section 1.
-pub(crate) const DEFAULT_PORT: u16 = 3000;
-pub(crate) const DEFAULT_MIN_LINES: u32 = 5;
-pub(crate) const DEFAULT_MIN_TOKENS: u32 = 50;
-pub(crate) const DEFAULT_MAX_SIZE: u64 = 1024 * 1024;
-pub(crate) const DEFAULT_MAX_BODY: u64 = 10 * 1024 * 1024;
-pub(crate) const CACHE_DIR: &str = ".dupcheck-cache";
+const DEFAULT_PORT: u16 = 3000;
+const DEFAULT_MIN_LINES: u32 = 5;
+const DEFAULT_MIN_TOKENS: u32 = 50;
+const DEFAULT_MAX_SIZE: u64 = 1024 * 1024;
+const DEFAULT_MAX_BODY: u64 = 10 * 1024 * 1024;
+const CACHE_DIR: &str = ".dupcheck-cache";
 
 impl Config {
     /// Merges `cli` over the config file over the defaults. `cwd` resolves
@@ -237,7 +237,7 @@ impl Config {
 }
 
 /// Canonicalizes DIR and checks that it is a readable directory.
-pub(crate) fn resolve_dir(path: &Path) -> Result<PathBuf, ConfigError> {
+fn resolve_dir(path: &Path) -> Result<PathBuf, ConfigError> {
     let fail = |reason: String| ConfigError::Dir {
         path: path.to_owned(),
         reason,
@@ -252,7 +252,7 @@ pub(crate) fn resolve_dir(path: &Path) -> Result<PathBuf, ConfigError> {
 
 /// Compiles the `--ignore` globs, relative to DIR, into exclusion rules
 /// for the walker; a bad glob is reported before serving.
-pub(crate) fn compile_ignore(dir: &Path, globs: &[String]) -> Result<Override, ConfigError> {
+fn compile_ignore(dir: &Path, globs: &[String]) -> Result<Override, ConfigError> {
     let bad = |glob: &str, e: ignore::Error| ConfigError::Option {
         option: "--ignore",
         problem: format!("bad glob {glob:?}: {e}"),
