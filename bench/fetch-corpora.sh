@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches the pinned corpora of the clone-injection quality benchmark
-# (examples/quality/) into .corpora/ at the repository root.
+# (bench/src/quality/) into .corpora/ at the repository root.
 #
 # Positive corpora (indexed by the server, functions sampled from them):
 #   lodash         npm lodash@4.17.21                           JavaScript

@@ -17,7 +17,7 @@
 //!   [`project::buffers`] keeps editors' last parses.
 //! - [`interfaces`]: thin adapters over the engine calls. The HTTP API
 //!   ([`interfaces::http`]) and the command line's one run for CI
-//!   ([`interfaces::report`]), answering in JSON or [`interfaces::sarif`].
+//!   ([`interfaces::report`]), answering in JSON or [`interfaces::render::sarif`].
 //!
 //! Everything below the interfaces is synchronous and pure enough to be
 //! called from tests and benchmarks directly:

@@ -40,10 +40,10 @@ use rmcp::{tool, tool_handler, tool_router, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::answers;
 use super::http::error::ApiError;
 use super::http::guard::{origin_hosts, served_hosts};
 use super::http::{body, request, Resp, State};
+use super::render::answers;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;

@@ -1,11 +1,12 @@
-//! The interfaces: thin adapters over the engine calls. The HTTP API
-//! ([`http`]) and the dashboard it serves to browsers ([`dashboard`]), the MCP endpoint mounted in it ([`mcp`]), the language
-//! server for editors ([`lsp`]), the command line's one run for CI
-//! ([`report`]), and the renderings they share ([`answers`], [`sarif`]). An adapter decodes, validates and renders; it never
-//! tokenizes or matches itself.
+//! The interfaces: thin adapters over the service. The command line
+//! ([`cli`], whose failures are one [`run_error::RunError`]), the HTTP API
+//! ([`http`]) with the dashboard it serves to browsers ([`dashboard`]) and
+//! the MCP endpoint mounted in it ([`mcp`]), the language server for
+//! editors ([`lsp`]), the command line's one run for CI ([`report`]), and
+//! the output formats they share ([`render`]). An adapter decodes,
+//! validates, makes service calls and renders; it never tokenizes or
+//! matches itself.
 
-/// The JSON answers of the engine calls, shared by REST and MCP.
-pub mod answers;
 /// The command line: what `main` runs, and the one error of every command.
 pub mod cli;
 /// The dashboard: the page for browsers, embedded in the binary.
@@ -16,9 +17,9 @@ pub mod http;
 pub mod lsp;
 /// The MCP endpoint (`POST /mcp`): tools over the same engine calls.
 pub mod mcp;
+/// Every output format, from the service's plain answers.
+pub mod render;
 /// `dupcheck report`: one scan, the clones reported, an exit status for CI.
 pub mod report;
 /// The one error of every command, and its exit status.
 pub mod run_error;
-/// Findings as SARIF 2.1.0 and reviewdog's rdjsonl, for CI and review bots.
-pub mod sarif;

@@ -11,7 +11,7 @@
 //! A thin adapter: the scan is [`scan::scan`], the clones are those
 //! `/api/stats` counts ([`Snapshot::clones`], listed by
 //! [`clone_list`]), a diff is checked by [`check_diff`], SARIF is
-//! [`crate::interfaces::sarif`]. Only the baseline comparison lives here.
+//! [`crate::interfaces::render::sarif`]. Only the baseline comparison lives here.
 //!
 //! Invariants: nothing is written but the reports, and the cache only with
 //! `--write-cache`; a clone is matched with the baseline by its content
@@ -23,20 +23,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
-use crate::engine::stats::{clone_list, ClonePlace, ListedClone, Percent, ProjectStats};
+use crate::engine::stats::{clone_list, ClonePlace, ListedClone};
+use crate::interfaces::render::report::{
+    console, json_report, markdown, percent, sarif_report, Found, Statistics,
+};
 use crate::interfaces::run_error::RunError;
-use crate::interfaces::sarif::{sarif_with, Extras};
 use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
 use crate::project::progress::{clones_line, scanned_line, Progress};
 use crate::project::scan::{self, Reuse};
 use crate::project::snapshot::Snapshot;
-use crate::service::check::region;
-use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions, DiffStats};
-use crate::service::findings::{merge_by_location, Finding, Notice};
+use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions};
 
 /// How a report ended, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,39 +54,6 @@ impl Outcome {
             Outcome::Fine => 0,
             Outcome::Failed => 1,
         }
-    }
-}
-
-/// What was found, before any reporter formats it.
-struct Found {
-    clones: Vec<ListedClone>,
-    /// Per clone, whether the baseline lacks it (`None` without one).
-    new: Option<Vec<bool>>,
-    statistics: Statistics,
-    notices: Vec<Notice>,
-}
-
-/// The statistics of the whole project, or of a diff's added lines.
-enum Statistics {
-    Project(ProjectStats),
-    Diff(DiffStats),
-}
-
-impl Statistics {
-    /// The duplicated-lines percentage `--threshold` compares.
-    fn percentage(&self) -> Percent {
-        match self {
-            Statistics::Project(s) => s.total.percentage,
-            Statistics::Diff(s) => s.percentage_duplicated,
-        }
-    }
-
-    fn json(&self) -> Value {
-        match self {
-            Statistics::Project(s) => serde_json::to_value(s),
-            Statistics::Diff(s) => serde_json::to_value(s),
-        }
-        .unwrap_or(Value::Null)
     }
 }
 
@@ -301,246 +268,6 @@ fn diff_found(answer: DiffAnswer) -> Found {
         statistics: Statistics::Diff(answer.statistics),
         notices,
     }
-}
-
-/// A percentage as `/api/stats` writes it (`80`, `79.22`).
-fn percent(p: Percent) -> String {
-    serde_json::to_string(&p).unwrap_or_default()
-}
-
-/// `path:first-last`.
-fn lines_of(place: &ClonePlace) -> String {
-    format!(
-        "{}:{}-{}",
-        place.path, place.span.start.line, place.span.end.line
-    )
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The lines after the clones: totals, baseline, threshold.
-fn totals(found: &Found, threshold: Option<(f64, bool)>) -> Vec<String> {
-    let mut lines = Vec::new();
-    match &found.statistics {
-        Statistics::Project(s) => {
-            let t = &s.total;
-            lines.push(format!(
-                "{}, {} lines, {} tokens: {}, {} duplicated lines ({}%), {} duplicated tokens ({}%)",
-                plural(t.sources, "file", "files"),
-                t.lines,
-                t.tokens,
-                plural(t.clones, "clone", "clones"),
-                t.duplicated_lines,
-                percent(t.percentage),
-                t.duplicated_tokens,
-                percent(t.percentage_tokens),
-            ));
-        }
-        Statistics::Diff(s) => lines.push(format!(
-            "the diff adds {} lines: {}, {} duplicated added lines ({}%)",
-            s.added_lines,
-            plural(s.total_duplications, "duplication", "duplications"),
-            s.duplicated_added_lines,
-            percent(s.percentage_duplicated),
-        )),
-    }
-    if let Some(new) = &found.new {
-        let fresh = new.iter().filter(|&&n| n).count() as u64;
-        lines.push(format!(
-            "baseline: {fresh} new {}, {} known",
-            if fresh == 1 { "clone" } else { "clones" },
-            new.len() as u64 - fresh
-        ));
-    }
-    if let Some((limit, above)) = threshold {
-        let pct = percent(found.statistics.percentage());
-        let limit = percent(Percent(limit));
-        lines.push(if above {
-            format!("threshold: {pct}% duplicated lines is above {limit}%")
-        } else {
-            format!("threshold: {pct}% duplicated lines is within {limit}%")
-        });
-    }
-    lines
-}
-
-/// The console report: a table of clones, largest first, then the totals.
-fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut head = vec!["lines", "tokens", "format", "first", "second"];
-    if found.new.is_some() {
-        head.push("baseline");
-    }
-    rows.push(head.into_iter().map(String::from).collect());
-    for (i, c) in found.clones.iter().enumerate() {
-        let mut row = vec![
-            c.lines.to_string(),
-            c.tokens.to_string(),
-            c.format.clone(),
-            lines_of(&c.first),
-            lines_of(&c.second),
-        ];
-        if let Some(new) = &found.new {
-            row.push(if new[i] { "new" } else { "known" }.to_owned());
-        }
-        rows.push(row);
-    }
-    let mut out = String::new();
-    if found.clones.is_empty() {
-        out.push_str("no clones\n");
-    } else {
-        let widths: Vec<usize> = (0..rows[0].len())
-            .map(|col| {
-                rows.iter()
-                    .map(|r| r[col].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for row in &rows {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(col, cell)| {
-                    if col < 2 {
-                        format!("{cell:>w$}", w = widths[col])
-                    } else {
-                        format!("{cell:<w$}", w = widths[col])
-                    }
-                })
-                .collect();
-            out.push_str(cells.join("  ").trim_end());
-            out.push('\n');
-        }
-    }
-    out.push('\n');
-    for line in totals(found, threshold) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
-
-/// The Markdown report: a heading, a table of clones, the totals.
-fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String {
-    let mut out = String::from("# Duplicate code\n\n");
-    if found.clones.is_empty() {
-        out.push_str("No clones.\n");
-    } else {
-        let baseline = found.new.is_some();
-        out.push_str("| Lines | Tokens | Format | First | Second |");
-        out.push_str(if baseline { " Baseline |\n" } else { "\n" });
-        out.push_str("|---:|---:|---|---|---|");
-        out.push_str(if baseline { "---|\n" } else { "\n" });
-        for (i, c) in found.clones.iter().enumerate() {
-            out.push_str(&format!(
-                "| {} | {} | {} | `{}` | `{}` |",
-                c.lines,
-                c.tokens,
-                c.format,
-                lines_of(&c.first).replace('|', "\\|"),
-                lines_of(&c.second).replace('|', "\\|"),
-            ));
-            match &found.new {
-                Some(new) => {
-                    out.push_str(if new[i] { " **new** |\n" } else { " known |\n" });
-                }
-                None => out.push('\n'),
-            }
-        }
-    }
-    out.push('\n');
-    for line in totals(found, threshold) {
-        out.push_str(&line);
-        out.push_str("  \n");
-    }
-    out
-}
-
-/// A place as JSON.
-fn place_json(place: &ClonePlace) -> Value {
-    json!({
-        "path": place.path,
-        "start": {"line": place.span.start.line, "column": place.span.start.column},
-        "end": {"line": place.span.end.line, "column": place.span.end.column},
-    })
-}
-
-/// The fingerprint of a clone's content, as the JSON report writes it.
-fn fingerprint(hash: u64) -> String {
-    format!("{hash:016x}")
-}
-
-/// The JSON report, which is also the baseline format.
-fn json_report(found: &Found, config: &Config) -> String {
-    let clones: Vec<Value> = found
-        .clones
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let mut v = json!({
-                "format": c.format,
-                "lines": c.lines,
-                "tokens": c.tokens,
-                "fingerprint": fingerprint(c.content_hash),
-                "first": place_json(&c.first),
-                "second": place_json(&c.second),
-                "fragment": c.fragment,
-            });
-            if let Some(similarity) = c.similarity {
-                v["similarity"] = json!((similarity * 1000.0).round() / 1000.0);
-            }
-            if let Some(added) = c.added_lines {
-                v["addedLines"] = json!(added);
-            }
-            if let Some(new) = &found.new {
-                v["new"] = json!(new[i]);
-            }
-            v
-        })
-        .collect();
-    let mut report = json!({
-        "version": crate::VERSION,
-        "mode": config.mode.name(),
-        "minLines": config.thresholds.min_lines,
-        "minTokens": config.thresholds.min_tokens,
-        "clones": clones,
-        "statistics": found.statistics.json(),
-    });
-    if let Some(new) = &found.new {
-        report["newClones"] = json!(new.iter().filter(|&&n| n).count());
-    }
-    let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-/// The SARIF report: one result per place, its clones' other places
-/// related.
-fn sarif_report(found: &Found) -> String {
-    let findings: Vec<Finding> = found
-        .clones
-        .iter()
-        .map(|c| Finding {
-            location: region(&c.first.rel, c.first.span),
-            related: vec![region(&c.second.rel, c.second.span)],
-            lines: c.first.span.lines(),
-            tokens: c.tokens,
-            content_hash: c.content_hash,
-        })
-        .collect();
-    let log = sarif_with(
-        &merge_by_location(findings),
-        &Extras {
-            snippet: None,
-            notices: &found.notices,
-        },
-    );
-    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
-    text.push('\n');
-    text
 }
 
 /// What identifies a clone across runs: its content and the paths of its

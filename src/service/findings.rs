@@ -4,7 +4,7 @@
 //! snippet's or a diff's duplications and a project's clones all become
 //! findings; [`Notice`]s tell what is no finding (a file left out).
 //!
-//! Plain data: no serialization here; `interfaces::sarif` writes them.
+//! Plain data: no serialization here; `interfaces::render::sarif` writes them.
 
 use crate::engine::hash::HashMap;
 

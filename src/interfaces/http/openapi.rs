@@ -162,9 +162,9 @@ mod operations {
     use utoipa::ToSchema;
 
     use super::{OpenApiDocument, SarifLog};
-    use crate::interfaces::answers::{CheckBody, DiffBody as DiffCheckBody, StatsBody};
     use crate::interfaces::http::handlers::{HealthBody, RecheckBody, RootBody};
     use crate::interfaces::http::output::Output;
+    use crate::interfaces::render::answers::{CheckBody, DiffBody as DiffCheckBody, StatsBody};
     use crate::service::clones::{CloneDetail, ClonesPage};
     use crate::service::tree::Folder;
 

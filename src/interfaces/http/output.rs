@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::error::ApiError;
 use super::{typed_response, Resp};
-use crate::interfaces::sarif::{self, Extras, Finding, Notice};
+use crate::interfaces::render::sarif::{self, Extras, Finding, Notice};
 
 /// What an answer is written as: `?output=` or, without it, `Accept`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-#[path = "../../../src/interfaces/sarif_schema.rs"]
+#[path = "../../../src/interfaces/render/sarif_schema.rs"]
 pub mod sarif_schema;
 
 /// The binary under test.

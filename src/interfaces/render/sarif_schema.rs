@@ -14,9 +14,10 @@ use serde_json::{json, Value};
 /// checks the schema; the two are mended here, in memory (the logs have no
 /// `language`).
 pub fn schema_errors(log: &Value) -> Vec<String> {
-    let mut schema: Value =
-        serde_json::from_str(include_str!("../../testdata/sarif/sarif-schema-2.1.0.json"))
-            .expect("the schema is JSON");
+    let mut schema: Value = serde_json::from_str(include_str!(
+        "../../../testdata/sarif/sarif-schema-2.1.0.json"
+    ))
+    .expect("the schema is JSON");
     for definition in ["run", "toolComponent"] {
         let language = &mut schema["definitions"][definition]["properties"]["language"]["pattern"];
         assert_eq!(language, "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$");

@@ -1,0 +1,13 @@
+//! Rendering: every output format, from the service's plain answers. The
+//! JSON answers of the API and the MCP tools ([`answers`]), SARIF 2.1.0
+//! and reviewdog's rdjsonl for CI and review bots ([`sarif`]), and the
+//! reports of `dupcheck report` for a console and a pull request
+//! ([`report`]). Nothing here computes a duplication; each renderer reads
+//! an answer and writes it.
+
+/// The JSON answers of the checks, statistics, clones and tree.
+pub mod answers;
+/// `dupcheck report`'s console table, Markdown and JSON report.
+pub mod report;
+/// Findings as SARIF 2.1.0 and reviewdog's rdjsonl.
+pub mod sarif;
