@@ -323,7 +323,7 @@ pub enum GrammarError {
     Syntax(#[from] toml::de::Error),
     /// A format names a grammar that `language_for` does not register.
     #[error(
-        "format {format:?} names grammar {grammar:?}, which is not registered in src/grammar.rs"
+        "format {format:?} names grammar {grammar:?}, which is not registered in src/engine/grammar.rs"
     )]
     UnknownGrammar { format: String, grammar: String },
     /// The grammar was generated for an ABI this tree-sitter cannot load.
@@ -774,7 +774,7 @@ mod tests {
     #[test]
     fn every_format_has_golden_tokens_and_planted_copies() {
         // testdata/tokens/<name>.txt (tokens::tests::golden_token_streams)
-        // and testdata/languages/<name>/ (tests/languages.rs) per format.
+        // and testdata/languages/<name>/ (tests/it/languages.rs) per format.
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
         let missing: Vec<String> = Registry::builtin()
             .formats()

@@ -34,7 +34,7 @@ use crate::engine::runs::{
 };
 use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass};
 
-/// Detection thresholds (SPEC 5.2).
+/// Detection thresholds (docs/matching.md, "Duplications in a snippet").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
     /// Minimum tokens of a duplication.
@@ -129,7 +129,7 @@ pub struct Exclusions<'a> {
 }
 
 /// Every duplication of `code` (tokenized as `tokens`, of `family`) in the
-/// index, equal in `mode`, in the order of SPEC 6.1; fails once past
+/// index, equal in `mode`, in the order docs/api.md gives ("The check's answer"); fails once past
 /// `deadline`.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub fn check_snippet(
@@ -269,7 +269,7 @@ pub fn check_snippet(
         })
         .chain(near_matches)
         .collect();
-    // SPEC 6.1: snippet line, longer first, file, codebase line.
+    // The answer's order (docs/api.md): snippet line, longer first, file, codebase line.
     let order = |m: &SnippetMatch| {
         let path = &index.files[m.file as usize].path;
         (
@@ -423,7 +423,7 @@ impl Clone {
     }
 }
 
-/// Whole-project detection (SPEC 5.3): every maximal run equal in `mode`
+/// Whole-project detection (docs/matching.md, "Clones in the project"): every maximal run equal in `mode`
 /// between two different locations meeting both thresholds on both sides,
 /// once per unordered pair, and with `near_miss` (a least similarity)
 /// every near-miss copy too, as a snippet check finds them. Returns the

@@ -20,7 +20,7 @@ use crate::engine::index::{Index, Posting, Postings};
 use crate::engine::tokens::{Mode, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS};
 
 /// Fingerprints occurring in more places than this are skipped by
-/// whole-project detection (SPEC 5.3) and by snippet checks: such code
+/// whole-project detection (docs/matching.md, "Clones in the project") and by snippet checks: such code
 /// (license headers, generated tables, one statement repeated) would cost
 /// quadratic time, and every run it is part of has other fingerprints.
 pub const POSTING_CAP: usize = 1000;

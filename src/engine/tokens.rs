@@ -66,7 +66,7 @@ fn suppression(comment: &str) -> Option<bool> {
     Some(last.pattern().as_usize() % 2 == 0)
 }
 
-/// How much of a token's text its identity keeps (SPEC section 4).
+/// How much of a token's text its identity keeps (docs/matching.md, "Tokens and modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Keeps identifiers and literals: finds copies that differ only in

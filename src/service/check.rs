@@ -2,7 +2,7 @@
 //!
 //! In: a [`CheckRequest`] (code, format, the snippet's own path), the
 //! [`Scanner`]'s configuration, the kept [`Buffers`] and a [`Snapshot`].
-//! Out: a [`CheckAnswer`], the duplications in SPEC 6.1's order with their
+//! Out: a [`CheckAnswer`], the duplications in the answer's order (docs/api.md) with their
 //! statistics, or the [`Refusal`] that says which budget the snippet
 //! exceeds. Every interface answers checks through [`check`], after
 //! [`Admission`] has let the check in.
@@ -56,7 +56,7 @@ pub struct CheckRequest {
 /// The duplications of a snippet.
 #[derive(Debug)]
 pub struct CheckAnswer {
-    /// The first duplications in SPEC 6.1's order, within the answer's caps.
+    /// The first duplications in the answer's order (docs/api.md), within the answer's caps.
     pub matches: Vec<SnippetMatch>,
     /// How many duplications there are in all.
     pub total: usize,

@@ -2,7 +2,7 @@
 //! `list_clones`.
 //!
 //! In: a snapshot, its config and a [`ClonesQuery`] (filters, page size,
-//! cursor). Out: one [`ClonesPage`] of the project's clones (SPEC 5.3, the
+//! cursor). Out: one [`ClonesPage`] of the project's clones (docs/matching.md, "Clones in the project"; the
 //! ones `/api/stats` counts), largest first.
 //!
 //! Invariants: the order is total and deterministic (tokens, then lines,

@@ -193,7 +193,7 @@ pub struct CheckedFile {
     pub format: String,
     /// Its added lines (new-side numbers), ascending.
     pub added: Vec<u32>,
-    /// The listed duplications of its added code, in SPEC 6.1's order.
+    /// The listed duplications of its added code, in the answer's order (docs/api.md).
     pub duplications: Vec<DiffDuplication>,
     /// Its new text, tokens and all.
     file: Arc<SourceFile>,
@@ -791,7 +791,7 @@ struct Found {
 }
 
 impl Found {
-    /// SPEC 6.1's order: snippet line, longer first, file, codebase line.
+    /// The answer's order (docs/api.md): snippet line, longer first, file, codebase line.
     fn order(&self) -> (u32, Reverse<u32>, &str, u32, u32, u32) {
         (
             self.m.snippet.start.line,
@@ -833,7 +833,7 @@ impl Found {
 
 /// The duplications of `b`'s added code: against the snapshot without the
 /// files the diff replaces, and against the diff's own new texts (itself
-/// included, where the two places do not overlap); in SPEC 6.1's order.
+/// included, where the two places do not overlap); in the answer's order (docs/api.md).
 fn duplications(
     b: &Built,
     config: &Config,

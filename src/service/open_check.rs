@@ -5,7 +5,7 @@
 //! [`Snapshot`], the [`OpenBuffers`] (the other buffers an editor holds
 //! open, whose unsaved texts shadow their files on disk) and a
 //! [`CheckRequest`] with the buffer's `path`. Out: a [`BufferAnswer`], the
-//! duplications of the buffer in SPEC 6.1's order, each with the file it
+//! duplications of the buffer in the answer's order (docs/api.md), each with the file it
 //! was found in (an indexed file or an open buffer), or the [`Refusal`] of
 //! [`check`](crate::service::check::check).
 //!
@@ -182,7 +182,7 @@ impl Duplication {
 /// The duplications of a buffer.
 #[derive(Debug)]
 pub struct BufferAnswer {
-    /// The first [`MAX_DUPLICATIONS`] duplications in SPEC 6.1's order.
+    /// The first [`MAX_DUPLICATIONS`] duplications in the answer's order (docs/api.md).
     pub duplications: Vec<Duplication>,
     /// How many there are in all.
     pub total: usize,
@@ -250,7 +250,7 @@ pub fn check_buffer(
             })
         })
         .collect();
-    // SPEC 6.1: snippet line, longer first, file, codebase line.
+    // The answer's order (docs/api.md): snippet line, longer first, file, codebase line.
     let order = |d: &Duplication| {
         (
             d.snippet.start.line,

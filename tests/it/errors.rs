@@ -1,4 +1,4 @@
-//! Every error of SPEC section 7: exact status, name, message and headers,
+//! Every error of the API (docs/api.md, "Errors"): exact status, name, message and headers,
 //! and the server keeps answering after each.
 
 use crate::common;

@@ -1,4 +1,4 @@
-//! Freshness (SPEC section 9): the watcher applies changes without a rescan,
+//! Freshness (docs/decisions.md, the watcher and the cache): the watcher applies changes without a rescan,
 //! statistics after updates equal a fresh scan's, and the cache makes
 //! restarts warm without ever being trusted blindly.
 

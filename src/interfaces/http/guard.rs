@@ -11,7 +11,7 @@ use super::State;
 use crate::project::config::{origin_host, Config};
 
 /// Refuses what a page on another site could send through a browser (DNS
-/// rebinding, SPEC 8): an `Origin` whose host is not one of
+/// rebinding; docs/api.md, "Origin and Host guard"): an `Origin` whose host is not one of
 /// [`origin_hosts`]; and a `Host` that is not one of [`served_hosts`], when
 /// those are named. `/api/health` is never refused.
 pub fn check_browser<B>(state: &State, req: &Request<B>, path: &str) -> Result<(), ApiError> {

@@ -14,7 +14,7 @@
 //! `handlers::clones_query`, …). Each status's errors are one response of
 //! `components.responses`, shared by the operations that answer them.
 //!
-//! Invariants (tests in `tests/openapi.rs`): the document validates
+//! Invariants (tests in `tests/it/openapi.rs`): the document validates
 //! against the OpenAPI 3.1 schema; every route of [`ROUTES`] is in it with
 //! its method and every operation in it is routed; the answers of a real
 //! server validate against the schemas it gives for their status, and so
@@ -216,7 +216,7 @@ mod operations {
         near_miss: Option<bool>,
     }
 
-    /// A detection mode (SPEC section 4).
+    /// A detection mode (docs/matching.md, "Tokens and modes").
     #[derive(ToSchema)]
     #[schema(rename_all = "lowercase")]
     pub enum CheckMode {
@@ -757,7 +757,7 @@ fn errors_of(endpoint: Endpoint) -> Vec<Kind> {
 /// Examples of every kind of error, as this server answers them. Where a
 /// real function makes the error, an input it refuses does; should it stop
 /// refusing, the example shows as `InternalError`, whose status is not
-/// the response's, and `tests/openapi.rs` fails on it.
+/// the response's, and `tests/it/openapi.rs` fails on it.
 struct ErrorExamples {
     examples: BTreeMap<Kind, Vec<(&'static str, ApiError)>>,
 }

@@ -14,7 +14,7 @@ use crate::interfaces::render::sarif::{self, Extras, Finding, Notice};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
 #[schema(rename_all = "lowercase")]
 pub enum Output {
-    /// The JSON of SPEC 6.1 (and of check-diff).
+    /// The JSON of the checks (docs/api.md).
     Json,
     /// A SARIF 2.1.0 log (`application/sarif+json`).
     Sarif,

@@ -76,7 +76,7 @@ pub enum Failure {
     },
 }
 
-/// One duplication of the server's answer (SPEC 6.1), with the codebase
+/// One duplication of the server's answer (docs/api.md, "The check's answer"), with the codebase
 /// file's absolute path.
 #[derive(Debug, Clone)]
 pub struct Found {

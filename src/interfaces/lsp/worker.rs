@@ -143,7 +143,7 @@ pub struct Batch {
 pub struct Group {
     /// Its diagnostic.
     pub diagnostic: Diagnostic,
-    /// The other places, in SPEC 6.1's order.
+    /// The other places, in the answer's order (docs/api.md).
     pub places: Vec<Location>,
     /// The first other place as `path:first-last`.
     pub first_name: String,
@@ -459,7 +459,7 @@ impl Places {
 }
 
 /// The duplicated ranges of a document of text `text`, each with its other
-/// places (in SPEC 6.1's order): duplications of one range are one group.
+/// places (in the answer's order (docs/api.md)): duplications of one range are one group.
 fn groups(batch: &Batch, text: &str, found: Vec<Place>) -> Vec<Group> {
     let own = Lines::new(text);
     let mut groups: Vec<(Span, Vec<Place>)> = Vec::new();

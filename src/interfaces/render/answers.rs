@@ -4,8 +4,8 @@
 //! object for the same input.
 //!
 //! In: an engine call's answer (and the snapshot it was made on). Out: a
-//! [`Serialize`] value: [`check`] (SPEC 6.1), [`diff`] (`/api/check-diff`),
-//! [`stats`] (SPEC 6.2).
+//! [`Serialize`] value: [`check`] (docs/api.md, "The check's answer"), [`diff`] (`/api/check-diff`),
+//! [`stats`] (docs/api.md, "Statistics").
 
 use std::time::SystemTime;
 

@@ -68,7 +68,7 @@ pub struct Config {
     pub watch: bool,
 }
 
-/// Defaults of SPEC section 1.
+/// The defaults (docs/options.md).
 const DEFAULT_PORT: u16 = 3000;
 const DEFAULT_MIN_LINES: u32 = 5;
 const DEFAULT_MIN_TOKENS: u32 = 50;

@@ -305,7 +305,7 @@ macro_rules! assert_json {
     }};
 }
 
-/// The JSON body of an API error (SPEC section 7).
+/// The JSON body of an API error (docs/api.md, "Errors").
 pub fn error(name: &str, message: &str, status: u16) -> Value {
     serde_json::json!({"error": name, "message": message, "statusCode": status})
 }
