@@ -4,7 +4,7 @@
 //! In: a query token stream (a snippet, or one indexed file), the [`Index`]
 //! and the [`Mode`] asked for. Out: [`Run`]s, each a maximal common run
 //! found through a shared fingerprint, extended backward and forward token
-//! by token, and the reportable [`SnippetMatch`]es and [`Clone`]s built from
+//! by token, and the reportable [`SnippetMatch`]es and [`ClonePair`]s built from
 //! them.
 //!
 //! One index serves every mode: fingerprints are of weak ids (the most
@@ -132,7 +132,7 @@ pub struct Exclusions<'a> {
 /// index, equal in `mode`, in the order docs/api.md gives ("The check's answer"); fails once past
 /// `deadline`.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
-pub fn check_snippet(
+pub fn snippet_matches(
     index: &Index,
     family: usize,
     code: &str,
@@ -376,7 +376,7 @@ pub fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
 /// A clone inside the project: two places with the same tokens, or, of a
 /// near-miss clone, the same parts in the same order with small gaps.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Clone {
+pub struct ClonePair {
     /// The place that comes first (by file, then position): its file and
     /// first token.
     pub first: (u32, u32),
@@ -389,10 +389,10 @@ pub struct Clone {
     pub near: Option<Box<near_miss::Chain>>,
 }
 
-impl Clone {
+impl ClonePair {
     /// An exact clone: `len` tokens equal from each place on.
-    pub fn exact(first: (u32, u32), second: (u32, u32), len: u32) -> Clone {
-        Clone {
+    pub fn exact(first: (u32, u32), second: (u32, u32), len: u32) -> ClonePair {
+        ClonePair {
             first,
             second,
             len,
@@ -435,11 +435,11 @@ pub fn project_clones(
     thresholds: Thresholds,
     skip_local: bool,
     near_miss: Option<f64>,
-) -> (Vec<Clone>, usize) {
+) -> (Vec<ClonePair>, usize) {
     // Only what occurs elsewhere can be found elsewhere (read here, once,
     // not from inside the tasks below).
     let repeated_of = index.repeated();
-    let per_file: Vec<(Vec<Clone>, usize)> = (0..index.files.len() as u32)
+    let per_file: Vec<(Vec<ClonePair>, usize)> = (0..index.files.len() as u32)
         .into_par_iter()
         .with_max_len(1)
         .map(|fa| {
@@ -491,13 +491,13 @@ pub fn project_clones(
                     // Two places of one file must not overlap.
                     len = len.min(run.b.saturating_sub(run.a));
                 }
-                let clone = Clone::exact((fa, run.a), (run.file, run.b), len);
+                let clone = ClonePair::exact((fa, run.a), (run.file, run.b), len);
                 (clone.first < clone.second && qualifies(index, &clone, mode, thresholds))
                     .then_some(clone)
             });
             let near = chains.into_iter().filter_map(|chain| {
                 let (a, b) = (chain.a(), chain.b());
-                let clone = Clone {
+                let clone = ClonePair {
                     first: (fa, a.start),
                     second: (chain.file, b.start),
                     len: chain.matched(),
@@ -519,7 +519,7 @@ pub fn project_clones(
         })
         .collect();
     let capped = per_file.iter().map(|(_, c)| c).sum();
-    let mut clones: Vec<Clone> = per_file.into_iter().flat_map(|(c, _)| c).collect();
+    let mut clones: Vec<ClonePair> = per_file.into_iter().flat_map(|(c, _)| c).collect();
     clones.sort_unstable();
     clones.dedup();
     (clones, capped)
@@ -597,7 +597,7 @@ fn edited_table(a: Place<'_>, b: Place<'_>, ids: &[u64], table: Range<usize>) ->
 
 /// Whether an exact clone meets min-tokens, says something about copying
 /// ([`informative`]) and meets min-lines on both sides.
-fn qualifies(index: &Index, clone: &Clone, mode: Mode, t: Thresholds) -> bool {
+fn qualifies(index: &Index, clone: &ClonePair, mode: Mode, t: Thresholds) -> bool {
     let place = |(f, start): (u32, u32)| Place::of(&index.files[f as usize], start, clone.len);
     clone.len >= t.min_tokens
         && informative(place(clone.first), place(clone.second), mode, t)
@@ -605,7 +605,7 @@ fn qualifies(index: &Index, clone: &Clone, mode: Mode, t: Thresholds) -> bool {
 }
 
 /// Whether both places of a clone span min-lines.
-fn spans_min_lines(index: &Index, clone: &Clone, t: Thresholds) -> bool {
+fn spans_min_lines(index: &Index, clone: &ClonePair, t: Thresholds) -> bool {
     let (first, second) = clone.extent();
     [(clone.first, first), (clone.second, second)]
         .iter()
@@ -671,7 +671,7 @@ mod tests {
             min_tokens,
             min_lines,
         };
-        check_snippet(
+        snippet_matches(
             index,
             js.family_id,
             snippet,
@@ -717,7 +717,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 1,
         };
-        check_snippet(
+        snippet_matches(
             idx,
             js.family_id,
             ADD,
@@ -899,7 +899,7 @@ mod tests {
             itself: Some(0),
             ..Exclusions::default()
         };
-        let found: Vec<_> = check_snippet(
+        let found: Vec<_> = snippet_matches(
             &idx,
             js.family_id,
             &twice,
@@ -1323,7 +1323,7 @@ mod tests {
                 let per_mode = index_of(&per_mode, winnow);
                 let check = |index: &Index, query: &[Token], mode: Mode| {
                     let ex = Exclusions::default();
-                    check_snippet(index, family, &code, query, mode, t, ex, None, far_future())
+                    snippet_matches(index, family, &code, query, mode, t, ex, None, far_future())
                         .unwrap()
                 };
                 let got = check(&index, &query, mode);

@@ -1,6 +1,6 @@
 //! Statistics: how much of the project, and of a snippet, is duplicated.
 //!
-//! In: the [`Index`] and its whole-project [`Clone`]s, or a snippet's
+//! In: the [`Index`] and its whole-project [`ClonePair`]s, or a snippet's
 //! [`SnippetMatch`]es. Out: the rows of `/api/stats` (per file, per format,
 //! total), the `statistics` object of `/api/check`, and the clones as data
 //! ([`clone_list`]: places, sizes, content hashes), which `dupcheck report`
@@ -16,7 +16,7 @@ use serde::{Serialize, Serializer};
 
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
-use crate::engine::matching::{content_hash, Clone, SnippetMatch, Span};
+use crate::engine::matching::{content_hash, ClonePair, SnippetMatch, Span};
 use crate::engine::tokens::{Mode, Token};
 
 /// A percentage rounded to 2 decimals, written as an integer when whole
@@ -149,7 +149,7 @@ impl ProjectStats {
     /// Rows of every file, format and the total.
     pub fn compute(
         index: &Index,
-        clones: &[Clone],
+        clones: &[ClonePair],
         registry: &Registry,
         capped: usize,
         detection_date: String,
@@ -274,7 +274,7 @@ impl ListedClone {
 /// The project's clones (found in `mode`) as data, largest first.
 pub fn clone_list(
     index: &Index,
-    clones: &[Clone],
+    clones: &[ClonePair],
     mode: Mode,
     registry: &Registry,
 ) -> Vec<ListedClone> {

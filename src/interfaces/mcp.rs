@@ -42,7 +42,7 @@ use serde_json::Value;
 
 use super::http::error::ApiError;
 use super::http::guard::{origin_hosts, served_hosts};
-use super::http::{body, request, Resp, State};
+use super::http::{body, request, HttpResponse, State};
 use super::render::answers;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
@@ -63,7 +63,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 const SUMMARY_ITEMS: usize = 10;
 
 /// POST /mcp: one JSON-RPC message through rmcp's stateless transport.
-pub async fn serve(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+pub async fn serve(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
     let config = state.workspace.scanner.config();
     let (parts, body) = req.into_parts();
     let body = body::read_limited(&parts.headers, body, config.max_body).await?;
@@ -118,7 +118,7 @@ fn transport_config(config: &Config) -> StreamableHttpServerConfig {
 /// [`ANSWER_LIMIT`] and [`ANSWER_TIMEOUT`]. JSON (JSON-RPC results and
 /// errors) and empty answers pass as they are; a refusal in plain text
 /// becomes an [`ApiError::Mcp`] (a 4xx) or, logged, [`ApiError::Internal`].
-async fn collect(answer: Response<BoxBody<Bytes, Infallible>>) -> Result<Resp, ApiError> {
+async fn collect(answer: Response<BoxBody<Bytes, Infallible>>) -> Result<HttpResponse, ApiError> {
     let (parts, body) = answer.into_parts();
     let read = tokio::time::timeout(ANSWER_TIMEOUT, Limited::new(body, ANSWER_LIMIT).collect())
         .await

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
-use crate::engine::matching::{project_clones, Clone, Thresholds};
+use crate::engine::matching::{project_clones, ClonePair, Thresholds};
 use crate::engine::stats::ProjectStats;
 use crate::engine::tokens::Mode;
 use crate::project::config::Config;
@@ -31,7 +31,7 @@ pub struct Snapshot {
     pub folders: Vec<PathBuf>,
     /// Whole-project clones and capped lookups, detected on first use,
     /// per set of settings asking.
-    clones: PerSettings<(Vec<Clone>, usize)>,
+    clones: PerSettings<(Vec<ClonePair>, usize)>,
     /// Whole-project statistics, computed on first use, likewise.
     stats: PerSettings<ProjectStats>,
 }
@@ -132,7 +132,7 @@ impl Snapshot {
     /// the posting cap skipped (clone detection runs on first call). What
     /// `/api/stats` counts and `dupcheck report` lists (see
     /// [`crate::engine::stats::clone_list`]).
-    pub fn clones(&self, config: &Config) -> Memo<(Vec<Clone>, usize)> {
+    pub fn clones(&self, config: &Config) -> Memo<(Vec<ClonePair>, usize)> {
         self.clones.get_or_init(CloneSettings::of(config), || {
             let started = Instant::now();
             let found = project_clones(

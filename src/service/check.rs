@@ -4,7 +4,7 @@
 //! [`Scanner`]'s configuration, the kept [`Buffers`] and a [`Snapshot`].
 //! Out: a [`CheckAnswer`], the duplications in the answer's order (docs/api.md) with their
 //! statistics, or the [`Refusal`] that says which budget the snippet
-//! exceeds. Every interface answers checks through [`check`], after
+//! exceeds. Every interface answers checks through [`check_snippet`], after
 //! [`Admission`] has let the check in.
 //!
 //! Invariants: a check holds at most [`Admission`]'s share of memory, and
@@ -21,7 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::engine::grammar::FormatId;
 use crate::engine::index::folder_of;
-use crate::engine::matching::{check_snippet, content_hash, Exclusions, SnippetMatch, Span};
+use crate::engine::matching::{content_hash, snippet_matches, Exclusions, SnippetMatch, Span};
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
 use crate::engine::stats::SnippetStats;
@@ -129,7 +129,7 @@ pub enum Refusal {
 }
 
 /// Checks `request` against `snapshot` (blocking: run it off the reactor).
-pub fn check(
+pub fn check_snippet(
     scanner: &Scanner,
     buffers: &Buffers,
     snapshot: &Snapshot,
@@ -150,7 +150,7 @@ pub fn check(
         local_folder: path.filter(|_| config.skip_local).map(folder_of),
         ..Exclusions::default()
     };
-    let matches = check_snippet(
+    let matches = snippet_matches(
         &snapshot.index,
         format.family_id,
         &request.code,

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
-use crate::engine::matching::{Clone, Span};
+use crate::engine::matching::{ClonePair, Span};
 use crate::project::config::Config;
 use crate::project::snapshot::Snapshot;
 
@@ -214,13 +214,13 @@ pub fn list(
                 rest.is_empty() || rest.starts_with('/') || prefix.ends_with('/')
             })
     };
-    let wanted = |c: &Clone| {
+    let wanted = |c: &ClonePair| {
         let (a, b) = (&files[c.first.0 as usize], &files[c.second.0 as usize]);
         c.len >= query.min_tokens
             && (in_path(a) || in_path(b))
             && query.format.is_none_or(|f| a.format == f || b.format == f)
     };
-    let mut keyed: Vec<(Cursor, &Clone)> = clones
+    let mut keyed: Vec<(Cursor, &ClonePair)> = clones
         .iter()
         .filter(|c| wanted(c))
         .map(|c| (key(snapshot, c), c))
@@ -251,7 +251,7 @@ pub fn list(
 }
 
 /// The sort key of a clone: size, then its places by path and byte offset.
-fn key(snapshot: &Snapshot, c: &Clone) -> Cursor {
+fn key(snapshot: &Snapshot, c: &ClonePair) -> Cursor {
     let files = &snapshot.index.files;
     let place = |(f, start): (u32, u32)| {
         let file = &files[f as usize];
@@ -280,7 +280,7 @@ struct At<'s> {
 }
 
 /// The two places of `c`.
-fn places<'s>(snapshot: &'s Snapshot, c: &Clone) -> [At<'s>; 2] {
+fn places<'s>(snapshot: &'s Snapshot, c: &ClonePair) -> [At<'s>; 2] {
     let files = &snapshot.index.files;
     let (first_len, second_len) = c.extent();
     [(c.first, first_len), (c.second, second_len)].map(|((f, start), len)| {
@@ -294,13 +294,13 @@ fn places<'s>(snapshot: &'s Snapshot, c: &Clone) -> [At<'s>; 2] {
 }
 
 /// Lines of the larger place of `c`.
-fn lines(snapshot: &Snapshot, c: &Clone) -> u32 {
+fn lines(snapshot: &Snapshot, c: &ClonePair) -> u32 {
     let [first, second] = places(snapshot, c);
     first.span.lines().max(second.span.lines())
 }
 
 /// A near-miss clone's gaps as lines of each place.
-fn gaps(snapshot: &Snapshot, c: &Clone) -> Option<Vec<CloneGap>> {
+fn gaps(snapshot: &Snapshot, c: &ClonePair) -> Option<Vec<CloneGap>> {
     let chain = c.near.as_ref()?;
     let files = &snapshot.index.files;
     let lines = |f: u32, range: std::ops::Range<u32>| {
@@ -325,7 +325,7 @@ fn gaps(snapshot: &Snapshot, c: &Clone) -> Option<Vec<CloneGap>> {
 fn render(
     snapshot: &Snapshot,
     registry: &Registry,
-    page: &[(Cursor, &Clone)],
+    page: &[(Cursor, &ClonePair)],
     fragments: bool,
 ) -> Vec<ListedClone> {
     page.iter()

@@ -48,7 +48,7 @@ use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{fnv1a, HashSet};
 use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::{
-    check_snippet, content_hash, Exclusions, NearMiss, SnippetMatch, Span,
+    content_hash, snippet_matches, Exclusions, NearMiss, SnippetMatch, Span,
 };
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_once;
@@ -849,7 +849,7 @@ fn duplications(
     let file = &b.file;
     let local_folder = config.skip_local.then(|| folder_of(&b.rel));
     let check = |index: &Index, exclude: Exclusions<'_>| {
-        check_snippet(
+        snippet_matches(
             index,
             file.family,
             &file.text,

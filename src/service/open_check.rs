@@ -7,7 +7,7 @@
 //! [`CheckRequest`] with the buffer's `path`. Out: a [`BufferAnswer`], the
 //! duplications of the buffer in the answer's order (docs/api.md), each with the file it
 //! was found in (an indexed file or an open buffer), or the [`Refusal`] of
-//! [`check`](crate::service::check::check).
+//! [`check_snippet`](crate::service::check::check_snippet).
 //!
 //! The codebase is taken as the editor sees it, as `diff_check` takes it as
 //! a diff leaves it: the snapshot without the indexed versions of the open
@@ -17,7 +17,7 @@
 //! disk.
 //!
 //! Invariants: with no open buffers, the duplications are those of
-//! [`check`](crate::service::check::check) for the same request (the same
+//! [`check_snippet`](crate::service::check::check_snippet) for the same request (the same
 //! tokenizing, the same matching, the same exclusions); the buffer's own
 //! file never matches, neither on disk nor open; one budget covers the
 //! buffer's parse and both matchings; an answer lists at most
@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use crate::engine::grammar::Registry;
 use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
-use crate::engine::matching::{check_snippet, Exclusions, Span};
+use crate::engine::matching::{snippet_matches, Exclusions, Span};
 use crate::engine::parse::Budget;
 use crate::engine::tokens::tokenize_within;
 use crate::project::buffers::Buffers;
@@ -191,7 +191,7 @@ pub struct BufferAnswer {
 /// Checks the buffer `request` (with its `path`, relative to DIR) against
 /// `snapshot` shadowed by `open` (blocking: run it off the reactor). The
 /// buffer's parse is kept in `buffers` for its next version, as
-/// [`check`](crate::service::check::check) keeps it.
+/// [`check_snippet`](crate::service::check::check_snippet) keeps it.
 pub fn check_buffer(
     scanner: &Scanner,
     buffers: &Buffers,
@@ -218,7 +218,7 @@ pub fn check_buffer(
             files,
             itself: None,
         };
-        check_snippet(
+        snippet_matches(
             index,
             format.family_id,
             &request.code,

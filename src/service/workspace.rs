@@ -143,9 +143,13 @@ impl Workspace {
         let this = Arc::clone(self);
         blocking("check", move || {
             let _admitted = admitted;
-            let answer =
-                crate::service::check::check(&this.scanner, &this.buffers, &snapshot, &request)
-                    .map_err(ServiceError::from)?;
+            let answer = crate::service::check::check_snippet(
+                &this.scanner,
+                &this.buffers,
+                &snapshot,
+                &request,
+            )
+            .map_err(ServiceError::from)?;
             render(&this, &snapshot, &request, &answer)
         })
         .await

@@ -16,7 +16,7 @@ use http_body_util::Full;
 use hyper::header::{HeaderValue, ACCEPT, CACHE_CONTROL, CONTENT_TYPE, VARY};
 use hyper::{Request, Response, StatusCode};
 
-use crate::interfaces::http::Resp;
+use crate::interfaces::http::HttpResponse;
 
 /// One embedded file.
 #[derive(Debug)]
@@ -67,7 +67,7 @@ pub fn wants_html<B>(req: &Request<B>) -> bool {
 }
 
 /// The response serving `asset`.
-pub fn serve(asset: &Asset) -> Resp {
+pub fn serve(asset: &Asset) -> HttpResponse {
     let mut res = Response::new(Full::new(Bytes::from_static(asset.body.as_bytes())));
     *res.status_mut() = StatusCode::OK;
     let headers = res.headers_mut();

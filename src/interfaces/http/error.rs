@@ -12,7 +12,7 @@ use hyper::{Method, StatusCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{json_response, Resp};
+use super::{json_response, HttpResponse};
 use crate::service::check::Refusal;
 use crate::service::diff_check::DiffRefusal;
 use crate::service::workspace::ServiceError;
@@ -168,7 +168,7 @@ impl ApiError {
     }
 
     /// The JSON error response.
-    pub fn into_response(self) -> Resp {
+    pub fn into_response(self) -> HttpResponse {
         let mut res = json_response(self.status(), self.body());
         match self {
             Self::MethodNotAllowed { allow, .. } => {

@@ -16,7 +16,7 @@ use super::body::{query_fields, read_body, read_object, DiffBodyKind};
 use super::error::ApiError;
 use super::output::{findings_response, truncation, Output};
 use super::request::{clone_id, clones_query, decode_diff, tree_query, validate};
-use super::{json, Resp, State};
+use super::{json, HttpResponse, State};
 use crate::engine::grammar::Registry;
 use crate::interfaces::render::answers;
 use crate::interfaces::render::sarif::{Extras, Notice, Snippet};
@@ -25,7 +25,7 @@ use crate::service::diff_check::DiffOptions;
 use crate::VERSION;
 
 /// POST /api/check.
-pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
     let scanner = &state.workspace.scanner;
     let output = Output::of(&req)?;
     let fields = read_object(req, scanner.config().max_body).await?;
@@ -75,7 +75,10 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, A
 }
 
 /// POST /api/check-diff: the duplications a diff adds.
-pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+pub async fn check_diff(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, ApiError> {
     let output = Output::of(&req)?;
     let kind = DiffBodyKind::of(&req)?;
     let bytes = read_body(req, state.workspace.scanner.config().max_body).await?;
@@ -106,7 +109,7 @@ pub async fn check_diff(state: &Arc<State>, req: Request<Incoming>) -> Result<Re
 }
 
 /// GET /api/stats.
-pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
+pub async fn stats(state: &Arc<State>) -> Result<HttpResponse, ApiError> {
     state
         .workspace
         .stats(|statistics| {
@@ -119,7 +122,7 @@ pub async fn stats(state: &Arc<State>) -> Result<Resp, ApiError> {
 }
 
 /// GET /api/clones: the project's clones, largest first, a page at a time.
-pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let scanner = &state.workspace.scanner;
     let query = clones_query(&fields, scanner.registry(), &scanner.config().dir)?;
@@ -130,7 +133,7 @@ pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, 
 }
 
 /// GET /api/tree: one folder's children, with their lines and duplication.
-pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let query = tree_query(&fields, &state.workspace.scanner.config().dir)?;
     state
@@ -141,7 +144,10 @@ pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, Ap
 
 /// GET /api/clone: one clone of the list with both places' lines and
 /// tokens, for a side-by-side view.
-pub async fn clone_detail(state: &Arc<State>, req: Request<Incoming>) -> Result<Resp, ApiError> {
+pub async fn clone_detail(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let id = clone_id(&fields)?;
     state
@@ -197,7 +203,7 @@ pub enum Readiness {
 }
 
 /// GET /api/health.
-pub fn health(state: &State) -> Resp {
+pub fn health(state: &State) -> HttpResponse {
     let scanner = &state.workspace.scanner;
     let snapshot = scanner.snapshot();
     let body = HealthBody {
@@ -241,7 +247,7 @@ pub struct RootBody<'a> {
 }
 
 /// GET /.
-pub fn root(state: &State) -> Resp {
+pub fn root(state: &State) -> HttpResponse {
     json(
         StatusCode::OK,
         &root_body(state.workspace.scanner.registry()),
@@ -289,7 +295,7 @@ pub struct RecheckBody {
 }
 
 /// POST /api/recheck.
-pub async fn recheck(state: &State) -> Result<Resp, ApiError> {
+pub async fn recheck(state: &State) -> Result<HttpResponse, ApiError> {
     let snapshot = state.workspace.recheck().await?;
     Ok(json(
         StatusCode::OK,
@@ -329,7 +335,7 @@ pub(crate) mod tests {
         )
     }
 
-    async fn body(res: Resp) -> Value {
+    async fn body(res: HttpResponse) -> Value {
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
         serde_json::from_slice(&bytes).unwrap()
     }

@@ -29,7 +29,7 @@ use hyper::{Response, StatusCode};
 use crate::service::workspace::Workspace;
 
 /// Every response of the server.
-pub type Resp = Response<Full<Bytes>>;
+pub type HttpResponse = Response<Full<Bytes>>;
 
 /// What handlers share.
 pub struct State {
@@ -41,12 +41,16 @@ pub struct State {
 }
 
 /// A JSON response with `status`.
-pub fn json_response(status: StatusCode, body: Vec<u8>) -> Resp {
+pub fn json_response(status: StatusCode, body: Vec<u8>) -> HttpResponse {
     typed_response(status, "application/json; charset=utf-8", body)
 }
 
 /// A response with `status` whose body is of `content_type`.
-pub fn typed_response(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Resp {
+pub fn typed_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: Vec<u8>,
+) -> HttpResponse {
     let mut res = Response::new(Full::new(Bytes::from(body)));
     *res.status_mut() = status;
     res.headers_mut()
@@ -55,7 +59,7 @@ pub fn typed_response(status: StatusCode, content_type: &'static str, body: Vec<
 }
 
 /// Serializes `value` as a JSON response with `status`.
-pub fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Resp {
+pub fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> HttpResponse {
     match serde_json::to_vec(value) {
         Ok(body) => json_response(status, body),
         Err(err) => {

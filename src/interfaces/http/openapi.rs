@@ -38,14 +38,14 @@ use super::handlers;
 use super::output::Output;
 use super::request;
 use super::routes::{Endpoint, ROUTES};
-use super::{json_response, Resp, State};
+use super::{json_response, HttpResponse, State};
 use crate::engine::grammar::Registry;
 use crate::project::config::Config;
 use crate::service::check::{max_snippet_len, Refusal};
 use crate::service::diff_check::{DiffOptions, DiffRefusal};
 
 /// `GET /api/openapi.json`: the document, built on the first request.
-pub fn response(state: &State) -> Resp {
+pub fn response(state: &State) -> HttpResponse {
     static DOCUMENT: OnceLock<Vec<u8>> = OnceLock::new();
     let scanner = &state.workspace.scanner;
     let body = DOCUMENT.get_or_init(|| {

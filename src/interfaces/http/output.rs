@@ -7,7 +7,7 @@ use hyper::{Request, StatusCode};
 use utoipa::ToSchema;
 
 use super::error::ApiError;
-use super::{typed_response, Resp};
+use super::{typed_response, HttpResponse};
 use crate::interfaces::render::sarif::{self, Extras, Finding, Notice};
 
 /// What an answer is written as: `?output=` or, without it, `Accept`.
@@ -90,7 +90,7 @@ pub(crate) fn findings_response<'t>(
     findings: &[Finding],
     extras: &Extras<'_>,
     file_text: impl Fn(&str) -> Option<&'t str>,
-) -> Result<Resp, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     match output {
         Output::Rdjsonl => Ok(typed_response(
             StatusCode::OK,

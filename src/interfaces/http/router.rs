@@ -17,12 +17,12 @@ use hyper::{Method, Request};
 use super::error::ApiError;
 use super::guard::check_browser;
 use super::routes::{Endpoint, ROUTES};
-use super::{handlers, Resp, State};
+use super::{handlers, HttpResponse, State};
 use crate::interfaces::{dashboard, mcp};
 use crate::panic_message;
 
 /// Answers one request.
-pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Resp, Infallible> {
+pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, Infallible> {
     let method = req.method().clone();
     let path = route_of(req.uri().path()).to_owned();
     let started = std::time::Instant::now();
@@ -50,7 +50,7 @@ async fn dispatch(
     req: Request<Incoming>,
     method: Method,
     path: String,
-) -> Result<Resp, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let Some(route) = ROUTES.iter().find(|r| r.path == path) else {
         return Err(ApiError::NotFound { method, path });
     };
@@ -93,9 +93,9 @@ fn route_of(path: &str) -> &str {
 
 /// Runs a handler in its own task, so that a panic in it is caught and
 /// answered as a 500 instead of closing the connection.
-pub async fn guarded<F>(handler: F) -> Result<Resp, ApiError>
+pub async fn guarded<F>(handler: F) -> Result<HttpResponse, ApiError>
 where
-    F: Future<Output = Result<Resp, ApiError>> + Send + 'static,
+    F: Future<Output = Result<HttpResponse, ApiError>> + Send + 'static,
 {
     match tokio::spawn(handler).await {
         Ok(answer) => answer,
