@@ -7,7 +7,7 @@
 //! duplications as LSP diagnostics ([`Group`]s), or why it was not
 //! checked; then [`FromWorker::Done`].
 //!
-//! Invariants: every check is one engine call,
+//! Invariants: every check is one service call,
 //! [`check_buffer`](crate::service::open_check::check_buffer) against the
 //! snapshot shadowed by the open buffers, or one `POST /api/check` of the
 //! server; both become diagnostics through one [`groups`]; a batch stops
