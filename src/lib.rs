@@ -1,26 +1,32 @@
 //! dupcheck: a duplicate-code server.
 //!
-//! The crate is grouped in three layers, each laid out in data-flow order.
+//! The crate is grouped in four layers, each laid out in data-flow order,
+//! every arrow pointing down (tests/it/tidy.rs holds them):
 //!
-//! - [`engine`]: code in, duplications out. [`engine::grammar`] +
-//!   [`engine::parse`] (within a budget) + [`engine::tokens`] (normalize;
-//!   [`engine::embed`] finds the code of markup files) →
-//!   [`engine::fingerprint`] (winnowing) → [`engine::index`] →
-//!   [`engine::matching`] → [`engine::stats`]; and the engine calls every
-//!   interface makes: [`service::check`] (a snippet, parsed out of context by
-//!   [`engine::snippet`]), [`service::diff_check`] (a diff), the clones and
-//!   statistics of [`engine::stats`].
+//! - [`engine`]: pure stages, code in, tokens, fingerprints, index, runs
+//!   and clones out. [`engine::grammar`] + [`engine::parse`] (within a
+//!   budget) + [`engine::tokens`] (normalize; [`engine::embed`] finds the
+//!   code of markup files, [`engine::snippet`] parses code cut out of its
+//!   file) → [`engine::fingerprint`] (winnowing) → [`engine::index`] →
+//!   [`engine::runs`] → [`engine::matching`] and [`engine::near_miss`] →
+//!   [`engine::stats`]. It knows no directory, request or output format.
 //! - [`project`]: the working directory. [`project::config`] →
-//!   [`project::walk`] → [`project::scan`], which builds an immutable
-//!   snapshot and swaps it in whole, reusing what [`project::cache`] kept
-//!   from the last run and applying what [`project::watch`] sees change;
-//!   [`project::buffers`] keeps editors' last parses.
-//! - [`interfaces`]: thin adapters over the engine calls. The HTTP API
-//!   ([`interfaces::http`]) and the command line's one run for CI
-//!   ([`interfaces::report`]), answering in JSON or [`interfaces::render::sarif`].
+//!   [`project::walk`] → [`project::scan`], whose [`project::snapshot`] the
+//!   [`project::scanner`] swaps in whole, reusing what [`project::cache`]
+//!   kept from the last run and applying what [`project::watch`] sees
+//!   change; [`project::buffers`] keeps editors' last parses.
+//! - [`service`]: the calls every interface makes, over the current
+//!   snapshot: [`service::workspace::Workspace`] (started the same way by
+//!   every command) checks a snippet, a diff or an open buffer, lists the
+//!   clones and the folder tree; answers are plain data.
+//! - [`interfaces`]: thin adapters over the service. The command line
+//!   ([`interfaces::cli`]), the HTTP API ([`interfaces::http`]) with MCP and
+//!   the dashboard, the language server ([`interfaces::lsp`]), `report`
+//!   for CI ([`interfaces::report`]), and every output format
+//!   ([`interfaces::render`]).
 //!
-//! Everything below the interfaces is synchronous and pure enough to be
-//! called from tests and benchmarks directly:
+//! The engine is synchronous and pure enough to be called from tests and
+//! benchmarks directly:
 //!
 //! ```
 //! use dupcheck::engine::{grammar::Registry, tokens::{tokenize, Mode, Normalization}};
@@ -39,9 +45,8 @@
 //! is built once in [`project::config::Config`].
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
-/// Code in, duplications out: grammars, parsing, tokens, fingerprints,
-/// the index, matching, and the engine calls (check a snippet, check a
-/// diff, clones, stats).
+/// Pure stages, code in, duplications out: grammars, parsing, tokens,
+/// fingerprints, the index, runs, matching, statistics.
 pub mod engine;
 /// Adapters over the service: the HTTP API, MCP, LSP, `report`, SARIF.
 pub mod interfaces;

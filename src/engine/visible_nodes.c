@@ -1,5 +1,5 @@
 // The visible nodes of a syntax tree under a node, in document order, for
-// `engine::tree_walk`: one pass over tree-sitter's subtrees with a stack of
+// `engine::visible_nodes`: one pass over tree-sitter's subtrees with a stack of
 // where each level is. Tree-sitter's public cursor finds a node's next
 // sibling again from its parent on every step (the alias sequence, the
 // child index, the position), which made the walk for leaves a tenth of a

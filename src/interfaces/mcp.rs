@@ -10,8 +10,9 @@
 //! within a size and time bound; the transport's own refusals (406, 415, a
 //! bad protocol version) as dupcheck's JSON error body.
 //!
-//! The tools are thin adapters over the engine calls, made by the same
-//! functions as the REST handlers (admission, blocking pool, NotReady):
+//! The tools are thin adapters over the service: the same
+//! [`Workspace`](crate::service::workspace::Workspace) calls as the REST
+//! handlers (admission, blocking pool, NotReady):
 //! `check_code` is `POST /api/check`, `check_diff` is
 //! `POST /api/check-diff`, `list_clones` is `GET /api/clones`,
 //! `project_stats` is `GET /api/stats`. Each answers

@@ -15,7 +15,7 @@ pub mod dashboard;
 pub mod http;
 /// `dupcheck lsp`: a language server on stdio for editors.
 pub mod lsp;
-/// The MCP endpoint (`POST /mcp`): tools over the same engine calls.
+/// The MCP endpoint (`POST /mcp`): tools over the same service calls.
 pub mod mcp;
 /// Every output format, from the service's plain answers.
 pub mod render;

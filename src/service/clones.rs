@@ -1,4 +1,4 @@
-//! The clone list: the engine call behind `GET /api/clones` and MCP's
+//! The clone list: the service call behind `GET /api/clones` and MCP's
 //! `list_clones`.
 //!
 //! In: a snapshot, its config and a [`ClonesQuery`] (filters, page size,

@@ -1,5 +1,5 @@
 //! The folder tree: one folder's children with their size and duplication,
-//! the engine call behind `GET /api/tree` (the dashboard's treemap).
+//! the service call behind `GET /api/tree` (the dashboard's treemap).
 //!
 //! In: a snapshot, its config and registry, a folder (relative to DIR,
 //! `/`-separated, empty for the top) and a page (`limit`, `offset`). Out: a

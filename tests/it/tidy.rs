@@ -93,16 +93,12 @@ fn layers_only_call_the_layers_below() {
         assert!(!files.is_empty(), "no files under src/{layer}");
         for file in files {
             let text = std::fs::read_to_string(&file).expect("read");
-            for (n, line) in text.lines().enumerate() {
-                for name in above {
-                    if line.contains(&format!("crate::{name}")) {
-                        let rel = file
-                            .strip_prefix(&src)
-                            .unwrap_or(&file)
-                            .display()
-                            .to_string();
-                        wrong.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
-                    }
+            let rel = file.strip_prefix(&src).unwrap_or(&file).display();
+            // The whole text: a use tree may span lines.
+            for path in paths_at_all(&text) {
+                let up = |name: &&str| path == *name || path.starts_with(&format!("{name}::"));
+                if above.iter().any(up) {
+                    wrong.push(format!("src/{rel}: crate::{path}"));
                 }
             }
         }
@@ -112,6 +108,13 @@ fn layers_only_call_the_layers_below() {
         "arrows pointing up:\n{}",
         wrong.join("\n")
     );
+}
+
+/// The paths a text names after `crate::`, use trees expanded.
+fn paths_at_all(text: &str) -> Vec<String> {
+    text.match_indices("crate::")
+        .flat_map(|(at, _)| paths_at(&text[at + "crate::".len()..]))
+        .collect()
 }
 
 /// The modules `file` names by `crate::…` and `super::…` paths in its
@@ -144,7 +147,7 @@ fn named_modules(src: &Path, file: &Path) -> Vec<std::path::PathBuf> {
     }
     let mut paths = Vec::new();
     for (at, _) in text.match_indices("crate::") {
-        paths.push(path_at(&text[at + "crate::".len()..]));
+        paths.extend(paths_at(&text[at + "crate::".len()..]));
     }
     for (at, _) in text.match_indices("super::") {
         // Each `super::` of a chain is counted once, from its first.
@@ -157,7 +160,8 @@ fn named_modules(src: &Path, file: &Path) -> Vec<std::path::PathBuf> {
             base.pop();
             rest = after;
         }
-        paths.push(base.join("::") + "::" + &path_at(rest));
+        let base = base.join("::");
+        paths.extend(paths_at(rest).into_iter().map(|p| format!("{base}::{p}")));
     }
     let mut named = Vec::new();
     for path in paths {
@@ -180,11 +184,66 @@ fn named_modules(src: &Path, file: &Path) -> Vec<std::path::PathBuf> {
     named
 }
 
-/// The path that starts `text`: `a::b::C` of `a::b::C;`.
-fn path_at(text: &str) -> String {
-    text.chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
-        .collect()
+/// The paths that start `text`, a use tree expanded: `a::{b, c::D}` is
+/// `a::b` and `a::c::D`.
+fn paths_at(text: &str) -> Vec<String> {
+    fn tree(text: &[u8], at: &mut usize, prefix: &str, out: &mut Vec<String>) {
+        let mut path = prefix.to_owned();
+        loop {
+            while *at < text.len() && text[*at].is_ascii_whitespace() {
+                *at += 1;
+            }
+            let start = *at;
+            while *at < text.len() && (text[*at].is_ascii_alphanumeric() || text[*at] == b'_') {
+                *at += 1;
+            }
+            let segment = String::from_utf8_lossy(&text[start..*at]).into_owned();
+            if !segment.is_empty() {
+                path = if path.is_empty() {
+                    segment
+                } else {
+                    format!("{path}::{segment}")
+                };
+            }
+            if text[*at..].starts_with(b"::{") {
+                *at += 3;
+                loop {
+                    tree(text, at, &path, out);
+                    while *at < text.len() && text[*at].is_ascii_whitespace() {
+                        *at += 1;
+                    }
+                    match text.get(*at) {
+                        Some(b',') => *at += 1,
+                        Some(b'}') => {
+                            *at += 1;
+                            return;
+                        }
+                        _ => return,
+                    }
+                    while *at < text.len() && text[*at].is_ascii_whitespace() {
+                        *at += 1;
+                    }
+                    if text.get(*at) == Some(&b'}') {
+                        *at += 1;
+                        return;
+                    }
+                }
+            } else if text[*at..].starts_with(b"::") {
+                *at += 2;
+            } else {
+                out.push(path);
+                return;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    // `crate::{a, b}` is a group with no path before it.
+    let text = match text.strip_prefix('{') {
+        Some(group) => format!("::{{{group}"),
+        None => text.to_owned(),
+    };
+    tree(text.as_bytes(), &mut 0, "", &mut out);
+    out
 }
 
 /// No circles between files: no file names (by a `crate::` path) a file

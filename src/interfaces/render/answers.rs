@@ -1,9 +1,9 @@
-//! The JSON answers of the engine calls, shared by every adapter that
+//! The JSON answers of the service's calls, shared by every adapter that
 //! answers in JSON: the REST handlers write them as response bodies, the
 //! MCP tools return them as structured content, so both give the same
 //! object for the same input.
 //!
-//! In: an engine call's answer (and the snapshot it was made on). Out: a
+//! In: a service call's answer (and the snapshot it was made on). Out: a
 //! [`Serialize`] value: [`check`] (docs/api.md, "The check's answer"), [`diff`] (`/api/check-diff`),
 //! [`stats`] (docs/api.md, "Statistics").
 
