@@ -12,14 +12,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Serialize, Serializer};
-
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
 use crate::engine::matching::{content_hash, ClonePair, SnippetMatch, Span};
 use crate::engine::tokens::{Mode, Token};
 
-/// A percentage rounded to 2 decimals, written as an integer when whole
+/// A percentage rounded to 2 decimals; displayed as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Percent(pub f64);
@@ -34,37 +32,19 @@ impl Percent {
     }
 }
 
-/// Its schema: a number from 0 to 100.
-impl utoipa::PartialSchema for Percent {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::Type::Number)
-            .minimum(Some(0))
-            .maximum(Some(100))
-            .description(Some(
-                "A percentage rounded to 2 decimals, written without a fraction when whole",
-            ))
-            .examples([serde_json::json!(33.33)])
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for Percent {}
-
-impl Serialize for Percent {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+/// As JavaScript prints a number: `60`, `33.33`.
+impl std::fmt::Display for Percent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.0.fract() == 0.0 && self.0.abs() < 1e15 {
-            s.serialize_i64(self.0 as i64)
+            write!(f, "{}", self.0 as i64)
         } else {
-            s.serialize_f64(self.0)
+            write!(f, "{}", self.0)
         }
     }
 }
 
 /// One row of `/api/stats`: a file, a format, or the total.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = StatsRow)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Row {
     /// Lines, as an editor counts them.
     pub lines: u64,
@@ -106,7 +86,7 @@ impl Row {
 }
 
 /// The rows of one format.
-#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default)]
 pub struct FormatRows {
     /// Per file, by reported path.
     pub sources: BTreeMap<String, Row>,
@@ -115,12 +95,9 @@ pub struct FormatRows {
 }
 
 /// Whole-project statistics of one scan.
-#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ProjectStatistics)]
+#[derive(Debug, Clone, Default)]
 pub struct ProjectStats {
     /// When the scan finished, ISO 8601.
-    #[schema(examples("2026-11-22T10:30:00.000Z"))]
     pub detection_date: String,
     /// Per format, by canonical name; only formats with files.
     pub formats: BTreeMap<String, FormatRows>,
@@ -323,9 +300,7 @@ pub fn clone_list(
 }
 
 /// The `statistics` object of a `/api/check` answer.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = SnippetStatistics)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SnippetStats {
     /// Number of duplications.
     pub total_duplications: u64,
@@ -367,10 +342,10 @@ mod tests {
 
     #[test]
     fn percentages_round_to_two_decimals_and_print_like_javascript() {
-        assert_eq!(serde_json::to_string(&Percent::of(12, 20)).unwrap(), "60");
-        assert_eq!(serde_json::to_string(&Percent::of(1, 3)).unwrap(), "33.33");
-        assert_eq!(serde_json::to_string(&Percent::of(2, 3)).unwrap(), "66.67");
-        assert_eq!(serde_json::to_string(&Percent::of(0, 0)).unwrap(), "0");
+        assert_eq!(Percent::of(12, 20).to_string(), "60");
+        assert_eq!(Percent::of(1, 3).to_string(), "33.33");
+        assert_eq!(Percent::of(2, 3).to_string(), "66.67");
+        assert_eq!(Percent::of(0, 0).to_string(), "0");
     }
 
     #[test]

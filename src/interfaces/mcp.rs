@@ -45,6 +45,7 @@ use super::http::error::ApiError;
 use super::http::guard::{origin_hosts, served_hosts};
 use super::http::{body, request, HttpResponse, State};
 use super::render::answers;
+use super::render::clones::ClonesPageJson;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;
@@ -341,7 +342,9 @@ impl Tools {
         let answer = self
             .state
             .workspace
-            .clones(query, |page| Ok((value(page)?, clones_summary(page))))
+            .clones(query, |page| {
+                Ok((value(&ClonesPageJson::from(page))?, clones_summary(page)))
+            })
             .await;
         result(answer)
     }

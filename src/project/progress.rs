@@ -118,7 +118,7 @@ pub fn clones_line(stats: &ProjectStats, seconds: Duration) -> String {
         "dupcheck: {} clone{}, {}% duplicated lines, detected in {:.2} s",
         total.clones,
         if total.clones == 1 { "" } else { "s" },
-        serde_json::to_string(&total.percentage).unwrap_or_default(),
+        total.percentage,
         seconds.as_secs_f64(),
     )
 }

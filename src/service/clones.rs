@@ -13,8 +13,6 @@
 //! is a hash of its two places and size: the same clone keeps its id while
 //! those do not change.
 
-use serde::Serialize;
-
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
 use crate::engine::matching::{ClonePair, Span};
@@ -112,22 +110,18 @@ impl Cursor {
 }
 
 /// One page of the clone list.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClonesPage {
     /// The clones on this page, largest first.
     pub clones: Vec<ListedClone>,
     /// Clones matching the filters, on every page.
     pub total: usize,
     /// The cursor of the next page; `null` on the last.
-    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
 /// A clone of the list: two places with the same tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ListedClone {
     /// Stable while the index does not change: 16 hex digits.
     pub id: String,
@@ -143,19 +137,15 @@ pub struct ListedClone {
     pub second: Place,
     /// Near-miss clones only: matched tokens over the tokens spanned, on
     /// the place that spans more.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = f64, examples(0.93))]
     pub similarity: Option<f64>,
     /// Near-miss clones only: what is unmatched between the parts, in
     /// order (at most 3 gaps).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Vec<CloneGap>)]
     pub gaps: Option<Vec<CloneGap>>,
 }
 
 /// One gap of a near-miss clone: the lines left unmatched in each place,
 /// `null` in a place where nothing is (a statement inserted in the other).
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CloneGap {
     /// In the first place.
     pub first: Option<GapLines>,
@@ -164,8 +154,7 @@ pub struct CloneGap {
 }
 
 /// A range of whole lines, both ends included.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GapLines {
     pub start_line: u32,
     pub end_line: u32,
@@ -177,9 +166,7 @@ fn rounded(ratio: f64) -> f64 {
 }
 
 /// One place of a clone: a file and a range of it.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ClonePlace)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Place {
     /// The path as reported (relative to DIR, or absolute with `--absolute`).
     pub file: String,
@@ -192,8 +179,6 @@ pub struct Place {
     /// Column just after the last token's last character.
     pub end_column: u32,
     /// The text of the place, when asked for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = String)]
     pub fragment: Option<String>,
 }
 
@@ -362,8 +347,7 @@ pub const MAX_DETAIL_TOKENS: usize = 10_000;
 
 /// One clone with what a side-by-side view shows: both places' whole lines
 /// and where each token is, to highlight what matched.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CloneDetail {
     /// The clone's id, as the list gives it.
     pub id: String,
@@ -386,19 +370,14 @@ pub struct CloneDetail {
     /// alike letter for letter.
     pub differing: Vec<u32>,
     /// Near-miss clones only: as in the list.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = f64, examples(0.93))]
     pub similarity: Option<f64>,
     /// Near-miss clones only: as in the list. Their tokens are not among
     /// the places' `tokens`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Vec<CloneGap>)]
     pub gaps: Option<Vec<CloneGap>>,
 }
 
 /// One place of a [`CloneDetail`]: its range, its whole lines, its tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlaceText {
     /// The path as reported (relative to DIR, or absolute with `--absolute`).
     pub file: String,
@@ -416,7 +395,6 @@ pub struct PlaceText {
     /// Each token of the place as `[startLine, startColumn, endLine,
     /// endColumn]` (1-based lines, columns in characters, the end just
     /// after the last character), in order.
-    #[schema(value_type = Vec<Vec<u32>>)]
     pub tokens: Vec<[u32; 4]>,
 }
 

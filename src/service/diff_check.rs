@@ -240,9 +240,7 @@ pub struct Place {
 }
 
 /// The `statistics` of a diff check.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = DiffStatistics)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DiffStats {
     /// Duplications in all (listed or not).
     pub total_duplications: u64,

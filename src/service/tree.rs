@@ -13,8 +13,6 @@
 //! reads each file and each clone once: a folder of a 10,000-file project
 //! answers in milliseconds, and the page bounds the answer's size.
 
-use serde::Serialize;
-
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
 use crate::engine::stats::{Percent, Row};
@@ -48,9 +46,7 @@ impl Default for TreeQuery {
 }
 
 /// A folder and one page of its children.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Folder)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Folder {
     /// The folder's own figures (its `path` is the one asked for).
     pub folder: Node,
@@ -59,13 +55,11 @@ pub struct Folder {
     /// Children of the folder, on every page.
     pub total_children: usize,
     /// The `offset` of the next page; `null` on the last.
-    #[schema(required = true)]
     pub next_offset: Option<usize>,
 }
 
 /// What a node of the tree is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A folder: its figures sum its files'.
     Folder,
@@ -74,9 +68,7 @@ pub enum Kind {
 }
 
 /// A folder or file with its figures.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = TreeNode)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     /// Its last path segment (empty for the top folder).
     pub name: String,
@@ -95,7 +87,6 @@ pub struct Node {
     /// Clones with a place in it.
     pub clones: u64,
     /// For a file, its format; `null` for a folder.
-    #[schema(required = true)]
     pub format: Option<String>,
 }
 

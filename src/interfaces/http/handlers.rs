@@ -19,7 +19,9 @@ use super::request::{clone_id, clones_query, decode_diff, tree_query, validate};
 use super::{json, HttpResponse, State};
 use crate::engine::grammar::Registry;
 use crate::interfaces::render::answers;
+use crate::interfaces::render::clones::{CloneDetailJson, ClonesPageJson};
 use crate::interfaces::render::sarif::{Extras, Notice, Snippet};
+use crate::interfaces::render::tree::FolderJson;
 use crate::project::time::iso8601;
 use crate::service::diff_check::DiffOptions;
 use crate::VERSION;
@@ -128,7 +130,9 @@ pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpRe
     let query = clones_query(&fields, scanner.registry(), &scanner.config().dir)?;
     state
         .workspace
-        .clones(query, |page| Ok(json(StatusCode::OK, page)))
+        .clones(query, |page| {
+            Ok(json(StatusCode::OK, &ClonesPageJson::from(page)))
+        })
         .await
 }
 
@@ -138,7 +142,9 @@ pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResp
     let query = tree_query(&fields, &state.workspace.scanner.config().dir)?;
     state
         .workspace
-        .tree(query, |folder| Ok(json(StatusCode::OK, folder)))
+        .tree(query, |folder| {
+            Ok(json(StatusCode::OK, &FolderJson::from(folder)))
+        })
         .await
 }
 
@@ -152,7 +158,9 @@ pub async fn clone_detail(
     let id = clone_id(&fields)?;
     state
         .workspace
-        .clone_detail(id, |detail| Ok(json(StatusCode::OK, detail)))
+        .clone_detail(id, |detail| {
+            Ok(json(StatusCode::OK, &CloneDetailJson::from(detail)))
+        })
         .await
 }
 

@@ -12,13 +12,14 @@ use std::time::SystemTime;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::stats::{DiffStatsJson, ProjectStatsJson, SnippetStatsJson};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::matching::{NearMiss, SnippetMatch, Span};
-use crate::engine::stats::{ProjectStats, SnippetStats};
+use crate::engine::stats::ProjectStats;
 use crate::project::snapshot::Snapshot;
 use crate::project::time::iso8601;
 use crate::service::check::CheckAnswer;
-use crate::service::diff_check::{DiffAnswer, DiffDuplication, DiffStats};
+use crate::service::diff_check::{DiffAnswer, DiffDuplication};
 
 /// The answer of a snippet check: its duplications, statistics, and
 /// `truncated` when the caps left some out.
@@ -30,7 +31,7 @@ pub struct CheckBody<'a> {
     /// longer first, then by file and line.
     duplications: Vec<Duplication<'a>>,
     /// Totals over the snippet.
-    statistics: &'a SnippetStats,
+    statistics: SnippetStatsJson,
     /// Present and true when some duplications were left out (at most
     /// 1,000 and 16 MB of fragments per answer).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -53,7 +54,7 @@ pub fn check<'a>(
         .collect();
     CheckBody {
         duplications,
-        statistics: &answer.statistics,
+        statistics: (&answer.statistics).into(),
         truncated: answer.truncated(),
     }
 }
@@ -72,7 +73,7 @@ pub struct DiffBody<'a> {
     /// the indexed text), by path.
     warnings: Vec<DiffWarning<'a>>,
     /// Statistics of all the duplications, listed or not.
-    statistics: &'a DiffStats,
+    statistics: DiffStatsJson,
     /// Present and true when some duplications were left out (at most
     /// 1,000 and 16 MB of fragments per answer).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -141,7 +142,7 @@ pub fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
                 message: &w.message,
             })
             .collect(),
-        statistics: &answer.statistics,
+        statistics: (&answer.statistics).into(),
         truncated: answer.truncated,
     }
 }
@@ -149,18 +150,18 @@ pub fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
 /// The project's statistics and when they were answered.
 #[derive(Serialize, ToSchema)]
 #[schema(as = StatsAnswer)]
-pub struct StatsBody<'a> {
+pub struct StatsBody {
     /// The rows of the last scan.
-    statistics: &'a ProjectStats,
+    statistics: ProjectStatsJson,
     /// When this answer was made, ISO 8601 UTC with milliseconds.
     #[schema(examples("2026-11-22T10:30:00.000Z"))]
     timestamp: String,
 }
 
 /// The answer of the statistics, stamped `now`.
-pub fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody<'_> {
+pub fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody {
     StatsBody {
-        statistics,
+        statistics: statistics.into(),
         timestamp: iso8601(now),
     }
 }

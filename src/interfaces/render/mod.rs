@@ -5,9 +5,15 @@
 //! ([`report`]). Nothing here computes a duplication; each renderer reads
 //! an answer and writes it.
 
-/// The JSON answers of the checks, statistics, clones and tree.
+/// The JSON answers of the checks and of the project's statistics.
 pub mod answers;
+/// The JSON of the clone list and of one clone.
+pub mod clones;
 /// `dupcheck report`'s console table, Markdown and JSON report.
 pub mod report;
 /// Findings as SARIF 2.1.0 and reviewdog's rdjsonl.
 pub mod sarif;
+/// The JSON of statistics rows and percentages.
+pub mod stats;
+/// The JSON of the folder tree.
+pub mod tree;

@@ -9,6 +9,8 @@
 
 use serde_json::{json, Value};
 
+use super::stats::{DiffStatsJson, ProjectStatsJson};
+
 use crate::engine::stats::{ClonePlace, ListedClone, Percent, ProjectStats};
 use crate::interfaces::render::sarif::{sarif_with, Extras};
 use crate::project::config::Config;
@@ -42,8 +44,8 @@ impl Statistics {
 
     fn json(&self) -> Value {
         match self {
-            Statistics::Project(s) => serde_json::to_value(s),
-            Statistics::Diff(s) => serde_json::to_value(s),
+            Statistics::Project(s) => serde_json::to_value(ProjectStatsJson::from(s)),
+            Statistics::Diff(s) => serde_json::to_value(DiffStatsJson::from(s)),
         }
         .unwrap_or(Value::Null)
     }
@@ -51,7 +53,7 @@ impl Statistics {
 
 /// A percentage as `/api/stats` writes it (`80`, `79.22`).
 pub(crate) fn percent(p: Percent) -> String {
-    serde_json::to_string(&p).unwrap_or_default()
+    p.to_string()
 }
 
 /// `path:first-last`.

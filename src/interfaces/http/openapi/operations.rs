@@ -9,8 +9,8 @@ use super::schemas::{OpenApiDocument, SarifLog};
 use crate::interfaces::http::handlers::{HealthBody, RecheckBody, RootBody};
 use crate::interfaces::http::output::Output;
 use crate::interfaces::render::answers::{CheckBody, DiffBody as DiffCheckBody, StatsBody};
-use crate::service::clones::{CloneDetail, ClonesPage};
-use crate::service::tree::Folder;
+use crate::interfaces::render::clones::{CloneDetailJson, ClonesPageJson};
+use crate::interfaces::render::tree::FolderJson;
 
 /// The body of `POST /api/check`, as JSON or as a form
 /// (`application/x-www-form-urlencoded`, where `recheck` is `true` or
@@ -135,7 +135,7 @@ pub fn dashboard_style() {}
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 2000, description = "Children on the page: 1 to 2,000, 200 if absent", example = 50),
         ("offset" = Option<u32>, Query, description = "Children to skip: the answer's `nextOffset`; 0 if absent"),
     ),
-    responses((status = 200, description = "The folder and a page of its children", body = Folder, example = json!({
+    responses((status = 200, description = "The folder and a page of its children", body = FolderJson, example = json!({
         "folder": {"name": "src", "path": "src", "kind": "folder", "files": 3, "lines": 120, "duplicatedLines": 30, "percentage": 25, "clones": 2, "format": null},
         "children": [
             {"name": "util", "path": "src/util", "kind": "folder", "files": 2, "lines": 80, "duplicatedLines": 30, "percentage": 37.5, "clones": 2, "format": null},
@@ -159,7 +159,7 @@ pub fn tree() {}
     operation_id = "clone",
     tag = "project",
     params(("id" = String, Query, description = "The clone's `id`, from `GET /api/clones`", example = "9f2c4e1a7b3d5086")),
-    responses((status = 200, description = "The clone", body = CloneDetail, example = json!({
+    responses((status = 200, description = "The clone", body = CloneDetailJson, example = json!({
         "id": "9f2c4e1a7b3d5086",
         "format": "javascript",
         "tokens": 8,
@@ -246,7 +246,7 @@ pub fn stats() {}
         ("minTokens" = Option<u32>, Query, description = "Only clones of at least this many tokens", example = 100),
         ("fragments" = Option<bool>, Query, description = "`true` (or `1`) to include each place's text as `fragment`"),
     ),
-    responses((status = 200, description = "A page of clones", body = ClonesPage, example = json!({
+    responses((status = 200, description = "A page of clones", body = ClonesPageJson, example = json!({
         "clones": [{
             "id": "9f2c4e1a7b3d5086",
             "format": "javascript",

@@ -1,0 +1,244 @@
+//! The JSON of the clone list (`GET /api/clones`, MCP's `list_clones`)
+//! and of one clone (`GET /api/clone`): the service's plain answers
+//! ([`ClonesPage`], [`CloneDetail`]) as they are sent, with their OpenAPI
+//! schemas.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::service::clones::{
+    CloneDetail, CloneGap, ClonesPage, GapLines, ListedClone, Place, PlaceText,
+};
+
+/// One page of the clone list.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ClonesPage)]
+pub struct ClonesPageJson {
+    /// The clones on this page, largest first.
+    pub clones: Vec<ListedCloneJson>,
+    /// Clones matching the filters, on every page.
+    pub total: usize,
+    /// The cursor of the next page; `null` on the last.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
+}
+
+impl From<&ClonesPage> for ClonesPageJson {
+    fn from(v: &ClonesPage) -> ClonesPageJson {
+        ClonesPageJson {
+            clones: v.clones.iter().map(Into::into).collect(),
+            total: v.total,
+            next_cursor: v.next_cursor.clone(),
+        }
+    }
+}
+
+/// A clone of the list: two places with the same tokens.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Clone)]
+pub struct ListedCloneJson {
+    /// Stable while the index does not change: 16 hex digits.
+    pub id: String,
+    /// The format of the first place.
+    pub format: String,
+    /// Tokens in each place.
+    pub tokens: u32,
+    /// Lines of the larger place.
+    pub lines: u32,
+    /// The place that comes first (by path, then position).
+    pub first: PlaceJson,
+    /// The other place.
+    pub second: PlaceJson,
+    /// Near-miss clones only: matched tokens over the tokens spanned, on
+    /// the place that spans more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = f64, examples(0.93))]
+    pub similarity: Option<f64>,
+    /// Near-miss clones only: what is unmatched between the parts, in
+    /// order (at most 3 gaps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<CloneGapJson>)]
+    pub gaps: Option<Vec<CloneGapJson>>,
+}
+
+impl From<&ListedClone> for ListedCloneJson {
+    fn from(v: &ListedClone) -> ListedCloneJson {
+        ListedCloneJson {
+            id: v.id.clone(),
+            format: v.format.clone(),
+            tokens: v.tokens,
+            lines: v.lines,
+            first: (&v.first).into(),
+            second: (&v.second).into(),
+            similarity: v.similarity,
+            gaps: v.gaps.as_ref().map(|x| x.iter().map(Into::into).collect()),
+        }
+    }
+}
+
+/// One gap of a near-miss clone: the lines left unmatched in each place,
+/// `null` in a place where nothing is (a statement inserted in the other).
+#[derive(Serialize, ToSchema)]
+#[schema(as = CloneGap)]
+pub struct CloneGapJson {
+    /// In the first place.
+    pub first: Option<GapLinesJson>,
+    /// In the second place.
+    pub second: Option<GapLinesJson>,
+}
+
+impl From<&CloneGap> for CloneGapJson {
+    fn from(v: &CloneGap) -> CloneGapJson {
+        CloneGapJson {
+            first: v.first.as_ref().map(Into::into),
+            second: v.second.as_ref().map(Into::into),
+        }
+    }
+}
+
+/// A range of whole lines, both ends included.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = GapLines)]
+pub struct GapLinesJson {
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl From<&GapLines> for GapLinesJson {
+    fn from(v: &GapLines) -> GapLinesJson {
+        GapLinesJson {
+            start_line: v.start_line,
+            end_line: v.end_line,
+        }
+    }
+}
+
+/// One place of a clone: a file and a range of it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ClonePlace)]
+pub struct PlaceJson {
+    /// The path as reported (relative to DIR, or absolute with `--absolute`).
+    pub file: String,
+    /// 1-based line of the first token.
+    pub start_line: u32,
+    /// Line of the last token's last character.
+    pub end_line: u32,
+    /// 1-based column (characters) of the first token.
+    pub start_column: u32,
+    /// Column just after the last token's last character.
+    pub end_column: u32,
+    /// The text of the place, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
+    pub fragment: Option<String>,
+}
+
+impl From<&Place> for PlaceJson {
+    fn from(v: &Place) -> PlaceJson {
+        PlaceJson {
+            file: v.file.clone(),
+            start_line: v.start_line,
+            end_line: v.end_line,
+            start_column: v.start_column,
+            end_column: v.end_column,
+            fragment: v.fragment.clone(),
+        }
+    }
+}
+
+/// One clone with what a side-by-side view shows: both places' whole lines
+/// and where each token is, to highlight what matched.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = CloneDetail)]
+pub struct CloneDetailJson {
+    /// The clone's id, as the list gives it.
+    pub id: String,
+    /// The format of the first place.
+    pub format: String,
+    /// Tokens in each place.
+    pub tokens: u32,
+    /// Lines of the larger place.
+    pub lines: u32,
+    /// The place that comes first (by path, then position).
+    pub first: PlaceTextJson,
+    /// The other place.
+    pub second: PlaceTextJson,
+    /// Tokens listed per place: `tokens`, or [`MAX_DETAIL_TOKENS`] when
+    /// the clone is larger.
+    pub tokens_listed: u32,
+    /// The indexes (into each place's `tokens`) of the token pairs whose
+    /// source text differs: equal once normalized (a renamed identifier in
+    /// `mild` or `weak` mode, a comment-free relayout never), the rest are
+    /// alike letter for letter.
+    pub differing: Vec<u32>,
+    /// Near-miss clones only: as in the list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = f64, examples(0.93))]
+    pub similarity: Option<f64>,
+    /// Near-miss clones only: as in the list. Their tokens are not among
+    /// the places' `tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<CloneGapJson>)]
+    pub gaps: Option<Vec<CloneGapJson>>,
+}
+
+impl From<&CloneDetail> for CloneDetailJson {
+    fn from(v: &CloneDetail) -> CloneDetailJson {
+        CloneDetailJson {
+            id: v.id.clone(),
+            format: v.format.clone(),
+            tokens: v.tokens,
+            lines: v.lines,
+            first: (&v.first).into(),
+            second: (&v.second).into(),
+            tokens_listed: v.tokens_listed,
+            differing: v.differing.clone(),
+            similarity: v.similarity,
+            gaps: v.gaps.as_ref().map(|x| x.iter().map(Into::into).collect()),
+        }
+    }
+}
+
+/// One place of a [`CloneDetail`]: its range, its whole lines, its tokens.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PlaceText)]
+pub struct PlaceTextJson {
+    /// The path as reported (relative to DIR, or absolute with `--absolute`).
+    pub file: String,
+    /// 1-based line of the first token.
+    pub start_line: u32,
+    /// Line of the last token's last character.
+    pub end_line: u32,
+    /// 1-based column (characters) of the first token.
+    pub start_column: u32,
+    /// Column just after the last token's last character.
+    pub end_column: u32,
+    /// Lines `startLine` to `endLine` whole, `\n`-separated (no final
+    /// newline, carriage returns removed).
+    pub text: String,
+    /// Each token of the place as `[startLine, startColumn, endLine,
+    /// endColumn]` (1-based lines, columns in characters, the end just
+    /// after the last character), in order.
+    #[schema(value_type = Vec<Vec<u32>>)]
+    pub tokens: Vec<[u32; 4]>,
+}
+
+impl From<&PlaceText> for PlaceTextJson {
+    fn from(v: &PlaceText) -> PlaceTextJson {
+        PlaceTextJson {
+            file: v.file.clone(),
+            start_line: v.start_line,
+            end_line: v.end_line,
+            start_column: v.start_column,
+            end_column: v.end_column,
+            text: v.text.clone(),
+            tokens: v.tokens.clone(),
+        }
+    }
+}
