@@ -19,14 +19,15 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::engine::grammar::FormatId;
-use crate::engine::index::folder_of;
+use crate::engine::grammar::{Format, FormatId};
+use crate::engine::index::{folder_of, Index};
 use crate::engine::matching::{content_hash, snippet_matches, Exclusions, SnippetMatch, Span};
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
 use crate::engine::stats::SnippetStats;
 use crate::engine::tokens::{Mode, Token};
 use crate::project::buffers::Buffers;
+use crate::project::config::Config;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
 use crate::service::findings::{merge_by_location, Finding, Region};
@@ -128,6 +129,33 @@ pub enum Refusal {
     Busy,
 }
 
+/// The matches of `request` (tokenized as `tokens`, of `format`) in
+/// `index` but for `exclude`, in its mode, with the configuration's
+/// thresholds and, when it asks for near-miss copies, similarity; by the
+/// budget's deadline.
+pub(crate) fn request_matches(
+    index: &Index,
+    format: &Format,
+    request: &CheckRequest,
+    tokens: &[Token],
+    config: &Config,
+    exclude: Exclusions<'_>,
+    budget: &Budget,
+) -> Result<Vec<SnippetMatch>, Refusal> {
+    snippet_matches(
+        index,
+        format.family_id,
+        &request.code,
+        tokens,
+        request.mode,
+        config.thresholds,
+        exclude,
+        request.near_miss.then_some(config.similarity),
+        budget.deadline,
+    )
+    .map_err(|_| Refusal::MatchTimeout)
+}
+
 /// Checks `request` against `snapshot` (blocking: run it off the reactor).
 pub fn check_snippet(
     scanner: &Scanner,
@@ -150,18 +178,15 @@ pub fn check_snippet(
         local_folder: path.filter(|_| config.skip_local).map(folder_of),
         ..Exclusions::default()
     };
-    let matches = snippet_matches(
+    let matches = request_matches(
         &snapshot.index,
-        format.family_id,
-        &request.code,
+        format,
+        request,
         &tokens,
-        request.mode,
-        config.thresholds,
+        config,
         exclude,
-        request.near_miss.then_some(config.similarity),
-        budget.deadline,
-    )
-    .map_err(|_| Refusal::MatchTimeout)?;
+        &budget,
+    )?;
     tracing::debug!(
         "check of {} bytes: tokenize {tokenized:?}, match {:?}",
         request.code.len(),

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use crate::engine::grammar::Registry;
 use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
-use crate::engine::matching::{snippet_matches, Exclusions, Span};
+use crate::engine::matching::{Exclusions, Span};
 use crate::engine::parse::Budget;
 use crate::engine::tokens::tokenize_within;
 use crate::project::buffers::Buffers;
@@ -38,7 +38,7 @@ use crate::project::generated::generated_text;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
 use crate::service::check::{
-    budget_for, tokenize_request, CheckRequest, Refusal, MAX_DUPLICATIONS,
+    budget_for, request_matches, tokenize_request, CheckRequest, Refusal, MAX_DUPLICATIONS,
 };
 
 /// The buffers an editor holds open whose texts differ from their indexed
@@ -218,18 +218,7 @@ pub fn check_buffer(
             files,
             itself: None,
         };
-        snippet_matches(
-            index,
-            format.family_id,
-            &request.code,
-            &tokens,
-            request.mode,
-            config.thresholds,
-            exclude,
-            request.near_miss.then_some(config.similarity),
-            budget.deadline,
-        )
-        .map_err(|_| Refusal::MatchTimeout)
+        request_matches(index, format, request, &tokens, config, exclude, &budget)
     };
     let on_disk = matching(&snapshot.index, &open.shadowed)?;
     let in_open = if open.is_empty() {

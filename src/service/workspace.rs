@@ -169,10 +169,8 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&DiffAnswer) -> Result<T, E> + Send + 'static,
     {
-        let snapshot = self.snapshot()?;
-        let this = Arc::clone(self);
         let runtime = tokio::runtime::Handle::current();
-        blocking("diff check", move || {
+        self.on_snapshot("diff check", move |this, snapshot| {
             // The check's size is known once the diff is read: it waits for
             // its turn here, on the blocking pool, as checks wait on the
             // reactor.
@@ -180,7 +178,7 @@ impl Workspace {
             let answer = crate::service::diff_check::check_diff(
                 this.config(),
                 this.registry(),
-                &snapshot,
+                snapshot,
                 &diff,
                 options,
                 admit,
@@ -199,9 +197,7 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&ProjectStats) -> Result<T, E> + Send + 'static,
     {
-        let snapshot = self.snapshot()?;
-        let this = Arc::clone(self);
-        blocking("stats", move || {
+        self.on_snapshot("stats", move |this, snapshot| {
             render(&snapshot.stats(this.config(), this.registry()))
         })
         .await
@@ -214,15 +210,10 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&ClonesPage) -> Result<T, E> + Send + 'static,
     {
-        let snapshot = self.snapshot()?;
-        let this = Arc::clone(self);
-        blocking("clone list", move || {
-            render(&crate::service::clones::list(
-                &snapshot,
-                this.config(),
-                this.registry(),
-                &query,
-            ))
+        self.on_snapshot("clone list", move |this, snapshot| {
+            let page =
+                crate::service::clones::list(snapshot, this.config(), this.registry(), &query);
+            render(&page)
         })
         .await
     }
@@ -236,12 +227,10 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&CloneDetail) -> Result<T, E> + Send + 'static,
     {
-        let snapshot = self.snapshot()?;
-        let this = Arc::clone(self);
-        blocking(
+        self.on_snapshot(
             "clone detail",
-            move || match crate::service::clones::detail(
-                &snapshot,
+            move |this, snapshot| match crate::service::clones::detail(
+                snapshot,
                 this.config(),
                 this.registry(),
                 &id,
@@ -261,15 +250,34 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&Folder) -> Result<T, E> + Send + 'static,
     {
-        let snapshot = self.snapshot()?;
-        let this = Arc::clone(self);
-        blocking("tree", move || {
-            match crate::service::tree::folder(&snapshot, this.config(), this.registry(), &query) {
+        self.on_snapshot(
+            "tree",
+            move |this, snapshot| match crate::service::tree::folder(
+                snapshot,
+                this.config(),
+                this.registry(),
+                &query,
+            ) {
                 Some(folder) => render(&folder),
                 None => Err(ServiceError::NoSuchFolder(query.path).into()),
-            }
-        })
+            },
+        )
         .await
+    }
+
+    /// Runs `work` with the current snapshot on the blocking pool.
+    async fn on_snapshot<T, E>(
+        self: &Arc<Self>,
+        what: &str,
+        work: impl FnOnce(&Workspace, &Snapshot) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+    {
+        let snapshot = self.snapshot()?;
+        let this = Arc::clone(self);
+        blocking(what, move || work(&this, &snapshot)).await
     }
 
     /// A full rescan now (or the one running), and its snapshot.
