@@ -81,7 +81,7 @@ impl std::io::Write for LossyStderr {
 }
 
 /// The text of a panic payload, for the log.
-pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     panic
         .downcast_ref::<&str>()
         .copied()
@@ -90,4 +90,4 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 }
 
 /// The version reported by `/`, `/api/health` and `--version`.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");

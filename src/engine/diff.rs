@@ -30,7 +30,7 @@ use diffy::patch_set::{FileOperation, FilePatch, ParseOptions, PatchKind, PatchS
 
 /// One file's change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
+pub(crate) struct FileChange {
     /// The path before the change; `None` for an added file.
     pub old_path: Option<String>,
     /// The path after the change; `None` for a deleted file.
@@ -48,7 +48,7 @@ pub struct FileChange {
 
 /// What a [`FileChange`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
+pub(crate) enum ChangeKind {
     /// A new file (`new file mode`, or `--- /dev/null`).
     Added,
     /// A deleted file (`deleted file mode`, or `+++ /dev/null`).
@@ -68,7 +68,7 @@ pub enum ChangeKind {
 
 /// A file mode from git's headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileMode {
+pub(crate) enum FileMode {
     /// `100644`.
     Regular,
     /// `100755`.
@@ -81,7 +81,7 @@ pub enum FileMode {
 
 /// One hunk: a run of lines around some changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     /// First old-side line (for an insertion, `old_lines == 0`, the line
     /// after which it goes; 0 at the start of the file).
     pub old_start: u32,
@@ -97,7 +97,7 @@ pub struct Hunk {
 
 /// One line of a hunk, with its text and `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     /// On both sides (` `).
     Context(String),
     /// On the new side only (`+`).
@@ -108,7 +108,7 @@ pub enum Line {
 
 /// A file's new text, rebuilt by [`FileChange::apply`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// The whole new text ("" for a deleted file).
     pub text: String,
     /// Added lines, new-side numbers, ascending.
@@ -119,7 +119,7 @@ pub struct Applied {
 
 /// The new side of one hunk, for when the base is not known to match.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewSideHunk {
+pub(crate) struct NewSideHunk {
     /// The new-side number of the text's first line.
     pub start_line: u32,
     /// The hunk's context and added lines, in order.
@@ -174,7 +174,7 @@ fn in_file(path: &Option<String>) -> String {
 /// plain unified diff, each file of which needs a hunk. An empty diff (what
 /// `git diff` prints when nothing changed) has no changes. The combined
 /// diffs of merges (`diff --cc`) are not read.
-pub fn parse(diff: &str) -> Result<Vec<FileChange>, DiffError> {
+pub(crate) fn parse(diff: &str) -> Result<Vec<FileChange>, DiffError> {
     if diff.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -513,7 +513,7 @@ fn plain_change(patch: &FilePatch<'_, str>) -> Result<FileChange, String> {
 
 impl FileChange {
     /// The file's path: the new one, or the old one for a deleted file.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.new_path
             .as_deref()
             .or(self.old_path.as_deref())
@@ -528,7 +528,7 @@ impl FileChange {
     ///
     /// For a copied file, `deleted` counts lines of the copy's source that
     /// the copy does not have; the source itself stays as it is.
-    pub fn apply(&self, base: Option<&str>) -> Result<Applied, DiffError> {
+    pub(crate) fn apply(&self, base: Option<&str>) -> Result<Applied, DiffError> {
         if self.kind == ChangeKind::Binary {
             return Err(DiffError::Binary(self.path().to_owned()));
         }
@@ -602,7 +602,7 @@ impl FileChange {
     /// applying it to the new text gives the base, and its `deleted` lines
     /// are this change's added ones. A server already at the diff's new
     /// commit finds the added lines so.
-    pub fn reversed(&self) -> FileChange {
+    pub(crate) fn reversed(&self) -> FileChange {
         let kind = match self.kind {
             ChangeKind::Added => ChangeKind::Deleted,
             ChangeKind::Deleted => ChangeKind::Added,
@@ -639,7 +639,7 @@ impl FileChange {
     /// The new side of each hunk alone (its context and added lines), for
     /// when the base does not match: the hunks' own new-side numbers, which
     /// are right for the diff's new file. Pure deletions give nothing.
-    pub fn new_side(&self) -> Vec<NewSideHunk> {
+    pub(crate) fn new_side(&self) -> Vec<NewSideHunk> {
         self.hunks
             .iter()
             .filter(|h| h.new_lines > 0)

@@ -16,7 +16,7 @@ use tree_sitter::{Node, Range, Tree};
 use crate::engine::grammar::{Embedded, Format};
 
 /// One script element's code.
-pub struct Script<'f> {
+pub(crate) struct Script<'f> {
     /// The format its code is in.
     pub format: &'f Format,
     /// Where its code is in the file.
@@ -24,7 +24,7 @@ pub struct Script<'f> {
 }
 
 /// The script elements of a parse of `text`, in order.
-pub fn scripts<'f>(embedded: &'f Embedded, tree: &Tree, text: &str) -> Vec<Script<'f>> {
+pub(crate) fn scripts<'f>(embedded: &'f Embedded, tree: &Tree, text: &str) -> Vec<Script<'f>> {
     let mut found = Vec::new();
     let mut cursor = tree.walk();
     loop {

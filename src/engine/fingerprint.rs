@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use crate::engine::hash::mix64;
 
 /// Multiplier of the rolling polynomial: a large odd constant.
-pub const BASE: u64 = 0x100_0000_01b3;
+pub(crate) const BASE: u64 = 0x100_0000_01b3;
 
 /// Longest k-gram used, whatever `min_tokens` is: longer k-grams would only
 /// shrink the window, and so the density gain, while costing matches.
@@ -45,7 +45,7 @@ impl Winnow {
     /// Parameters for a detection threshold of `min_tokens` (at least 1):
     /// `k` is half of it, at most [`MAX_K`], and `w` the largest window that
     /// keeps the guarantee `w + k - 1 == min_tokens`.
-    pub fn for_min_tokens(min_tokens: usize) -> Winnow {
+    pub(crate) fn for_min_tokens(min_tokens: usize) -> Winnow {
         let min_tokens = min_tokens.max(1);
         let k = (min_tokens / 2).clamp(1, MAX_K);
         Winnow {
@@ -55,7 +55,7 @@ impl Winnow {
     }
 
     /// Hashes of every k-gram of `ids`, in order.
-    pub fn kgram_hashes(&self, ids: &[u64]) -> Vec<u64> {
+    pub(crate) fn kgram_hashes(&self, ids: &[u64]) -> Vec<u64> {
         let k = self.k;
         if ids.len() < k {
             return Vec::new();
@@ -77,7 +77,7 @@ impl Winnow {
     }
 
     /// The winnowed fingerprints of `ids`, appended to `out` in position order.
-    pub fn fingerprints(&self, ids: &[u64], out: &mut Vec<Fingerprint>) {
+    pub(crate) fn fingerprints(&self, ids: &[u64], out: &mut Vec<Fingerprint>) {
         let hashes = self.kgram_hashes(ids);
         let w = self.w;
         // Indices of k-grams that may still be a window minimum, with

@@ -18,7 +18,7 @@ use tree_sitter::Language;
 use crate::engine::hash::{HashMap, HashSet};
 
 /// The grammars file, embedded so the binary needs nothing beside it.
-pub const GRAMMARS_TOML: &str = include_str!("../../grammars.toml");
+pub(crate) const GRAMMARS_TOML: &str = include_str!("../../grammars.toml");
 
 /// `grammars.toml` as JSON (written by `build.rs`), which a process reads
 /// at its start in a tenth of the time its TOML takes.
@@ -104,7 +104,7 @@ pub enum Class {
 
 impl Class {
     /// The lower-case name used by `--dump-tokens`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Class::Identifier => "identifier",
             Class::String => "string",
@@ -190,7 +190,7 @@ impl Format {
     /// What its node kinds are. The shipped `grammars.toml` names only
     /// kinds that exist (its tests load it with [`Registry::load`], which
     /// checks every format).
-    pub fn kinds(&self) -> &Kinds {
+    pub(crate) fn kinds(&self) -> &Kinds {
         self.resolve_kinds()
             .expect("grammars.toml names only node kinds of its grammars (checked by tests)")
     }
@@ -211,12 +211,12 @@ impl Format {
     }
 
     /// Whether a node-kind id is text outside the code (`outside_code`).
-    pub fn is_outside_code(&self, kind_id: u16) -> bool {
+    pub(crate) fn is_outside_code(&self, kind_id: u16) -> bool {
         flag(&self.kinds().outside_code, kind_id)
     }
 
     /// Whether a node-kind id is an interpolation inside strings.
-    pub fn is_interpolation(&self, kind_id: u16) -> bool {
+    pub(crate) fn is_interpolation(&self, kind_id: u16) -> bool {
         self.kinds().is_interpolation(kind_id)
     }
 }
@@ -224,7 +224,7 @@ impl Format {
 /// What each node-kind id of a format's grammar is, as `grammars.toml`
 /// says.
 #[derive(Debug)]
-pub struct Kinds {
+pub(crate) struct Kinds {
     /// Declared class of each node-kind id; `None` for undeclared kinds,
     /// which are descended into (or are `Other` when they are leaves).
     classes: Vec<Option<Class>>,
@@ -284,22 +284,22 @@ impl Kinds {
     }
 
     /// The declared class of a node-kind id, if any.
-    pub fn class_of(&self, kind_id: u16) -> Option<Class> {
+    pub(crate) fn class_of(&self, kind_id: u16) -> Option<Class> {
         self.classes.get(usize::from(kind_id)).copied().flatten()
     }
 
     /// Whether strings of this format can hold interpolations at all.
-    pub fn has_interpolations(&self) -> bool {
+    pub(crate) fn has_interpolations(&self) -> bool {
         self.has_interpolations
     }
 
     /// Whether a node-kind id is an import declaration (`import_kinds`).
-    pub fn is_import(&self, kind_id: u16) -> bool {
+    pub(crate) fn is_import(&self, kind_id: u16) -> bool {
         flag(&self.imports, kind_id)
     }
 
     /// Whether a node-kind id is an interpolation inside strings.
-    pub fn is_interpolation(&self, kind_id: u16) -> bool {
+    pub(crate) fn is_interpolation(&self, kind_id: u16) -> bool {
         flag(&self.interpolations, kind_id)
     }
 }
@@ -317,7 +317,7 @@ impl fmt::Debug for Format {
 
 /// A problem in `grammars.toml`.
 #[derive(Debug, thiserror::Error)]
-pub enum GrammarError {
+pub(crate) enum GrammarError {
     /// The file is not valid TOML of the expected shape.
     #[error("grammars.toml is invalid: {0}")]
     Syntax(#[from] toml::de::Error),
@@ -434,7 +434,8 @@ impl Registry {
 
     /// Parses and checks a grammars file: every node kind it names must
     /// exist in its format's grammar.
-    pub fn load(text: &str) -> Result<Registry, GrammarError> {
+    #[cfg(test)]
+    pub(crate) fn load(text: &str) -> Result<Registry, GrammarError> {
         let registry = Registry::read(toml::from_str(text)?)?;
         for format in &registry.formats {
             format.resolve_kinds()?;
@@ -604,12 +605,12 @@ impl Registry {
     }
 
     /// The families, indexed by [`Format::family_id`].
-    pub fn families(&self) -> &[String] {
+    pub(crate) fn families(&self) -> &[String] {
         &self.families
     }
 
     /// Canonical names of all formats, in file order.
-    pub fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.formats.iter().map(|f| f.name.as_str()).collect()
     }
 
@@ -625,7 +626,7 @@ impl Registry {
 
     /// The format of a file by its name: its extension, or for a file
     /// without one, its whole name (`Rakefile`).
-    pub fn for_path(&self, path: &std::path::Path) -> Option<&Format> {
+    pub(crate) fn for_path(&self, path: &std::path::Path) -> Option<&Format> {
         let id = match path.extension() {
             Some(ext) => self.by_extension.get(&ext.to_str()?.to_lowercase()),
             None => self.by_filename.get(path.file_name()?.to_str()?),
@@ -636,7 +637,7 @@ impl Registry {
     /// The format a script's shebang line names, from the script's first
     /// bytes: `#!/usr/bin/python3`, `#!/usr/bin/env -S node --flag`. The
     /// interpreter's version is ignored (`python3.12` is `python`).
-    pub fn for_shebang(&self, head: &[u8]) -> Option<&Format> {
+    pub(crate) fn for_shebang(&self, head: &[u8]) -> Option<&Format> {
         let line = head.strip_prefix(b"#!")?;
         let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
         let line = std::str::from_utf8(line).ok()?;

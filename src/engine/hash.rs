@@ -8,13 +8,13 @@
 /// The crate's hash map.
 pub type HashMap<K, V> = ahash::AHashMap<K, V>;
 /// The crate's hash set.
-pub type HashSet<T> = ahash::AHashSet<T>;
+pub(crate) type HashSet<T> = ahash::AHashSet<T>;
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// 64-bit FNV-1a of `bytes`: stable across runs, versions and platforms.
-pub const fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) const fn fnv1a(bytes: &[u8]) -> u64 {
     let mut hash = FNV_OFFSET;
     let mut i = 0;
     while i < bytes.len() {
@@ -28,7 +28,7 @@ pub const fn fnv1a(bytes: &[u8]) -> u64 {
 /// [`char::to_lowercase`] maps it (so equal to [`fnv1a`] of
 /// `text.to_lowercase()`, but for a final capital sigma), without
 /// allocating: the identity of a token compared without case.
-pub fn fnv1a_lowercase(text: &str) -> u64 {
+pub(crate) fn fnv1a_lowercase(text: &str) -> u64 {
     let step = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME);
     if text.is_ascii() {
         return text
@@ -45,7 +45,7 @@ pub fn fnv1a_lowercase(text: &str) -> u64 {
 
 /// The finalizer of SplitMix64: spreads the bits of `x` so that nearby inputs
 /// give unrelated outputs. A bijection, so it never adds collisions.
-pub fn mix64(mut x: u64) -> u64 {
+pub(crate) fn mix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)

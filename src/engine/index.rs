@@ -35,7 +35,7 @@ pub struct FileMeta {
 
 impl FileMeta {
     /// The metadata of `text` read from a file of this size and mtime.
-    pub fn of(text: &str, size: u64, mtime_ns: u64) -> FileMeta {
+    pub(crate) fn of(text: &str, size: u64, mtime_ns: u64) -> FileMeta {
         FileMeta {
             size,
             mtime_ns,
@@ -74,7 +74,7 @@ pub struct SourceFile {
 impl SourceFile {
     /// Tokenizes and fingerprints `text` as `format`; `meta` describes it on
     /// disk. Fails when the parse runs out of its budget.
-    pub fn new(
+    pub(crate) fn new(
         path: String,
         rel: String,
         format: &Format,
@@ -98,7 +98,7 @@ impl SourceFile {
 
     /// A file whose tokens and fingerprints are already known (from a
     /// previous scan or the cache); its seeds are made here.
-    pub fn with_tokens(
+    pub(crate) fn with_tokens(
         path: String,
         rel: String,
         format: &Format,
@@ -122,30 +122,30 @@ impl SourceFile {
     }
 
     /// Its tokens, walls (which stand for suppressed code) not counted.
-    pub fn token_count(&self) -> u64 {
+    pub(crate) fn token_count(&self) -> u64 {
         self.tokens.iter().filter(|t| !t.is_wall()).count() as u64
     }
 
     /// Lines as an editor counts them.
-    pub fn line_count(&self) -> u32 {
+    pub(crate) fn line_count(&self) -> u32 {
         self.lines.editor_lines(&self.text)
     }
 
     /// Start of token `i`.
-    pub fn token_start(&self, i: u32) -> Position {
+    pub(crate) fn token_start(&self, i: u32) -> Position {
         self.lines
             .start_position(&self.text, self.tokens[i as usize].start)
     }
 
     /// End (just after the last character) of token `i`.
-    pub fn token_end(&self, i: u32) -> Position {
+    pub(crate) fn token_end(&self, i: u32) -> Position {
         self.lines
             .end_position(&self.text, self.tokens[i as usize].end())
     }
 
     /// Source text from the first byte of token `first` to the last byte of
     /// token `last`.
-    pub fn fragment(&self, first: u32, last: u32) -> &str {
+    pub(crate) fn fragment(&self, first: u32, last: u32) -> &str {
         let (s, e) = (
             self.tokens[first as usize].start,
             self.tokens[last as usize].end(),
@@ -154,19 +154,19 @@ impl SourceFile {
     }
 
     /// The folder part of `rel` (empty for files at the top).
-    pub fn folder(&self) -> &str {
+    pub(crate) fn folder(&self) -> &str {
         folder_of(&self.rel)
     }
 }
 
 /// The immediate parent folder of a `/`-separated relative path.
-pub fn folder_of(rel: &str) -> &str {
+pub(crate) fn folder_of(rel: &str) -> &str {
     rel.rfind('/').map_or("", |i| &rel[..i])
 }
 
 /// One occurrence of a fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Posting {
+pub(crate) struct Posting {
     /// The fingerprint's hash.
     pub hash: u64,
     /// Index of the file in [`Index::files`].
@@ -186,7 +186,7 @@ impl From<&Posting> for Fingerprint {
 
 /// Which fingerprints a lookup searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Postings {
+pub(crate) enum Postings {
     /// The files' fingerprints: every common run of min-tokens shares one.
     Fingerprints,
     /// The finer seeds of near-miss detection: every common run of
@@ -196,7 +196,7 @@ pub enum Postings {
 
 /// Common runs this long always share a seed ([`Postings::Seeds`]): the
 /// parts of a near-miss copy between its edits are found down to this.
-pub const SEED_TOKENS: usize = 20;
+pub(crate) const SEED_TOKENS: usize = 20;
 
 /// All scanned files and their fingerprints.
 #[derive(Debug)]
@@ -223,7 +223,7 @@ pub struct Index {
 /// clone detection looks up. Most of a project is unique, and its
 /// fingerprints need no lookup.
 #[derive(Debug, Default)]
-pub struct Repeated {
+pub(crate) struct Repeated {
     /// Of [`SourceFile::fingerprints`].
     pub fingerprints: Vec<Fingerprint>,
     /// Of its seeds ([`Postings::Seeds`]).
@@ -232,7 +232,11 @@ pub struct Repeated {
 
 impl Index {
     /// Gathers the postings of `files` (sorted by path here).
-    pub fn build(mut files: Vec<Arc<SourceFile>>, registry: &Registry, winnow: Winnow) -> Index {
+    pub(crate) fn build(
+        mut files: Vec<Arc<SourceFile>>,
+        registry: &Registry,
+        winnow: Winnow,
+    ) -> Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let families = registry.families().len();
         // Per family, the postings of what `of` gives of each file.
@@ -272,13 +276,8 @@ impl Index {
         }
     }
 
-    /// Where `hash` occurs among files of `family`.
-    pub fn lookup(&self, family: usize, hash: u64) -> &[Posting] {
-        self.lookup_in(Postings::Fingerprints, family, hash)
-    }
-
     /// Where `hash` occurs among the `which` of files of `family`.
-    pub fn lookup_in(&self, which: Postings, family: usize, hash: u64) -> &[Posting] {
+    pub(crate) fn lookup_in(&self, which: Postings, family: usize, hash: u64) -> &[Posting] {
         let lists = match which {
             Postings::Fingerprints => &self.postings,
             Postings::Seeds => &self.seeds,
@@ -289,7 +288,7 @@ impl Index {
     /// Per file, its fingerprints and seeds that occur elsewhere too, read
     /// off the sorted postings on first use: only whole-project clone
     /// detection asks, and a scan is ready for checks before it.
-    pub fn repeated(&self) -> &[Repeated] {
+    pub(crate) fn repeated(&self) -> &[Repeated] {
         self.repeated.get_or_init(|| self.find_repeated())
     }
 
@@ -309,13 +308,8 @@ impl Index {
     }
 
     /// The file at a path relative to DIR.
-    pub fn file_by_rel(&self, rel: &str) -> Option<u32> {
+    pub(crate) fn file_by_rel(&self, rel: &str) -> Option<u32> {
         self.by_rel.get(rel).copied()
-    }
-
-    /// Number of postings (for statistics and benchmarks).
-    pub fn posting_count(&self) -> usize {
-        self.postings.iter().map(|t| t.postings.len()).sum()
     }
 }
 
@@ -403,7 +397,7 @@ impl Table {
 /// The winnowed fingerprints of a token stream, made of its weak ids (the
 /// most abstract): a run equal in any mode is a run equal in weak mode, so
 /// it shares a fingerprint whichever mode a check asks for.
-pub fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
+pub(crate) fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
     let ids: Vec<u64> = tokens.iter().map(|t| t.weak_id()).collect();
     let mut out = Vec::new();
     winnow.fingerprints(&ids, &mut out);

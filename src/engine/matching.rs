@@ -45,7 +45,7 @@ pub struct Thresholds {
 
 /// A region of text: first character to just after the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
+pub(crate) struct Span {
     /// Start of the first token.
     pub start: Position,
     /// End of the last token.
@@ -54,14 +54,14 @@ pub struct Span {
 
 impl Span {
     /// Lines spanned, `end.line - start.line + 1`.
-    pub fn lines(&self) -> u32 {
+    pub(crate) fn lines(&self) -> u32 {
         self.end.line - self.start.line + 1
     }
 }
 
 /// A duplication of a snippet in the codebase.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SnippetMatch {
+pub(crate) struct SnippetMatch {
     /// Where in the snippet.
     pub snippet: Span,
     /// The codebase file.
@@ -77,14 +77,14 @@ pub struct SnippetMatch {
 
 impl SnippetMatch {
     /// Tokens matched: the run's, or a near-miss copy's parts'.
-    pub fn matched(&self) -> u32 {
+    pub(crate) fn matched(&self) -> u32 {
         self.near.as_ref().map_or(self.run.len, |n| n.matched)
     }
 }
 
 /// What a near-miss duplication (type 3) adds to an exact one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NearMiss {
+pub(crate) struct NearMiss {
     /// Tokens matched, in its parts.
     pub matched: u32,
     /// Tokens spanned, on the side that spans more.
@@ -95,7 +95,7 @@ pub struct NearMiss {
 
 impl NearMiss {
     /// Matched tokens over spanned tokens.
-    pub fn similarity(&self) -> f64 {
+    pub(crate) fn similarity(&self) -> f64 {
         f64::from(self.matched) / f64::from(self.spanned.max(1))
     }
 }
@@ -104,7 +104,7 @@ impl NearMiss {
 /// `None` on a side where nothing is unmatched (code inserted on the other
 /// side).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GapSpans {
+pub(crate) struct GapSpans {
     /// In the snippet.
     pub snippet: Option<Span>,
     /// In the codebase file.
@@ -113,7 +113,7 @@ pub struct GapSpans {
 
 /// What a snippet check excludes.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Exclusions<'a> {
+pub(crate) struct Exclusions<'a> {
     /// The snippet's own file (relative path): never reported.
     pub own_file: Option<&'a str>,
     /// With skipLocal: files in this folder are not reported.
@@ -132,7 +132,7 @@ pub struct Exclusions<'a> {
 /// index, equal in `mode`, in the order docs/api.md gives ("The check's answer"); fails once past
 /// `deadline`.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
-pub fn snippet_matches(
+pub(crate) fn snippet_matches(
     index: &Index,
     family: usize,
     code: &str,
@@ -365,7 +365,7 @@ fn near_copies(
 /// A hash of the identities in `mode` of `tokens` (a run's), the same
 /// wherever the run is: the content of a duplication, for matching it
 /// across runs of the tool (SARIF's `primaryLocationLineHash`).
-pub fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
+pub(crate) fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for token in tokens {
         hasher.update(&token.id_in(mode).to_le_bytes());
@@ -376,7 +376,7 @@ pub fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
 /// A clone inside the project: two places with the same tokens, or, of a
 /// near-miss clone, the same parts in the same order with small gaps.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ClonePair {
+pub(crate) struct ClonePair {
     /// The place that comes first (by file, then position): its file and
     /// first token.
     pub first: (u32, u32),
@@ -391,7 +391,7 @@ pub struct ClonePair {
 
 impl ClonePair {
     /// An exact clone: `len` tokens equal from each place on.
-    pub fn exact(first: (u32, u32), second: (u32, u32), len: u32) -> ClonePair {
+    pub(crate) fn exact(first: (u32, u32), second: (u32, u32), len: u32) -> ClonePair {
         ClonePair {
             first,
             second,
@@ -401,7 +401,7 @@ impl ClonePair {
     }
 
     /// Tokens spanned by the first and by the second place.
-    pub fn extent(&self) -> (u32, u32) {
+    pub(crate) fn extent(&self) -> (u32, u32) {
         self.near.as_ref().map_or((self.len, self.len), |chain| {
             (chain.a().len() as u32, chain.b().len() as u32)
         })
@@ -409,7 +409,7 @@ impl ClonePair {
 
     /// The matched runs, in order: each as its first token in the first
     /// place's file, in the second's, and its length.
-    pub fn parts(&self) -> Vec<(u32, u32, u32)> {
+    pub(crate) fn parts(&self) -> Vec<(u32, u32, u32)> {
         match &self.near {
             None => vec![(self.first.1, self.second.1, self.len)],
             Some(chain) => chain.parts.iter().map(|p| (p.a, p.b, p.len)).collect(),
@@ -418,7 +418,7 @@ impl ClonePair {
 
     /// Matched tokens over the tokens spanned on the longer side, of a
     /// near-miss clone.
-    pub fn similarity(&self) -> Option<f64> {
+    pub(crate) fn similarity(&self) -> Option<f64> {
         self.near.as_ref().map(|chain| chain.similarity())
     }
 }
@@ -429,7 +429,7 @@ impl ClonePair {
 /// every near-miss copy too, as a snippet check finds them. Returns the
 /// clones, sorted, and how many fingerprint lookups were skipped by
 /// [`POSTING_CAP`].
-pub fn project_clones(
+pub(crate) fn project_clones(
     index: &Index,
     mode: Mode,
     thresholds: Thresholds,

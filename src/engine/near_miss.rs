@@ -29,11 +29,11 @@ use crate::engine::runs::{find_runs, is_repetitive, split, table_stretch, Expire
 use crate::engine::tokens::{Mode, Token};
 
 /// Gaps a near-miss duplication has at most.
-pub const MAX_GAPS: usize = 3;
+pub(crate) const MAX_GAPS: usize = 3;
 /// Tokens a gap spans at most on either side: a few statements.
-pub const MAX_GAP_TOKENS: u32 = 40;
+pub(crate) const MAX_GAP_TOKENS: u32 = 40;
 /// The shortest part chained: shorter common runs are part of a gap.
-pub const MIN_PART: u32 = 10;
+pub(crate) const MIN_PART: u32 = 10;
 /// The shortest part that starts or ends a chain at the query's first or
 /// last token ([`reach_ends`]): a closing `return x; }`, not a lone `}` or
 /// name that could align anywhere nearby.
@@ -48,14 +48,14 @@ const FREE_INSERTION: u32 = 10;
 /// The least similarity (matched tokens over the tokens spanned, on the
 /// longer side) of a near-miss duplication, unless `--similarity` says
 /// otherwise.
-pub const DEFAULT_SIMILARITY: f64 = 0.8;
+pub(crate) const DEFAULT_SIMILARITY: f64 = 0.8;
 /// Parts of one indexed file chained at most (the longest are kept): a
 /// query that shares that much with one file is a copy of its pieces.
 const MAX_PARTS_PER_FILE: usize = 1024;
 
 /// The parts of one near-miss copy in one indexed file.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Chain {
+pub(crate) struct Chain {
     /// The indexed file.
     pub file: u32,
     /// Its parts, in order on both sides (`file` is this chain's).
@@ -65,7 +65,7 @@ pub struct Chain {
 /// What a chain leaves unmatched between two parts: token ranges of the
 /// query (`a`) and of the indexed file (`b`), one of them possibly empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Gap {
+pub(crate) struct Gap {
     /// Query tokens.
     pub a: Range<u32>,
     /// Indexed file tokens.
@@ -74,28 +74,28 @@ pub struct Gap {
 
 impl Chain {
     /// Query tokens spanned, first to last part.
-    pub fn a(&self) -> Range<u32> {
+    pub(crate) fn a(&self) -> Range<u32> {
         self.parts[0].a..self.last().a + self.last().len
     }
 
     /// Indexed file tokens spanned.
-    pub fn b(&self) -> Range<u32> {
+    pub(crate) fn b(&self) -> Range<u32> {
         self.parts[0].b..self.last().b + self.last().len
     }
 
     /// Tokens matched: the parts' lengths.
-    pub fn matched(&self) -> u32 {
+    pub(crate) fn matched(&self) -> u32 {
         self.parts.iter().map(|p| p.len).sum()
     }
 
     /// Matched tokens over the tokens spanned on the longer side.
-    pub fn similarity(&self) -> f64 {
+    pub(crate) fn similarity(&self) -> f64 {
         let spanned = self.a().len().max(self.b().len());
         f64::from(self.matched()) / spanned as f64
     }
 
     /// The unmatched ranges between consecutive parts.
-    pub fn gaps(&self) -> Vec<Gap> {
+    pub(crate) fn gaps(&self) -> Vec<Gap> {
         self.parts
             .windows(2)
             .map(|w| Gap {
@@ -116,7 +116,7 @@ impl Chain {
 /// fingerprints found), cut for `mode`. `keep` decides which postings to
 /// try. Fails once past `deadline`, if any.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
-pub fn parts(
+pub(crate) fn parts(
     query: &[Token],
     seeds: &[Fingerprint],
     index: &Index,
@@ -147,7 +147,7 @@ pub fn parts(
 /// query's ids in the mode; `renamed(file, gap)` says whether a gap is
 /// only what the mode tells apart (identifiers renamed in strict mode,
 /// literals changed in mild mode): no chain crosses such a gap.
-pub fn chains<'t>(
+pub(crate) fn chains<'t>(
     parts: &[Run],
     ids: &[u64],
     files: Files<'_, 't>,
@@ -290,7 +290,7 @@ fn end_pairs(runs: &[usize], tokens: usize) -> Vec<(usize, usize)> {
 
 /// The indexed files' tokens, and the mode their ids are taken in.
 #[derive(Clone, Copy)]
-pub struct Files<'f, 't> {
+pub(crate) struct Files<'f, 't> {
     /// The tokens of a file.
     pub tokens: &'f dyn Fn(u32) -> &'t [Token],
     /// The mode of the check.

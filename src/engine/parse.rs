@@ -44,16 +44,16 @@ const SNIPPET_TIME: Duration = Duration::from_millis(250);
 /// (1 MB/s), some 20 times slower than tree-sitter parses real code here.
 const TIME_PER_BYTE: Duration = Duration::from_micros(1);
 /// Memory every parse may hold, whatever its size.
-pub const BASE_MEMORY: usize = 16 << 20;
+pub(crate) const BASE_MEMORY: usize = 16 << 20;
 /// Memory a parse may hold per byte of text on top of the base. tree-sitter
 /// holds 12 to 28 bytes per byte of the benchmark corpora's files, 95 on a
 /// table of small numbers, 164 on a file of `A = 'x'` lines; error recovery
 /// on odd text can grow without end.
-pub const MEMORY_PER_BYTE: usize = 384;
+pub(crate) const MEMORY_PER_BYTE: usize = 384;
 
 impl Budget {
     /// A budget of `time` from now and `memory` bytes.
-    pub fn new(time: Duration, memory: usize) -> Budget {
+    pub(crate) fn new(time: Duration, memory: usize) -> Budget {
         Budget {
             deadline: Instant::now() + time,
             memory,
@@ -71,7 +71,7 @@ impl Budget {
     }
 
     /// Whether the deadline has passed.
-    pub fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         Instant::now() >= self.deadline
     }
 }
@@ -81,7 +81,7 @@ fn time_for(len: usize) -> Duration {
 }
 
 /// The memory a parse of `len` bytes may hold.
-pub fn memory_for(len: usize) -> usize {
+pub(crate) fn memory_for(len: usize) -> usize {
     BASE_MEMORY.saturating_add(len.saturating_mul(MEMORY_PER_BYTE))
 }
 
@@ -103,12 +103,12 @@ pub enum ParseError {
 static STOPPING: AtomicBool = AtomicBool::new(false);
 
 /// Cancels every parse in flight and every later one (the server stops).
-pub fn stop() {
+pub(crate) fn stop() {
     STOPPING.store(true, Ordering::SeqCst);
 }
 
 /// Whether [`stop`] was called: long work checks it to end early.
-pub fn stopping() -> bool {
+pub(crate) fn stopping() -> bool {
     STOPPING.load(Ordering::Relaxed)
 }
 
@@ -135,7 +135,7 @@ pub fn parse(
 
 /// Like [`parse`], of only the `ranges` of `text` (all of it when empty):
 /// the code of a `<script>` element, at its place in its file.
-pub fn parse_ranges(
+pub(crate) fn parse_ranges(
     format: &Format,
     text: &str,
     ranges: &[Range],

@@ -22,11 +22,11 @@ use regex::{Matches, Regex, RegexBuilder};
 /// users write (`import.*from.*;`, `(?s)// <generated>.*?// </generated>`)
 /// take 2 to 3 KB, `\w+` with its Unicode class 50 KB; `\w{10}` takes
 /// 500 KB and is refused (`(?-u)\w{10}` is not).
-pub const SIZE_LIMIT: usize = 256 << 10;
+pub(crate) const SIZE_LIMIT: usize = 256 << 10;
 /// The most memory the lazy DFA of a pattern may cache per thread; past it
 /// the cache is cleared and the search goes on (or falls back to a slower
 /// engine), never taking more.
-pub const DFA_SIZE_LIMIT: usize = 1 << 20;
+pub(crate) const DFA_SIZE_LIMIT: usize = 1 << 20;
 
 /// The compiled `--ignore-pattern`s; empty by default.
 #[derive(Debug, Clone, Default)]
@@ -56,19 +56,20 @@ impl IgnorePatterns {
         Ok(IgnorePatterns { regexes })
     }
 
-    /// Whether there is no pattern.
-    pub fn is_empty(&self) -> bool {
-        self.regexes.is_empty()
+    /// The patterns as given, in order.
+    pub(crate) fn sources(&self) -> impl Iterator<Item = &str> {
+        self.regexes.iter().map(Regex::as_str)
     }
 
-    /// The patterns as given, in order.
-    pub fn sources(&self) -> impl Iterator<Item = &str> {
-        self.regexes.iter().map(Regex::as_str)
+    /// Whether there is no pattern.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.regexes.is_empty()
     }
 
     /// The matches of every pattern in `text`, to ask of its tokens in
     /// source order.
-    pub fn in_text<'p, 't>(&'p self, text: &'t str) -> Skipper<'p, 't> {
+    pub(crate) fn in_text<'p, 't>(&'p self, text: &'t str) -> Skipper<'p, 't> {
         Skipper {
             text,
             regexes: &self.regexes,
@@ -135,7 +136,7 @@ fn caret_column(text: &str) -> Option<usize> {
 
 /// The matches of every pattern in one text, walked in step with the text's
 /// tokens (see [`Skipper::skips`]).
-pub struct Skipper<'p, 't> {
+pub(crate) struct Skipper<'p, 't> {
     text: &'t str,
     regexes: &'p [Regex],
     cursors: Vec<Cursor<'p, 't>>,
@@ -177,7 +178,7 @@ impl Skipper<'_, '_> {
     /// Whether the token at bytes `start..end` of the text lies inside one
     /// match of a pattern. Tokens are asked in source order; one asked out
     /// of order restarts the searches (correct, only slower).
-    pub fn skips(&mut self, start: usize, end: usize) -> bool {
+    pub(crate) fn skips(&mut self, start: usize, end: usize) -> bool {
         if self.cursors.is_empty() {
             return false;
         }

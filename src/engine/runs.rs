@@ -23,23 +23,23 @@ use crate::engine::tokens::{Mode, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS};
 /// whole-project detection (docs/matching.md, "Clones in the project") and by snippet checks: such code
 /// (license headers, generated tables, one statement repeated) would cost
 /// quadratic time, and every run it is part of has other fingerprints.
-pub const POSTING_CAP: usize = 1000;
+pub(crate) const POSTING_CAP: usize = 1000;
 
 /// Seeds occurring in more places than this are skipped by near-miss
 /// detection: a seed is short, so one that common is boilerplate, and a
 /// copy has other seeds.
-pub const SEED_CAP: usize = 30;
+pub(crate) const SEED_CAP: usize = 30;
 
 /// Matching ran past its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Expired;
+pub(crate) struct Expired;
 
 /// Postings tried between two looks at the clock.
 const POSTINGS_PER_CLOCK_CHECK: usize = 256;
 
 /// A maximal common run of tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Run {
+pub(crate) struct Run {
     /// First token in the query.
     pub a: u32,
     /// The indexed file.
@@ -57,7 +57,7 @@ pub struct Run {
 /// for another mode). `keep` decides which postings to try. Fails once past
 /// `deadline`, if any.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
-pub fn find_runs(
+pub(crate) fn find_runs(
     query: &[Token],
     fps: &[Fingerprint],
     index: &Index,
@@ -142,7 +142,7 @@ fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
 /// equal in weak mode between `query` and `target`) that have `min_len`
 /// tokens at least: the stretches where the two sides' ids in `mode` agree.
 /// A run equal in weak mode is itself the one run of weak mode.
-pub fn split(
+pub(crate) fn split(
     run: Run,
     query: &[Token],
     target: &[Token],
@@ -177,20 +177,20 @@ pub fn split(
 }
 
 /// Longest unit whose repetition makes a run [repetitive](is_repetitive).
-pub const MAX_PERIOD: usize = 16;
+pub(crate) const MAX_PERIOD: usize = 16;
 
 /// Whether a run (its ids in its mode) is one short unit of at most
 /// [`MAX_PERIOD`] tokens repeated (`self.a = a` eleven times, in mild mode
 /// `self . $id = $id` × 11). Such runs are not reported: any two lists of
 /// trivial statements share them, at every shift of the unit, so they say
 /// nothing about copying.
-pub fn is_repetitive(run: &[u64]) -> bool {
+pub(crate) fn is_repetitive(run: &[u64]) -> bool {
     (1..=MAX_PERIOD.min(run.len() / 3)).any(|p| (p..run.len()).all(|i| run[i] == run[i - p]))
 }
 
 /// Entries from which a list of literals is a table: fewer (the four
 /// numbers of a colour) are part of ordinary code.
-pub const TABLE_ENTRIES: usize = 8;
+pub(crate) const TABLE_ENTRIES: usize = 8;
 
 /// The longest stretch of `run` (its ids in its mode) that repeats a unit
 /// of abstract literals and separators before it (a unit of at most
@@ -198,7 +198,7 @@ pub const TABLE_ENTRIES: usize = 8;
 /// mode), [`TABLE_ENTRIES`] entries in all at least, as a range of `run`:
 /// what a table of literals adds beyond its first entry. Empty when there
 /// is none (always, in the modes that keep literals).
-pub fn table_stretch(run: &[u64]) -> std::ops::Range<usize> {
+pub(crate) fn table_stretch(run: &[u64]) -> std::ops::Range<usize> {
     let mut longest = 0..0;
     for period in 1..=MAX_PERIOD.min(run.len() / 3) {
         let mut stretch = 0;

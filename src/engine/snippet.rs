@@ -42,7 +42,7 @@ pub fn tokenize_snippet(
 /// The normalized token stream of a snippet, all its parses within
 /// `budget`; its tree is freed before the tokens are made (nothing keeps
 /// it), so that a large snippet's tree and tokens never fill memory at once.
-pub fn tokenize_snippet_once(
+pub(crate) fn tokenize_snippet_once(
     format: &Format,
     text: &str,
     normalization: &Normalization,
@@ -150,13 +150,8 @@ fn document_leaves(
 
 impl SnippetParse {
     /// Bytes of the text parsed (a measure of what keeping it costs).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.parsed.len()
-    }
-
-    /// Whether nothing was parsed.
-    pub fn is_empty(&self) -> bool {
-        self.parsed.is_empty()
     }
 
     /// Where the snippet starts in the text parsed.

@@ -20,11 +20,11 @@ use crate::engine::tokens::{Mode, Token};
 /// A percentage rounded to 2 decimals; displayed as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Percent(pub f64);
+pub(crate) struct Percent(pub f64);
 
 impl Percent {
     /// `100 × part / whole` rounded to 2 decimals; 0 when `whole` is 0.
-    pub fn of(part: u64, whole: u64) -> Percent {
+    pub(crate) fn of(part: u64, whole: u64) -> Percent {
         if whole == 0 {
             return Percent(0.0);
         }
@@ -45,7 +45,7 @@ impl std::fmt::Display for Percent {
 
 /// One row of `/api/stats`: a file, a format, or the total.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     /// Lines, as an editor counts them.
     pub lines: u64,
     /// Normalized tokens.
@@ -87,7 +87,7 @@ impl Row {
 
 /// The rows of one format.
 #[derive(Debug, Clone, Default)]
-pub struct FormatRows {
+pub(crate) struct FormatRows {
     /// Per file, by reported path.
     pub sources: BTreeMap<String, Row>,
     /// Sum of the files.
@@ -96,7 +96,7 @@ pub struct FormatRows {
 
 /// Whole-project statistics of one scan.
 #[derive(Debug, Clone, Default)]
-pub struct ProjectStats {
+pub(crate) struct ProjectStats {
     /// When the scan finished, ISO 8601.
     pub detection_date: String,
     /// Per format, by canonical name; only formats with files.
@@ -124,7 +124,7 @@ fn covered(mut intervals: Vec<(u64, u64)>) -> u64 {
 
 impl ProjectStats {
     /// Rows of every file, format and the total.
-    pub fn compute(
+    pub(crate) fn compute(
         index: &Index,
         clones: &[ClonePair],
         registry: &Registry,
@@ -196,7 +196,7 @@ impl ProjectStats {
 
 /// One place of a [`ListedClone`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClonePlace {
+pub(crate) struct ClonePlace {
     /// The path as reported (absolute with `--absolute`).
     pub path: String,
     /// The path relative to DIR, `/`-separated.
@@ -207,7 +207,7 @@ pub struct ClonePlace {
 
 /// A clone as data, for reports: two places with the same tokens.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ListedClone {
+pub(crate) struct ListedClone {
     /// The format of the first place.
     pub format: String,
     /// The place that comes first in the index (for a diff's duplication,
@@ -234,7 +234,7 @@ pub struct ListedClone {
 
 impl ListedClone {
     /// Largest first (lines, then tokens), then by places.
-    pub fn sort(clones: &mut [ListedClone]) {
+    pub(crate) fn sort(clones: &mut [ListedClone]) {
         let key = |c: &ListedClone| {
             let place = |p: &ClonePlace| (p.rel.clone(), p.span.start.line, p.span.start.column);
             (
@@ -249,7 +249,7 @@ impl ListedClone {
 }
 
 /// The project's clones (found in `mode`) as data, largest first.
-pub fn clone_list(
+pub(crate) fn clone_list(
     index: &Index,
     clones: &[ClonePair],
     mode: Mode,
@@ -301,7 +301,7 @@ pub fn clone_list(
 
 /// The `statistics` object of a `/api/check` answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SnippetStats {
+pub(crate) struct SnippetStats {
     /// Number of duplications.
     pub total_duplications: u64,
     /// Distinct snippet lines inside at least one duplication.
@@ -314,7 +314,7 @@ pub struct SnippetStats {
 
 impl SnippetStats {
     /// Statistics of `matches` found in `code`.
-    pub fn compute(code: &str, matches: &[SnippetMatch]) -> SnippetStats {
+    pub(crate) fn compute(code: &str, matches: &[SnippetMatch]) -> SnippetStats {
         let total_lines = code.split('\n').count() as u64;
         let duplicated_lines = covered(
             matches

@@ -34,14 +34,14 @@ use crate::engine::visible_nodes::{visible_nodes, Step};
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
-pub const NORMALIZATION_VERSION: u32 = 4;
+pub(crate) const NORMALIZATION_VERSION: u32 = 4;
 
 /// Suppression comments, as (disable, enable) pairs: the tokens after a
 /// comment holding a disabling marker are dropped up to a comment holding
 /// an enabling one (of any pair), or to the end of the text. dupcheck's
 /// own, jscpd's and PMD CPD's, for people migrating. Only comments count;
 /// a comment holding several markers counts as its last.
-pub const SUPPRESSION_MARKERS: [(&str, &str); 3] = [
+pub(crate) const SUPPRESSION_MARKERS: [(&str, &str); 3] = [
     ("dupcheck-disable", "dupcheck-enable"),
     ("jscpd:ignore-start", "jscpd:ignore-end"),
     ("CPD-OFF", "CPD-ON"),
@@ -51,7 +51,7 @@ pub const SUPPRESSION_MARKERS: [(&str, &str); 3] = [
 /// between the tokens before and after it. Matching takes it for equal to
 /// no token, itself included, so no run crosses suppressed code (its lines
 /// are never inside a duplication). Never first or last in a stream.
-pub const WALL: u64 = fnv1a(b"\0$wall");
+pub(crate) const WALL: u64 = fnv1a(b"\0$wall");
 
 /// Whether `comment` disables (`Some(true)`) or enables (`Some(false)`)
 /// the tokens after it: its last marker decides. `None` without a marker.
@@ -103,29 +103,13 @@ impl Mode {
     }
 
     /// Whether identifiers of this mode are reduced to their class.
-    pub fn abstracts_identifiers(self) -> bool {
+    pub(crate) fn abstracts_identifiers(self) -> bool {
         self != Mode::Strict
     }
 
     /// Whether literals of this mode are reduced to their class.
-    pub fn abstracts_literals(self) -> bool {
+    pub(crate) fn abstracts_literals(self) -> bool {
         self == Mode::Weak
-    }
-
-    /// The text a token of `class` with source `text` is identified by, or
-    /// `None` when the token is dropped: what [`Token::id_in`] hashes, as a
-    /// person reads it.
-    pub fn identity_text<'a>(
-        self,
-        format: &Format,
-        class: Class,
-        text: &'a str,
-    ) -> Option<&'a str> {
-        let class = TokenClass::of(format, class, text)?;
-        Some(match self.placeholder(class) {
-            Some(placeholder) => placeholder,
-            None => text,
-        })
     }
 
     /// The placeholder a token of `class` is identified by in this mode, or
@@ -148,7 +132,7 @@ impl Mode {
 /// `literal_identifiers` name a [`TokenClass::Literal`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum TokenClass {
+pub(crate) enum TokenClass {
     /// Keywords, operators, punctuation, kept identifiers: text in every mode.
     Other = 0,
     /// Names: `$id` in mild and weak modes.
@@ -164,7 +148,7 @@ pub enum TokenClass {
 impl TokenClass {
     /// The class of a leaf of grammar class `class` and text `text` in
     /// `format`, or `None` for a comment (never a token).
-    pub fn of(format: &Format, class: Class, text: &str) -> Option<TokenClass> {
+    pub(crate) fn of(format: &Format, class: Class, text: &str) -> Option<TokenClass> {
         Some(match class {
             Class::Comment => return None,
             Class::Other => TokenClass::Other,
@@ -364,7 +348,7 @@ impl Leaf {
 
 /// The longest token kept, in bytes: its length shares 32 bits with its
 /// class.
-pub const MAX_TOKEN_LEN: u32 = (1 << 29) - 1;
+pub(crate) const MAX_TOKEN_LEN: u32 = (1 << 29) - 1;
 
 /// One normalized token: what is compared, and where it is. 16 bytes (the
 /// index's biggest array): the class is packed with the length.
@@ -380,12 +364,12 @@ pub struct Token {
 }
 
 /// The id of `$id`, the identity of identifiers in mild and weak modes.
-pub const ABSTRACT_IDENTIFIER: u64 = fnv1a(ID.as_bytes());
+pub(crate) const ABSTRACT_IDENTIFIER: u64 = fnv1a(ID.as_bytes());
 
 impl Token {
     /// The token of text hash `text` and class `class` at `start..end`
     /// (at most [`MAX_TOKEN_LEN`] bytes).
-    pub fn new(text: u64, class: TokenClass, start: u32, end: u32) -> Token {
+    pub(crate) fn new(text: u64, class: TokenClass, start: u32, end: u32) -> Token {
         let len = end - start;
         debug_assert!(len <= MAX_TOKEN_LEN, "a token of {len} bytes");
         Token {
@@ -397,7 +381,7 @@ impl Token {
 
     /// The token of the cache's three numbers (see [`Token::raw`]), unless
     /// they name no class.
-    pub fn from_raw(text: u64, start: u32, len_class: u32) -> Option<Token> {
+    pub(crate) fn from_raw(text: u64, start: u32, len_class: u32) -> Option<Token> {
         TokenClass::from_code(len_class >> 29)?;
         start.checked_add(len_class & MAX_TOKEN_LEN)?;
         Some(Token {
@@ -408,7 +392,7 @@ impl Token {
     }
 
     /// The three numbers a cache stores: text hash, start, length and class.
-    pub fn raw(self) -> (u64, u32, u32) {
+    pub(crate) fn raw(self) -> (u64, u32, u32) {
         (self.text, self.start, self.len_class)
     }
 
@@ -420,7 +404,7 @@ impl Token {
 
     /// The token's class.
     #[inline]
-    pub fn class(self) -> TokenClass {
+    pub(crate) fn class(self) -> TokenClass {
         match self.len_class >> 29 {
             1 => TokenClass::Identifier,
             2 => TokenClass::String,
@@ -431,7 +415,7 @@ impl Token {
     }
 
     /// The same token moved `by` bytes later (a piece cut out of a text).
-    pub fn shifted(self, by: u32) -> Token {
+    pub(crate) fn shifted(self, by: u32) -> Token {
         Token {
             start: self.start + by,
             ..self
@@ -463,7 +447,7 @@ impl Token {
     /// The identity in weak mode, the most abstract: what fingerprints are
     /// made of, so that the candidates of every mode are found.
     #[inline]
-    pub fn weak_id(self) -> u64 {
+    pub(crate) fn weak_id(self) -> u64 {
         self.id_in(Mode::Weak)
     }
 }
@@ -476,14 +460,14 @@ const NUM: &str = "\0$num";
 const LIT: &str = "\0$lit";
 
 /// Ids of the abstract literals of weak mode (`$str`, `$num`, `$lit`).
-pub const ABSTRACT_LITERALS: [u64; 3] = [
+pub(crate) const ABSTRACT_LITERALS: [u64; 3] = [
     fnv1a(STR.as_bytes()),
     fnv1a(NUM.as_bytes()),
     fnv1a(LIT.as_bytes()),
 ];
 
 /// Ids of the separators between the entries of a table of literals.
-pub const TABLE_SEPARATORS: [u64; 9] = [
+pub(crate) const TABLE_SEPARATORS: [u64; 9] = [
     fnv1a(b","),
     fnv1a(b";"),
     fnv1a(b":"),
@@ -677,7 +661,7 @@ pub fn tokenize(
 
 /// The normalized token stream of a file's `text`, its parses within
 /// `budget` (a diff's files share one).
-pub fn tokenize_within(
+pub(crate) fn tokenize_within(
     format: &Format,
     text: &str,
     normalization: &Normalization,
@@ -697,7 +681,11 @@ pub fn tokenize_within(
 /// its comments and the code the normalization skips there (ignore
 /// patterns' matches, suppressed code) count, its imports do not. All of
 /// it when a parse of it runs out of budget.
-pub fn opening_text<'t>(format: &Format, text: &'t str, normalization: &Normalization) -> &'t str {
+pub(crate) fn opening_text<'t>(
+    format: &Format,
+    text: &'t str,
+    normalization: &Normalization,
+) -> &'t str {
     let mut normalizer = normalization.of(text);
     normalizer.keep_imports = true;
     let mut code = None;
@@ -721,7 +709,7 @@ pub struct LineIndex {
 
 /// A 1-based line and character column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Position {
+pub(crate) struct Position {
     /// 1-based line.
     pub line: u32,
     /// 1-based column, counted in characters (Unicode scalar values).
@@ -747,7 +735,7 @@ impl LineIndex {
     }
 
     /// Position of the character starting at byte `offset`.
-    pub fn start_position(&self, text: &str, offset: u32) -> Position {
+    pub(crate) fn start_position(&self, text: &str, offset: u32) -> Position {
         let line = self.line_of(offset);
         let line_start = self.starts[line as usize - 1] as usize;
         let column = text[line_start..offset as usize].chars().count() as u32 + 1;
@@ -756,7 +744,7 @@ impl LineIndex {
 
     /// Position just after a range ending (exclusive) at byte `end`: the line
     /// of its last character, and the column after that character.
-    pub fn end_position(&self, text: &str, end: u32) -> Position {
+    pub(crate) fn end_position(&self, text: &str, end: u32) -> Position {
         let line = self.line_of(end.saturating_sub(1));
         let line_start = self.starts[line as usize - 1] as usize;
         let column = text[line_start..end as usize].chars().count() as u32 + 1;
@@ -765,7 +753,7 @@ impl LineIndex {
 
     /// Lines as an editor shows them: `\n`-separated, not counting the empty
     /// line after a final `\n`; 0 for an empty text.
-    pub fn editor_lines(&self, text: &str) -> u32 {
+    pub(crate) fn editor_lines(&self, text: &str) -> u32 {
         let n = self.starts.len() as u32;
         if text.is_empty() {
             0
@@ -783,7 +771,7 @@ impl LineIndex {
 /// leaves of imports as `(import)`, those after a disabling suppression
 /// comment as `(suppressed)`, tokens inside an ignore pattern's match as
 /// `(ignored)`, identities compared without case in lower case.
-pub fn dump(
+pub(crate) fn dump(
     format: &Format,
     text: &str,
     normalization: &Normalization,
@@ -809,7 +797,7 @@ pub fn dump(
 /// Renders the syntax tree of `text` one node per line, indented by depth,
 /// as `field: kind` (anonymous kinds quoted) and, for leaves, their text:
 /// what a `grammars.toml` table is written from (`--dump-tree`).
-pub fn dump_tree(format: &Format, text: &str) -> Result<String, ParseError> {
+pub(crate) fn dump_tree(format: &Format, text: &str) -> Result<String, ParseError> {
     let tree = parse(format, text, None, &Budget::for_file(text.len()))?;
     let mut out = String::new();
     let mut cursor = tree.walk();
@@ -845,7 +833,8 @@ pub fn dump_tree(format: &Format, text: &str) -> Result<String, ParseError> {
 
 /// The identity texts of `text` in `mode` joined by spaces: the normalized
 /// form a person reads (without case in lower case), used by golden tests.
-pub fn normalized(
+#[cfg(test)]
+pub(crate) fn normalized(
     format: &Format,
     text: &str,
     normalization: &Normalization,

@@ -22,7 +22,7 @@ use tree_sitter::Node;
 /// What to do after a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
-pub enum Step {
+pub(crate) enum Step {
     /// Walk its visible children next.
     Descend = 0,
     /// Go on after it.
@@ -33,7 +33,7 @@ pub enum Step {
 
 /// A visible node as the walk meets it.
 #[derive(Clone, Copy)]
-pub struct Visible<'t> {
+pub(crate) struct Visible<'t> {
     pub node: Node<'t>,
     /// Its kind (`Node::kind_id`: its alias, if it has one).
     pub kind: u16,
@@ -63,7 +63,10 @@ extern "C" {
 /// Calls `visit` with `root` and, as its answers say, the visible nodes
 /// under it, in document order. Returns false if a visit said
 /// [`Step::Stop`].
-pub fn visible_nodes<'t, F: FnMut(Visible<'t>) -> Step>(root: Node<'t>, mut visit: F) -> bool {
+pub(crate) fn visible_nodes<'t, F: FnMut(Visible<'t>) -> Step>(
+    root: Node<'t>,
+    mut visit: F,
+) -> bool {
     unsafe extern "C" fn trampoline<'t, V: FnMut(Visible<'t>) -> Step>(
         context: *mut c_void,
         raw: *const RawVisible,

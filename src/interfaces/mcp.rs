@@ -65,7 +65,10 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 const SUMMARY_ITEMS: usize = 10;
 
 /// POST /mcp: one JSON-RPC message through rmcp's stateless transport.
-pub async fn serve(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn serve(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, ApiError> {
     let config = state.workspace.scanner.config();
     let (parts, body) = req.into_parts();
     let body = body::read_limited(&parts.headers, body, config.max_body).await?;

@@ -40,7 +40,7 @@ use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions};
 
 /// How a report ended, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Within the threshold, and no new clone failed the run.
     Fine,
     /// Above the threshold, or new clones with `--fail-on-new`.
@@ -49,7 +49,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The exit status: 0 or 1 (errors are 2, in `main`).
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Outcome::Fine => 0,
             Outcome::Failed => 1,
@@ -58,7 +58,11 @@ impl Outcome {
 }
 
 /// Runs `dupcheck report`.
-pub fn run(args: &ReportArgs, cwd: &Path, registry: Arc<Registry>) -> Result<Outcome, RunError> {
+pub(crate) fn run(
+    args: &ReportArgs,
+    cwd: &Path,
+    registry: Arc<Registry>,
+) -> Result<Outcome, RunError> {
     let started = Instant::now();
     let config = Config::resolve_parts(&args.scan, &ServeArgs::default(), cwd, &registry, |w| {
         crate::stderr_line(&format!("dupcheck: {w}"))

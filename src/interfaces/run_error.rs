@@ -40,7 +40,7 @@ pub enum RunError {
 
 /// Exit status of a command that could not do its work: bad usage, a bad
 /// file, or a failure to start.
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 impl RunError {
     /// The process's exit status for this error.
@@ -57,7 +57,7 @@ impl RunError {
     }
 
     /// An [`RunError::Io`] failure to do `what`.
-    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
         let what = what.into();
         move |source| RunError::Io { what, source }
     }

@@ -23,17 +23,17 @@ pub const KEPT: usize = 8;
 
 /// Bytes of snippet text kept at most, in all. Trees cost more than their
 /// text: 2 MB of JavaScript kept this way raised the server's RSS by 36 MB.
-pub const KEPT_BYTES: usize = 2 << 20;
+pub(crate) const KEPT_BYTES: usize = 2 << 20;
 
 /// The kept parses, least recently used first.
 #[derive(Default)]
-pub struct Buffers {
+pub(crate) struct Buffers {
     recent: Mutex<Vec<(String, SnippetParse)>>,
 }
 
 impl Buffers {
     /// Takes out the parse kept for `path`, if any.
-    pub fn take(&self, path: &str) -> Option<SnippetParse> {
+    pub(crate) fn take(&self, path: &str) -> Option<SnippetParse> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         let at = recent.iter().position(|(p, _)| p == path)?;
         Some(recent.remove(at).1)
@@ -42,7 +42,7 @@ impl Buffers {
     /// Keeps `parse` as the latest of `path`, dropping the least recently
     /// used parses beyond the limits (freed after the lock is released: a
     /// big tree takes a while to free).
-    pub fn keep(&self, path: &str, parse: SnippetParse) {
+    pub(crate) fn keep(&self, path: &str, parse: SnippetParse) {
         if parse.len() > KEPT_BYTES {
             return;
         }

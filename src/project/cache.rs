@@ -76,7 +76,7 @@ impl CachedFile {
 /// Each ignore pattern is hashed with its length, so no two lists of
 /// patterns give the same material. The mode is not in it: tokens keep
 /// their text and class, and every mode is derived from them.
-pub fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
+pub(crate) fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
     let mut material = format!(
         "{}\0{}\0{}\0{}\0case:{}\0imports:{}",
         crate::VERSION,
@@ -102,7 +102,7 @@ pub fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
 
 /// The key of the cache of `config`'s scans: the one place every
 /// command (the server, `lsp`, `report`) computes it.
-pub fn key_of(config: &Config) -> u64 {
+pub(crate) fn key_of(config: &Config) -> u64 {
     key(&config.normalization, config.thresholds.min_tokens)
 }
 
@@ -114,12 +114,12 @@ pub fn file_in(dir: &Path) -> PathBuf {
 /// The largest cache read: a larger file is taken for damage, not read.
 /// (Some 60 million tokens: far more than a codebase served by one
 /// process, whose index must fit in memory too.)
-pub const MAX_CACHE_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_CACHE_BYTES: u64 = 1 << 30;
 
 /// Loads the cache of the cache folder `dir` if it is intact and made with
 /// `key`; an empty map otherwise (the reason is logged). Temporary files
 /// left by runs that were killed while writing are removed first.
-pub fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
+pub(crate) fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
     remove_stale_temp_files(dir);
     let path = file_in(dir);
     let bytes = match read_regular_file(&path, MAX_CACHE_BYTES) {
@@ -227,7 +227,7 @@ fn process_runs(pid: &str) -> bool {
 /// Writes the cache of `files` atomically (temporary file, then rename), and
 /// the folder's `.gitignore` if missing. A failed write leaves no temporary
 /// file behind.
-pub fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<()> {
+pub(crate) fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {

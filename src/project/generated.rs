@@ -19,7 +19,12 @@ pub(crate) fn generated(config: &Config, format: &Format, file: &SourceFile) -> 
 /// `tokens`, as generated: minified, or marked so by the comments before
 /// its code (never with `--include-generated`). For texts that are not
 /// files on disk, such as an editor's open buffers.
-pub fn generated_text(config: &Config, format: &Format, text: &str, tokens: &[Token]) -> bool {
+pub(crate) fn generated_text(
+    config: &Config,
+    format: &Format,
+    text: &str,
+    tokens: &[Token],
+) -> bool {
     !config.include_generated
         && (walk::minified(text) || generated_head(format, config, text, tokens))
 }
@@ -31,7 +36,12 @@ pub fn generated_text(config: &Config, format: &Format, text: &str, tokens: &[To
 /// it holds a mark, the mark must also lie before the imports (one parse
 /// of that text, [`opening_text`]), so that an import of `@generated/api`
 /// marks nothing.
-pub fn generated_head(format: &Format, config: &Config, text: &str, tokens: &[Token]) -> bool {
+pub(crate) fn generated_head(
+    format: &Format,
+    config: &Config,
+    text: &str,
+    tokens: &[Token],
+) -> bool {
     let code = tokens.first().map_or(text.len(), |t| t.start as usize);
     let head = &text[..code];
     walk::generated_header(head)

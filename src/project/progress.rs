@@ -21,7 +21,7 @@ pub struct Progress {
 impl Progress {
     /// A progress line on stderr if it is a terminal, counting time from
     /// `started` (the process's start, for the summary line's seconds).
-    pub fn console(started: Instant) -> Progress {
+    pub(crate) fn console(started: Instant) -> Progress {
         let bar = if std::io::stderr().is_terminal() {
             ProgressBar::new_spinner()
         } else {
@@ -49,7 +49,7 @@ impl Progress {
     }
 
     /// A phase without a count: a spinner and `what`.
-    pub fn phase(&self, what: &'static str) {
+    pub(crate) fn phase(&self, what: &'static str) {
         if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
             self.bar.set_style(style);
         }
@@ -71,17 +71,17 @@ impl Progress {
     }
 
     /// The wall time since `started`.
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 
     /// Writes `line` to stderr, above the progress line if one shows.
-    pub fn print(&self, line: &str) {
+    pub(crate) fn print(&self, line: &str) {
         self.bar.suspend(|| crate::stderr_line(line));
     }
 
     /// Clears the line; the wall time since `started`.
-    pub fn finish(&self) -> Duration {
+    pub(crate) fn finish(&self) -> Duration {
         self.bar.finish_and_clear();
         self.started.elapsed()
     }
@@ -89,7 +89,7 @@ impl Progress {
 
 /// The line that says a scan is done and its index answers checks: what
 /// it indexed in `seconds` from the start, and what it skipped.
-pub fn scanned_line(s: &Snapshot, seconds: Duration) -> String {
+pub(crate) fn scanned_line(s: &Snapshot, seconds: Duration) -> String {
     let (lines, tokens) = s.size();
     let files = s.index.files.len();
     let mut line = format!(
@@ -112,7 +112,7 @@ pub fn scanned_line(s: &Snapshot, seconds: Duration) -> String {
 
 /// The line of the whole project's clones, detected in `seconds` once the
 /// scan was done.
-pub fn clones_line(stats: &ProjectStats, seconds: Duration) -> String {
+pub(crate) fn clones_line(stats: &ProjectStats, seconds: Duration) -> String {
     let total = &stats.total;
     format!(
         "dupcheck: {} clone{}, {}% duplicated lines, detected in {:.2} s",

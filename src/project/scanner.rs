@@ -27,7 +27,7 @@ use crate::project::snapshot::Snapshot;
 type ScanResult = Result<Arc<Snapshot>, ScanError>;
 
 /// Owns the current snapshot, runs rescans one at a time, applies updates.
-pub struct Scanner {
+pub(crate) struct Scanner {
     config: Arc<Config>,
     registry: Arc<Registry>,
     current: RwLock<Option<Arc<Snapshot>>>,
@@ -57,7 +57,7 @@ pub struct Scanner {
 
 impl Scanner {
     /// A scanner with no snapshot yet.
-    pub fn new(config: Arc<Config>, registry: Arc<Registry>) -> Arc<Scanner> {
+    pub(crate) fn new(config: Arc<Config>, registry: Arc<Registry>) -> Arc<Scanner> {
         Arc::new(Scanner {
             config,
             registry,
@@ -76,17 +76,17 @@ impl Scanner {
     }
 
     /// The configuration scans use.
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         &self.config
     }
 
     /// The format registry.
-    pub fn registry(&self) -> &Registry {
+    pub(crate) fn registry(&self) -> &Registry {
         &self.registry
     }
 
     /// The latest complete snapshot, `None` before the first scan ends.
-    pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
+    pub(crate) fn snapshot(&self) -> Option<Arc<Snapshot>> {
         self.current
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -94,7 +94,7 @@ impl Scanner {
     }
 
     /// Whether a full scan is running now.
-    pub fn is_scanning(&self) -> bool {
+    pub(crate) fn is_scanning(&self) -> bool {
         self.running
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -103,7 +103,7 @@ impl Scanner {
 
     /// Blocks until the first full scan has ended, published or failed;
     /// then the current snapshot (`None` if it failed).
-    pub fn first_scanned(&self) -> Option<Arc<Snapshot>> {
+    pub(crate) fn first_scanned(&self) -> Option<Arc<Snapshot>> {
         let ended = self.first_ended.lock().unwrap_or_else(|e| e.into_inner());
         let _ended = self
             .first_ended_signal
@@ -113,12 +113,12 @@ impl Scanner {
     }
 
     /// When the watcher last applied a change, if ever.
-    pub fn last_update(&self) -> Option<SystemTime> {
+    pub(crate) fn last_update(&self) -> Option<SystemTime> {
         *self.last_update.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs a full scan, or joins the one running, and waits for its outcome.
-    pub async fn rescan(self: &Arc<Self>) -> ScanResult {
+    pub(crate) async fn rescan(self: &Arc<Self>) -> ScanResult {
         let mut outcome = self.start();
         let result = match outcome.wait_for(Option::is_some).await {
             Ok(value) => value.clone().unwrap_or(Err(ScanError::Panicked)),
@@ -131,7 +131,7 @@ impl Scanner {
     /// snapshot is published when it is done (the first scan's lines go to
     /// stderr, the others' to the log). Needs no async runtime, so that
     /// the first scan can start before the server's.
-    pub fn start_scan(self: &Arc<Self>) {
+    pub(crate) fn start_scan(self: &Arc<Self>) {
         self.start();
     }
 
@@ -241,7 +241,7 @@ impl Scanner {
     /// reuses every file and skips the same, the current snapshot stays,
     /// with its statistics, and is returned. Waits for a running scan;
     /// fails before the first.
-    pub fn update(&self, changed: &HashSet<PathBuf>) -> ScanResult {
+    pub(crate) fn update(&self, changed: &HashSet<PathBuf>) -> ScanResult {
         let mut updated = false;
         let outcome = self.build(|previous| {
             let previous = previous.ok_or(ScanError::NoIndex)?;
@@ -303,7 +303,7 @@ impl Scanner {
     /// [`LAST_CACHE_WRITE`] (a first scan writes the cache after its clone
     /// detection), then writes the cache if the watcher changed the index
     /// since the last write.
-    pub fn flush_cache(&self) {
+    pub(crate) fn flush_cache(&self) {
         drop(
             self.scan_threads_ended
                 .wait_timeout_while(self.scan_threads(), LAST_CACHE_WRITE, |running| {
@@ -321,7 +321,7 @@ impl Scanner {
 
 /// How long writing the cache may delay an exit: a scan still running,
 /// then the write ([`Scanner::flush_cache`]).
-pub const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
+pub(crate) const LAST_CACHE_WRITE: Duration = Duration::from_millis(500);
 
 #[cfg(test)]
 mod tests {

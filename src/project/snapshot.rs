@@ -91,7 +91,7 @@ impl<T> PerSettings<T> {
 
 /// A value a snapshot computed once (its clones, its statistics), shared.
 #[derive(Debug)]
-pub struct Memo<T> {
+pub(crate) struct Memo<T> {
     cell: Arc<OnceLock<T>>,
 }
 
@@ -109,7 +109,7 @@ impl Snapshot {
     /// The snapshot of a scan that just ended: its `index`, the files it
     /// `skipped`, how long it took and how many files it `parsed` (not
     /// reused), the `folders` its walk entered.
-    pub fn new(
+    pub(crate) fn new(
         index: Index,
         skipped: SkipCounts,
         duration: Duration,
@@ -132,7 +132,7 @@ impl Snapshot {
     /// the posting cap skipped (clone detection runs on first call). What
     /// `/api/stats` counts and `dupcheck report` lists (see
     /// [`crate::engine::stats::clone_list`]).
-    pub fn clones(&self, config: &Config) -> Memo<(Vec<ClonePair>, usize)> {
+    pub(crate) fn clones(&self, config: &Config) -> Memo<(Vec<ClonePair>, usize)> {
         self.clones.get_or_init(CloneSettings::of(config), || {
             let started = Instant::now();
             let found = project_clones(
@@ -152,7 +152,7 @@ impl Snapshot {
     }
 
     /// Lines and tokens of the files scanned, as the statistics count them.
-    pub fn size(&self) -> (u64, u64) {
+    pub(crate) fn size(&self) -> (u64, u64) {
         let files = self.index.files.iter();
         files.fold((0, 0), |(lines, tokens), file| {
             (
@@ -163,7 +163,7 @@ impl Snapshot {
     }
 
     /// Whole-project statistics (clone detection runs on first call).
-    pub fn stats(&self, config: &Config, registry: &Registry) -> Memo<ProjectStats> {
+    pub(crate) fn stats(&self, config: &Config, registry: &Registry) -> Memo<ProjectStats> {
         self.stats.get_or_init(CloneSettings::of(config), || {
             let clones = self.clones(config);
             let (clones, capped) = &*clones;

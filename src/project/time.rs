@@ -4,7 +4,7 @@
 use std::time::SystemTime;
 
 /// Formats `t` like JavaScript's `Date.prototype.toISOString()`.
-pub fn iso8601(t: SystemTime) -> String {
+pub(crate) fn iso8601(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 

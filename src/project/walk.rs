@@ -58,7 +58,7 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// The camelCase name used in `/api/health` and the summary line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SkipReason::TooLarge => "tooLarge",
             SkipReason::TooManyLines => "tooManyLines",
@@ -84,12 +84,12 @@ pub struct SkipCounts(pub std::collections::BTreeMap<SkipReason, u64>);
 
 impl SkipCounts {
     /// Counts one skip.
-    pub fn add(&mut self, reason: SkipReason) {
+    pub(crate) fn add(&mut self, reason: SkipReason) {
         *self.0.entry(reason).or_default() += 1;
     }
 
     /// Total skipped files.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.0.values().sum()
     }
 }
@@ -106,7 +106,7 @@ pub struct WalkError {
 
 /// What a walk saw besides the files it handed on.
 #[derive(Debug, Default)]
-pub struct Walked {
+pub(crate) struct Walked {
     /// Entries that could not be visited, by reason.
     pub skipped: SkipCounts,
     /// The folders it entered (DIR first, then sorted, each as walked:
@@ -134,7 +134,7 @@ pub fn candidates(
 /// it is seen (from the walk's threads, in no particular order); returns
 /// the folders entered and counts the entries that could not be visited.
 /// The walk ends early once `found` returns `false`.
-pub fn walk(
+pub(crate) fn walk(
     config: &Config,
     registry: &Registry,
     found: impl Fn(Candidate) -> bool + Sync,
@@ -231,7 +231,7 @@ fn head(path: &Path) -> Option<Vec<u8>> {
 const SHEBANG_BYTES: usize = 256;
 
 /// `path` relative to `dir` with `/` separators.
-pub fn relative(dir: &Path, path: &Path) -> Option<String> {
+pub(crate) fn relative(dir: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(dir).ok()?;
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
     Some(parts?.join("/"))
@@ -267,7 +267,7 @@ pub fn read(path: &Path, max_size: u64, max_lines: Option<u64>) -> Result<String
 
 /// Reads a walked candidate's text (its size was seen by the walk), or says
 /// why it is skipped.
-pub fn read_candidate(
+pub(crate) fn read_candidate(
     c: &Candidate,
     max_size: u64,
     max_lines: Option<u64>,

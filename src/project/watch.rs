@@ -25,12 +25,12 @@ use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
 
 /// How long DIR must be quiet before a burst of events is applied.
-pub const QUIET: Duration = Duration::from_millis(20);
+pub(crate) const QUIET: Duration = Duration::from_millis(20);
 /// The longest a burst is held back while events keep coming.
-pub const MAX_DELAY: Duration = Duration::from_millis(500);
+pub(crate) const MAX_DELAY: Duration = Duration::from_millis(500);
 
 /// Watching DIR; it stops when this is dropped.
-pub struct Watch {
+pub(crate) struct Watch {
     slot: Arc<Mutex<Slot>>,
 }
 
@@ -67,7 +67,7 @@ fn stop(slot: &Mutex<Slot>) {
 /// what changed in them before (it compares every file's size and mtime
 /// with the snapshot's). Failures to watch are logged: checks go on,
 /// without updates.
-pub fn spawn(scanner: Arc<Scanner>) -> Watch {
+pub(crate) fn spawn(scanner: Arc<Scanner>) -> Watch {
     let slot = Arc::new(Mutex::new(Slot::Waiting));
     let watch = Watch {
         slot: Arc::clone(&slot),

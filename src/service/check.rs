@@ -33,10 +33,10 @@ use crate::project::snapshot::Snapshot;
 use crate::service::findings::{merge_by_location, Finding, Region};
 
 /// Duplications listed in one answer at most; the rest are counted.
-pub const MAX_DUPLICATIONS: usize = 1000;
+pub(crate) const MAX_DUPLICATIONS: usize = 1000;
 /// Bytes of codebase fragments in one answer at most (the first duplication
 /// is always listed).
-pub const MAX_FRAGMENT_BYTES: usize = 16 << 20;
+pub(crate) const MAX_FRAGMENT_BYTES: usize = 16 << 20;
 
 /// A validated check.
 #[derive(Debug)]
@@ -56,7 +56,7 @@ pub struct CheckRequest {
 
 /// The duplications of a snippet.
 #[derive(Debug)]
-pub struct CheckAnswer {
+pub(crate) struct CheckAnswer {
     /// The first duplications in the answer's order (docs/api.md), within the answer's caps.
     pub matches: Vec<SnippetMatch>,
     /// How many duplications there are in all.
@@ -69,7 +69,7 @@ pub struct CheckAnswer {
 
 impl CheckAnswer {
     /// Whether some duplications were left out of `matches`.
-    pub fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.matches.len() < self.total
     }
 
@@ -77,7 +77,7 @@ impl CheckAnswer {
     /// of the snippet, whose related locations are the codebase places it
     /// duplicates. The snippet is at `path` (relative to DIR), or, without
     /// one, has an empty path (which SARIF carries as the run's artifact).
-    pub fn findings(&self, snapshot: &Snapshot, path: Option<&str>) -> Vec<Finding> {
+    pub(crate) fn findings(&self, snapshot: &Snapshot, path: Option<&str>) -> Vec<Finding> {
         let findings = self
             .matches
             .iter()
@@ -98,7 +98,7 @@ impl CheckAnswer {
 }
 
 /// The region of `span` in the file at `path`.
-pub fn region(path: &str, span: Span) -> Region {
+pub(crate) fn region(path: &str, span: Span) -> Region {
     Region {
         path: path.to_owned(),
         start_line: span.start.line,
@@ -110,7 +110,7 @@ pub fn region(path: &str, span: Span) -> Region {
 
 /// Why a check was not answered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The snippet would need more memory than one check may hold.
     #[error(
         "The snippet is too large to check: {len} bytes would need more than the {} MB a check may use; send at most {} bytes",
@@ -157,7 +157,7 @@ pub(crate) fn request_matches(
 }
 
 /// Checks `request` against `snapshot` (blocking: run it off the reactor).
-pub fn check_snippet(
+pub(crate) fn check_snippet(
     scanner: &Scanner,
     buffers: &Buffers,
     snapshot: &Snapshot,
@@ -261,7 +261,7 @@ pub(crate) fn listed(fragment_lens: impl Iterator<Item = usize>) -> usize {
 }
 
 /// Memory one check may hold at most.
-pub const MAX_CHECK_MEMORY: usize = 256 << 20;
+pub(crate) const MAX_CHECK_MEMORY: usize = 256 << 20;
 /// Memory all running checks may hold together: one of the largest and
 /// small ones beside it (bodies read while waiting come on top).
 const CHECKS_MEMORY: usize = MAX_CHECK_MEMORY + MAX_CHECK_MEMORY / 2;
@@ -278,7 +278,7 @@ const MAX_WAIT: Duration = Duration::from_secs(10);
 
 /// What a check of `len` bytes takes from the memory pool: its parse's
 /// budget and the rest, up to [`MAX_CHECK_MEMORY`].
-pub fn estimate(len: usize) -> usize {
+pub(crate) fn estimate(len: usize) -> usize {
     parse::memory_for(len)
         .saturating_add(len.saturating_mul(CHECK_BYTES_PER_BYTE))
         .min(MAX_CHECK_MEMORY)
@@ -296,7 +296,7 @@ pub(crate) fn budget_for(len: usize) -> Budget {
 /// (a diff's changed files): a file's time, plus its time per byte of them
 /// all, and for each parse what the check took from the pool less what the
 /// rest of it holds.
-pub fn budget_for_files(len: usize) -> Budget {
+pub(crate) fn budget_for_files(len: usize) -> Budget {
     let mut budget = Budget::for_file(len);
     budget.memory = estimate(len).saturating_sub(len.saturating_mul(CHECK_BYTES_PER_BYTE));
     budget
@@ -314,7 +314,7 @@ fn mb(bytes: usize) -> usize {
 /// Decides when a check may run: a few at a time per core, within a memory
 /// pool that each check takes its [`estimate`] of, a bounded queue for the
 /// rest.
-pub struct Admission {
+pub(crate) struct Admission {
     slots: Arc<Semaphore>,
     /// The pool, in MB.
     memory: Arc<Semaphore>,
@@ -322,14 +322,14 @@ pub struct Admission {
 }
 
 /// A check's place; dropping it lets the next one in.
-pub struct Admitted {
+pub(crate) struct Admitted {
     _slot: OwnedSemaphorePermit,
     _memory: OwnedSemaphorePermit,
 }
 
 impl Admission {
     /// Room for two checks per core at a time.
-    pub fn new(cores: usize) -> Admission {
+    pub(crate) fn new(cores: usize) -> Admission {
         Admission {
             slots: Arc::new(Semaphore::new(2 * cores.max(1))),
             memory: Arc::new(Semaphore::new(mb(CHECKS_MEMORY))),
@@ -339,7 +339,7 @@ impl Admission {
 
     /// Waits for the turn of a check of `len` bytes; refuses it when it
     /// can never fit, or when too many wait or it waited too long.
-    pub async fn admit(&self, len: usize) -> Result<Admitted, Refusal> {
+    pub(crate) async fn admit(&self, len: usize) -> Result<Admitted, Refusal> {
         if len > max_snippet_len() {
             return Err(Refusal::TooLarge { len });
         }

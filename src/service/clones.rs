@@ -20,13 +20,13 @@ use crate::project::config::Config;
 use crate::project::snapshot::Snapshot;
 
 /// Clones per page when the query does not say.
-pub const DEFAULT_LIMIT: usize = 100;
+pub(crate) const DEFAULT_LIMIT: usize = 100;
 /// The most clones one page lists.
-pub const MAX_LIMIT: usize = 1_000;
+pub(crate) const MAX_LIMIT: usize = 1_000;
 
 /// Which clones to list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClonesQuery {
+pub(crate) struct ClonesQuery {
     /// A file or folder relative to DIR, `/`-separated: clones with a place
     /// in it. Empty lists every clone.
     pub path: String,
@@ -57,7 +57,7 @@ impl Default for ClonesQuery {
 
 /// Where a page ends: the sort key of its last clone.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     // Field order is sort order: larger first (hence the complements),
     // then the places.
     smaller: u32,
@@ -68,7 +68,7 @@ pub struct Cursor {
 
 impl Cursor {
     /// The opaque text clients send back: the key as hex-encoded JSON.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let json = serde_json::json!([
             u32::MAX - self.smaller,
             u32::MAX - self.shorter,
@@ -84,7 +84,7 @@ impl Cursor {
     }
 
     /// Reads what [`Cursor::encode`] wrote; `None` for anything else.
-    pub fn decode(text: &str) -> Option<Cursor> {
+    pub(crate) fn decode(text: &str) -> Option<Cursor> {
         if !text.len().is_multiple_of(2) || text.len() > 16_384 {
             return None;
         }
@@ -111,7 +111,7 @@ impl Cursor {
 
 /// One page of the clone list.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClonesPage {
+pub(crate) struct ClonesPage {
     /// The clones on this page, largest first.
     pub clones: Vec<ListedClone>,
     /// Clones matching the filters, on every page.
@@ -122,7 +122,7 @@ pub struct ClonesPage {
 
 /// A clone of the list: two places with the same tokens.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ListedClone {
+pub(crate) struct ListedClone {
     /// Stable while the index does not change: 16 hex digits.
     pub id: String,
     /// The format of the first place.
@@ -146,7 +146,7 @@ pub struct ListedClone {
 /// One gap of a near-miss clone: the lines left unmatched in each place,
 /// `null` in a place where nothing is (a statement inserted in the other).
 #[derive(Debug, Clone, PartialEq)]
-pub struct CloneGap {
+pub(crate) struct CloneGap {
     /// In the first place.
     pub first: Option<GapLines>,
     /// In the second place.
@@ -155,7 +155,7 @@ pub struct CloneGap {
 
 /// A range of whole lines, both ends included.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GapLines {
+pub(crate) struct GapLines {
     pub start_line: u32,
     pub end_line: u32,
 }
@@ -167,7 +167,7 @@ fn rounded(ratio: f64) -> f64 {
 
 /// One place of a clone: a file and a range of it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Place {
+pub(crate) struct Place {
     /// The path as reported (relative to DIR, or absolute with `--absolute`).
     pub file: String,
     /// 1-based line of the first token.
@@ -183,7 +183,7 @@ pub struct Place {
 }
 
 /// The page of the project's clones that `query` asks for.
-pub fn list(
+pub(crate) fn list(
     snapshot: &Snapshot,
     config: &Config,
     registry: &Registry,
@@ -343,12 +343,12 @@ fn render(
 }
 
 /// The most tokens of each place a [`CloneDetail`] lists.
-pub const MAX_DETAIL_TOKENS: usize = 10_000;
+pub(crate) const MAX_DETAIL_TOKENS: usize = 10_000;
 
 /// One clone with what a side-by-side view shows: both places' whole lines
 /// and where each token is, to highlight what matched.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CloneDetail {
+pub(crate) struct CloneDetail {
     /// The clone's id, as the list gives it.
     pub id: String,
     /// The format of the first place.
@@ -378,7 +378,7 @@ pub struct CloneDetail {
 
 /// One place of a [`CloneDetail`]: its range, its whole lines, its tokens.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlaceText {
+pub(crate) struct PlaceText {
     /// The path as reported (relative to DIR, or absolute with `--absolute`).
     pub file: String,
     /// 1-based line of the first token.
@@ -401,7 +401,7 @@ pub struct PlaceText {
 /// The clone whose id is `id`, with both places' text and tokens; `None`
 /// when the current index has no such clone (it changed since the list was
 /// read).
-pub fn detail(
+pub(crate) fn detail(
     snapshot: &Snapshot,
     config: &Config,
     registry: &Registry,

@@ -104,7 +104,7 @@ const MATCH_TIMEOUT: &str = "its files match too many places to compare in time"
 
 /// Why a file of the diff was not checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Skip {
+pub(crate) enum Skip {
     /// The diff deletes it (its indexed version is gone from the codebase).
     Deleted,
     /// A binary file: no lines.
@@ -143,7 +143,7 @@ pub enum Skip {
 impl Skip {
     /// The camelCase name answers use (those the scan also has are
     /// spelled as in `/api/health`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Skip::Deleted => "deleted",
             Skip::Binary => "binary",
@@ -167,7 +167,7 @@ impl Skip {
 
 /// A file of the diff that was not checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// Its path as the diff names it (the new one, or the old one of a
     /// deleted file).
     pub path: String,
@@ -177,7 +177,7 @@ pub struct Skipped {
 
 /// A file checked less well than the others: from its hunks alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
+pub(crate) struct Warning {
     /// Its path as the diff names it.
     pub path: String,
     /// What happened, as a sentence.
@@ -186,13 +186,11 @@ pub struct Warning {
 
 /// A changed file, checked.
 #[derive(Debug)]
-pub struct CheckedFile {
+pub(crate) struct CheckedFile {
     /// Its path after the diff, relative to DIR.
     pub path: String,
     /// Its format's name.
     pub format: String,
-    /// Its added lines (new-side numbers), ascending.
-    pub added: Vec<u32>,
     /// The listed duplications of its added code, in the answer's order (docs/api.md).
     pub duplications: Vec<DiffDuplication>,
     /// Its new text, tokens and all.
@@ -202,14 +200,14 @@ pub struct CheckedFile {
 impl CheckedFile {
     /// The new text (the hunks alone, at their lines, for a file checked
     /// from them).
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.file.text
     }
 }
 
 /// A duplication of added code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiffDuplication {
+pub(crate) struct DiffDuplication {
     /// Where in the changed file's new text.
     pub snippet: Span,
     /// The codebase location it duplicates.
@@ -226,7 +224,7 @@ pub struct DiffDuplication {
 
 /// A codebase location.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
+pub(crate) struct Place {
     /// The file, as answers report it (absolute with `--absolute`).
     pub path: String,
     /// The file, relative to DIR.
@@ -241,7 +239,7 @@ pub struct Place {
 
 /// The `statistics` of a diff check.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DiffStats {
+pub(crate) struct DiffStats {
     /// Duplications in all (listed or not).
     pub total_duplications: u64,
     /// Lines the diff adds to the checked files.
@@ -254,7 +252,7 @@ pub struct DiffStats {
 
 /// What a diff adds that duplicates code.
 #[derive(Debug)]
-pub struct DiffAnswer {
+pub(crate) struct DiffAnswer {
     /// The changed files checked, by path.
     pub files: Vec<CheckedFile>,
     /// The files not checked, by path.
@@ -271,7 +269,7 @@ impl DiffAnswer {
     /// The listed duplications as findings (SARIF, rdjsonl): one per place
     /// of added code, whose related locations are the codebase places it
     /// duplicates.
-    pub fn findings(&self) -> Vec<Finding> {
+    pub(crate) fn findings(&self) -> Vec<Finding> {
         let findings = self
             .files
             .iter()
@@ -289,7 +287,7 @@ impl DiffAnswer {
     }
 
     /// The skipped files and the warnings, as notices of a SARIF log.
-    pub fn notices(&self) -> Vec<Notice> {
+    pub(crate) fn notices(&self) -> Vec<Notice> {
         let skipped = self.skipped.iter().map(|s| Notice {
             path: Some(s.path.clone()),
             text: format!("{} was not checked: {}.", s.path, s.reason.name()),
@@ -304,7 +302,7 @@ impl DiffAnswer {
     }
 
     /// The new text of the checked file at `path`.
-    pub fn text_of(&self, path: &str) -> Option<&str> {
+    pub(crate) fn text_of(&self, path: &str) -> Option<&str> {
         self.files
             .iter()
             .find(|f| f.path == path)
@@ -324,7 +322,7 @@ pub struct DiffOptions {
 impl DiffOptions {
     /// The server's defaults: `--mode`, and near-miss copies unless
     /// `--no-near-miss`.
-    pub fn of(config: &Config) -> DiffOptions {
+    pub(crate) fn of(config: &Config) -> DiffOptions {
         DiffOptions {
             mode: config.mode,
             near_miss: config.near_miss,
@@ -337,7 +335,7 @@ impl DiffOptions {
 /// `admit` is called once, with the size the check will hold, before the
 /// new texts are built; what it returns is held until the check ends.
 /// Blocking: run it off the reactor.
-pub fn check_diff<G>(
+pub(crate) fn check_diff<G>(
     config: &Config,
     registry: &Registry,
     snapshot: &Snapshot,
@@ -430,7 +428,6 @@ fn list(
                     .map(|f| f.listed(mode, registry))
                     .collect(),
                 path: b.rel,
-                added: b.added,
                 file: b.file,
             }
         })

@@ -10,7 +10,7 @@ use crate::engine::hash::HashMap;
 
 /// A range of text in a file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Region {
+pub(crate) struct Region {
     /// Path relative to the scanned directory, `/`-separated (for GitHub,
     /// relative to the repository's root); empty for a snippet that has no
     /// path (see [`Snippet`]).
@@ -31,7 +31,7 @@ pub struct Region {
 /// (or the new file's) range and `related` the codebase's; for a project's
 /// clones, `location` is one side and `related` the other.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// The duplicated code being reported.
     pub location: Region,
     /// The places it duplicates, in the order to list them.
@@ -49,7 +49,7 @@ pub struct Finding {
 /// Something to tell about a run that is no finding: a file left out, or
 /// checked less well than others.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
+pub(crate) struct Notice {
     /// The file it is about, if one.
     pub path: Option<String>,
     /// What happened, as a sentence.
@@ -62,7 +62,7 @@ pub struct Notice {
 /// (and size and content), whose related places are those of all, in
 /// order. A snippet that duplicates four files is one alert with four
 /// related locations.
-pub fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
+pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
     let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
     let mut at: HashMap<(Region, u32, u32, u64), usize> = HashMap::new();
     for f in findings {

@@ -21,7 +21,7 @@
 //! tokenizing, the same matching, the same exclusions); the buffer's own
 //! file never matches, neither on disk nor open; one budget covers the
 //! buffer's parse and both matchings; an answer lists at most
-//! [`MAX_DUPLICATIONS`] duplications, its `total` counts them all.
+//! [`MAX_DUPLICATIONS`] duplications, the first in order.
 
 use std::cmp::Reverse;
 use std::path::Path;
@@ -44,7 +44,7 @@ use crate::service::check::{
 /// The buffers an editor holds open whose texts differ from their indexed
 /// files (or that are not indexed): an index of their texts, and the
 /// indexed files they shadow.
-pub struct OpenBuffers {
+pub(crate) struct OpenBuffers {
     /// The open texts, tokenized whole as files of their format.
     index: Index,
     /// Snapshot files whose open buffers differ from them, sorted.
@@ -58,7 +58,7 @@ impl OpenBuffers {
     /// `--max-size` is left out as a scan leaves it out (its indexed
     /// version, if any, still shadowed when it differs). Texts tokenized
     /// for `previous` are taken over when unchanged. Blocking.
-    pub fn build(
+    pub(crate) fn build(
         config: &Config,
         registry: &Registry,
         snapshot: &Snapshot,
@@ -93,14 +93,8 @@ impl OpenBuffers {
         }
     }
 
-    /// How many open buffers are indexed here (those that differ from
-    /// disk and are scanned).
-    pub fn len(&self) -> usize {
-        self.index.files.len()
-    }
-
     /// Whether no open buffer is indexed here.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.index.files.is_empty()
     }
 }
@@ -158,7 +152,7 @@ fn tokenized(
 
 /// A duplication of the buffer: where in it, and where else.
 #[derive(Debug, Clone)]
-pub struct Duplication {
+pub(crate) struct Duplication {
     /// Where in the buffer.
     pub snippet: Span,
     /// The other place's file: indexed, or an open buffer's text.
@@ -174,25 +168,23 @@ pub struct Duplication {
 
 impl Duplication {
     /// The other place's text.
-    pub fn fragment(&self) -> &str {
+    pub(crate) fn fragment(&self) -> &str {
         self.file.fragment(self.first, self.last)
     }
 }
 
 /// The duplications of a buffer.
 #[derive(Debug)]
-pub struct BufferAnswer {
+pub(crate) struct BufferAnswer {
     /// The first [`MAX_DUPLICATIONS`] duplications in the answer's order (docs/api.md).
     pub duplications: Vec<Duplication>,
-    /// How many there are in all.
-    pub total: usize,
 }
 
 /// Checks the buffer `request` (with its `path`, relative to DIR) against
 /// `snapshot` shadowed by `open` (blocking: run it off the reactor). The
 /// buffer's parse is kept in `buffers` for its next version, as
 /// [`check_snippet`](crate::service::check::check_snippet) keeps it.
-pub fn check_buffer(
+pub(crate) fn check_buffer(
     scanner: &Scanner,
     buffers: &Buffers,
     snapshot: &Snapshot,
@@ -204,7 +196,6 @@ pub fn check_buffer(
     if !config.formats.contains(&format.id) {
         return Ok(BufferAnswer {
             duplications: Vec::new(),
-            total: 0,
         });
     }
     let budget = budget_for(request.code.len());
@@ -251,10 +242,6 @@ pub fn check_buffer(
         )
     };
     duplications.sort_by_cached_key(order);
-    let total = duplications.len();
     duplications.truncate(MAX_DUPLICATIONS);
-    Ok(BufferAnswer {
-        duplications,
-        total,
-    })
+    Ok(BufferAnswer { duplications })
 }

@@ -20,13 +20,13 @@ use crate::project::config::Config;
 use crate::project::snapshot::Snapshot;
 
 /// Children per page when the query does not say.
-pub const DEFAULT_LIMIT: usize = 200;
+pub(crate) const DEFAULT_LIMIT: usize = 200;
 /// The most children one page lists.
-pub const MAX_LIMIT: usize = 2_000;
+pub(crate) const MAX_LIMIT: usize = 2_000;
 
 /// Which folder, and which of its children.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeQuery {
+pub(crate) struct TreeQuery {
     /// The folder, relative to DIR and `/`-separated; empty for the top.
     pub path: String,
     /// Children on the page, 1 to [`MAX_LIMIT`].
@@ -47,7 +47,7 @@ impl Default for TreeQuery {
 
 /// A folder and one page of its children.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Folder {
+pub(crate) struct Folder {
     /// The folder's own figures (its `path` is the one asked for).
     pub folder: Node,
     /// Its children (folders and files), most lines first, then by name.
@@ -60,7 +60,7 @@ pub struct Folder {
 
 /// What a node of the tree is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A folder: its figures sum its files'.
     Folder,
     /// A file of the index.
@@ -69,7 +69,7 @@ pub enum Kind {
 
 /// A folder or file with its figures.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     /// Its last path segment (empty for the top folder).
     pub name: String,
     /// Relative to DIR, `/`-separated (empty for the top folder).
@@ -124,7 +124,7 @@ impl Sum {
 
 /// The folder `query` names, with one page of its children; `None` when no
 /// indexed file is inside it (no such folder, or a file).
-pub fn folder(
+pub(crate) fn folder(
     snapshot: &Snapshot,
     config: &Config,
     registry: &Registry,

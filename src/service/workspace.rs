@@ -34,7 +34,7 @@ use crate::service::tree::{Folder, TreeQuery};
 
 /// One project served: its scanner, editors' kept parses, the admission of
 /// checks and the watcher (which stops when the workspace is dropped).
-pub struct Workspace {
+pub(crate) struct Workspace {
     /// The current snapshot, its rescans and updates, the cache.
     pub scanner: Arc<Scanner>,
     /// The last parse of each checked `path`, to reparse its next version.
@@ -47,7 +47,7 @@ pub struct Workspace {
 
 /// Why a call of the service was not answered.
 #[derive(Debug, thiserror::Error)]
-pub enum ServiceError {
+pub(crate) enum ServiceError {
     /// The first scan has not finished.
     #[error("the first scan has not finished")]
     NotReady,
@@ -75,7 +75,7 @@ impl Workspace {
     /// Starts serving `config`'s directory: the scanner, whose first scan
     /// starts now on a thread of its own (no async runtime needed), and the
     /// watcher when `config.watch`. `cores` sizes the admission of checks.
-    pub fn start(config: Config, registry: Arc<Registry>, cores: usize) -> Arc<Workspace> {
+    pub(crate) fn start(config: Config, registry: Arc<Registry>, cores: usize) -> Arc<Workspace> {
         let watch = config.watch;
         let scanner = Scanner::new(Arc::new(config), registry);
         scanner.start_scan();
@@ -90,7 +90,8 @@ impl Workspace {
 
     /// A workspace over `scanner` whose first scan is not started, and
     /// without a watcher: for tests of what answers before it ends.
-    pub fn unstarted(scanner: Arc<Scanner>) -> Arc<Workspace> {
+    #[cfg(test)]
+    pub(crate) fn unstarted(scanner: Arc<Scanner>) -> Arc<Workspace> {
         Arc::new(Workspace {
             scanner,
             buffers: Buffers::default(),
@@ -100,24 +101,24 @@ impl Workspace {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         self.scanner.config()
     }
 
     /// The format registry.
-    pub fn registry(&self) -> &Registry {
+    pub(crate) fn registry(&self) -> &Registry {
         self.scanner.registry()
     }
 
     /// The current snapshot, or [`ServiceError::NotReady`].
-    pub fn snapshot(&self) -> Result<Arc<Snapshot>, ServiceError> {
+    pub(crate) fn snapshot(&self) -> Result<Arc<Snapshot>, ServiceError> {
         self.scanner.snapshot().ok_or(ServiceError::NotReady)
     }
 
     /// One snippet check: admitted by the snippet's size, on the current
     /// snapshot (or, with `recheck`, on a fresh rescan), the check and
     /// `render` on the blocking pool.
-    pub async fn check<T, E, R>(
+    pub(crate) async fn check<T, E, R>(
         self: &Arc<Self>,
         request: CheckRequest,
         recheck: bool,
@@ -158,7 +159,7 @@ impl Workspace {
     /// One diff check with `options`: on the current snapshot, the check
     /// (which waits for admission by the new texts' size, once it knows
     /// them) and `render` on the blocking pool.
-    pub async fn check_diff<T, E, R>(
+    pub(crate) async fn check_diff<T, E, R>(
         self: &Arc<Self>,
         diff: Bytes,
         options: DiffOptions,
@@ -191,7 +192,7 @@ impl Workspace {
 
     /// The project's statistics (clone detection on a snapshot's first
     /// use), given to `render` on the blocking pool.
-    pub async fn stats<T, E, R>(self: &Arc<Self>, render: R) -> Result<T, E>
+    pub(crate) async fn stats<T, E, R>(self: &Arc<Self>, render: R) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<ServiceError> + Send + 'static,
@@ -204,7 +205,11 @@ impl Workspace {
     }
 
     /// One page of the clone list, given to `render` on the blocking pool.
-    pub async fn clones<T, E, R>(self: &Arc<Self>, query: ClonesQuery, render: R) -> Result<T, E>
+    pub(crate) async fn clones<T, E, R>(
+        self: &Arc<Self>,
+        query: ClonesQuery,
+        render: R,
+    ) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<ServiceError> + Send + 'static,
@@ -221,7 +226,11 @@ impl Workspace {
     /// One clone of the list by `id`, both places in full, given to
     /// `render` on the blocking pool; [`ServiceError::NoSuchClone`] when the
     /// current index has none of that id.
-    pub async fn clone_detail<T, E, R>(self: &Arc<Self>, id: String, render: R) -> Result<T, E>
+    pub(crate) async fn clone_detail<T, E, R>(
+        self: &Arc<Self>,
+        id: String,
+        render: R,
+    ) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<ServiceError> + Send + 'static,
@@ -244,7 +253,7 @@ impl Workspace {
 
     /// One folder of the tree, given to `render` on the blocking pool;
     /// [`ServiceError::NoSuchFolder`] when no indexed file is inside it.
-    pub async fn tree<T, E, R>(self: &Arc<Self>, query: TreeQuery, render: R) -> Result<T, E>
+    pub(crate) async fn tree<T, E, R>(self: &Arc<Self>, query: TreeQuery, render: R) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<ServiceError> + Send + 'static,
@@ -281,7 +290,7 @@ impl Workspace {
     }
 
     /// A full rescan now (or the one running), and its snapshot.
-    pub async fn recheck(&self) -> Result<Arc<Snapshot>, ServiceError> {
+    pub(crate) async fn recheck(&self) -> Result<Arc<Snapshot>, ServiceError> {
         self.scanner
             .rescan()
             .await

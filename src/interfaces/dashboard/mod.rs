@@ -20,7 +20,7 @@ use crate::interfaces::http::HttpResponse;
 
 /// One embedded file.
 #[derive(Debug)]
-pub struct Asset {
+pub(crate) struct Asset {
     /// The path it is served at.
     pub path: &'static str,
     /// Its media type.
@@ -30,14 +30,14 @@ pub struct Asset {
 }
 
 /// The page, served at `/` to browsers.
-pub const PAGE: Asset = Asset {
+pub(crate) const PAGE: Asset = Asset {
     path: "/",
     content_type: "text/html; charset=utf-8",
     body: include_str!("index.html"),
 };
 
 /// The files the page loads.
-pub const ASSETS: &[Asset] = &[
+pub(crate) const ASSETS: &[Asset] = &[
     Asset {
         path: "/dashboard/app.js",
         content_type: "text/javascript; charset=utf-8",
@@ -57,7 +57,7 @@ const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; i
 
 /// Whether `req` is a browser asking for a page: its `Accept` names
 /// `text/html`.
-pub fn wants_html<B>(req: &Request<B>) -> bool {
+pub(crate) fn wants_html<B>(req: &Request<B>) -> bool {
     req.headers().get_all(ACCEPT).iter().any(|value| {
         String::from_utf8_lossy(value.as_bytes())
             .split(',')
@@ -67,7 +67,7 @@ pub fn wants_html<B>(req: &Request<B>) -> bool {
 }
 
 /// The response serving `asset`.
-pub fn serve(asset: &Asset) -> HttpResponse {
+pub(crate) fn serve(asset: &Asset) -> HttpResponse {
     let mut res = Response::new(Full::new(Bytes::from_static(asset.body.as_bytes())));
     *res.status_mut() = StatusCode::OK;
     let headers = res.headers_mut();
@@ -87,7 +87,7 @@ pub fn serve(asset: &Asset) -> HttpResponse {
 }
 
 /// The embedded file served at `path`.
-pub fn asset(path: &str) -> Option<&'static Asset> {
+pub(crate) fn asset(path: &str) -> Option<&'static Asset> {
     ASSETS.iter().find(|a| a.path == path)
 }
 

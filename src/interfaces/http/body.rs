@@ -36,7 +36,7 @@ pub(crate) async fn read_body(req: Request<Incoming>, max_body: u64) -> Result<B
 /// Reads `body`, sent with `headers`, whole within the size limit
 /// `max_body` and the body time limit: a declared `Content-Length` over the
 /// limit is refused before reading.
-pub async fn read_limited(
+pub(crate) async fn read_limited(
     headers: &HeaderMap,
     body: Incoming,
     max_body: u64,

@@ -29,10 +29,10 @@ use tokio::net::TcpStream;
 use super::error::ApiError;
 
 /// The socket of a connection hyper dropped on its header time-out.
-pub type Kept = Arc<Mutex<Option<TcpStream>>>;
+pub(crate) type Kept = Arc<Mutex<Option<TcpStream>>>;
 
 /// A socket that turns hyper's own error responses into JSON ones.
-pub struct JsonErrorsIo {
+pub(crate) struct JsonErrorsIo {
     /// The socket, until dropped.
     inner: Option<TcpStream>,
     /// Bytes of a replaced response still to write.
@@ -50,7 +50,7 @@ pub struct JsonErrorsIo {
 impl JsonErrorsIo {
     /// Wraps `stream`; the second value receives the socket if hyper drops
     /// it while a client owes it a request head.
-    pub fn new(stream: TcpStream) -> (JsonErrorsIo, Kept) {
+    pub(crate) fn new(stream: TcpStream) -> (JsonErrorsIo, Kept) {
         let kept = Kept::default();
         let io = JsonErrorsIo {
             inner: Some(stream),
@@ -220,7 +220,7 @@ fn error_response(version: &[u8], error: &ApiError) -> Vec<u8> {
 /// Answers `error` on the socket hyper dropped without a word (its header
 /// time-out, an HTTP/2 preface), if it was kept (see [`JsonErrorsIo`]), and
 /// closes it.
-pub async fn answer_dropped(kept: &Kept, error: ApiError) {
+pub(crate) async fn answer_dropped(kept: &Kept, error: ApiError) {
     let stream = kept.lock().unwrap_or_else(PoisonError::into_inner).take();
     let Some(mut stream) = stream else {
         return;

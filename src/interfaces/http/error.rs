@@ -21,7 +21,7 @@ use crate::service::workspace::ServiceError;
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Error)]
-pub struct ErrorBody<'a> {
+pub(crate) struct ErrorBody<'a> {
     /// The error's name: `ValidationError`, `NotFound`, ….
     #[schema(examples("ValidationError"))]
     error: &'a str,
@@ -168,7 +168,7 @@ impl ApiError {
     }
 
     /// The JSON error response.
-    pub fn into_response(self) -> HttpResponse {
+    pub(crate) fn into_response(self) -> HttpResponse {
         let mut res = json_response(self.status(), self.body());
         match self {
             Self::MethodNotAllowed { allow, .. } => {
@@ -277,14 +277,14 @@ impl From<ServiceError> for ApiError {
 }
 
 /// The answer to a tree query for a folder no indexed file is in.
-pub fn no_such_folder(path: &str) -> ApiError {
+pub(crate) fn no_such_folder(path: &str) -> ApiError {
     ApiError::Missing(format!(
         "No folder {path:?} holds an indexed file; send a folder of the tree (empty for the top)"
     ))
 }
 
 /// The answer to a query for a clone the current index does not have.
-pub fn no_such_clone(id: &str) -> ApiError {
+pub(crate) fn no_such_clone(id: &str) -> ApiError {
     ApiError::Missing(format!(
         "No clone {id} in the current index; the code changed since the list was read: list the clones again"
     ))

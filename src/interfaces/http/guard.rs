@@ -14,7 +14,11 @@ use crate::project::config::{origin_host, Config};
 /// rebinding; docs/api.md, "Origin and Host guard"): an `Origin` whose host is not one of
 /// [`origin_hosts`]; and a `Host` that is not one of [`served_hosts`], when
 /// those are named. `/api/health` is never refused.
-pub fn check_browser<B>(state: &State, req: &Request<B>, path: &str) -> Result<(), ApiError> {
+pub(crate) fn check_browser<B>(
+    state: &State,
+    req: &Request<B>,
+    path: &str,
+) -> Result<(), ApiError> {
     if path == "/api/health" {
         return Ok(());
     }
@@ -41,7 +45,7 @@ pub fn check_browser<B>(state: &State, req: &Request<B>, path: &str) -> Result<(
 /// The hosts a browser's `Origin` may name, whatever its scheme and port:
 /// loopback, the address dupcheck is bound to (unless unspecified) and
 /// every `--allowed-origin`.
-pub fn origin_hosts(config: &Config) -> Vec<String> {
+pub(crate) fn origin_hosts(config: &Config) -> Vec<String> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
     if !config.host.is_unspecified() {
         hosts.push(config.host.to_string());
@@ -53,7 +57,7 @@ pub fn origin_hosts(config: &Config) -> Vec<String> {
 /// The hosts a request's `Host` may name, whatever the port: `None` (any)
 /// when dupcheck is bound to an unspecified address and given no
 /// `--allowed-host`; else the [`origin_hosts`] and every `--allowed-host`.
-pub fn served_hosts(config: &Config) -> Option<Vec<String>> {
+pub(crate) fn served_hosts(config: &Config) -> Option<Vec<String>> {
     if config.host.is_unspecified() && config.allowed_hosts.is_empty() {
         return None;
     }

@@ -27,7 +27,10 @@ use crate::service::diff_check::DiffOptions;
 use crate::VERSION;
 
 /// POST /api/check.
-pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn check(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, ApiError> {
     let scanner = &state.workspace.scanner;
     let output = Output::of(&req)?;
     let fields = read_object(req, scanner.config().max_body).await?;
@@ -77,7 +80,7 @@ pub async fn check(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpRes
 }
 
 /// POST /api/check-diff: the duplications a diff adds.
-pub async fn check_diff(
+pub(crate) async fn check_diff(
     state: &Arc<State>,
     req: Request<Incoming>,
 ) -> Result<HttpResponse, ApiError> {
@@ -111,7 +114,7 @@ pub async fn check_diff(
 }
 
 /// GET /api/stats.
-pub async fn stats(state: &Arc<State>) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn stats(state: &Arc<State>) -> Result<HttpResponse, ApiError> {
     state
         .workspace
         .stats(|statistics| {
@@ -124,7 +127,10 @@ pub async fn stats(state: &Arc<State>) -> Result<HttpResponse, ApiError> {
 }
 
 /// GET /api/clones: the project's clones, largest first, a page at a time.
-pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn clones(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let scanner = &state.workspace.scanner;
     let query = clones_query(&fields, scanner.registry(), &scanner.config().dir)?;
@@ -137,7 +143,10 @@ pub async fn clones(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpRe
 }
 
 /// GET /api/tree: one folder's children, with their lines and duplication.
-pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn tree(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, ApiError> {
     let fields = query_fields(req.uri().query().unwrap_or(""))?;
     let query = tree_query(&fields, &state.workspace.scanner.config().dir)?;
     state
@@ -150,7 +159,7 @@ pub async fn tree(state: &Arc<State>, req: Request<Incoming>) -> Result<HttpResp
 
 /// GET /api/clone: one clone of the list with both places' lines and
 /// tokens, for a side-by-side view.
-pub async fn clone_detail(
+pub(crate) async fn clone_detail(
     state: &Arc<State>,
     req: Request<Incoming>,
 ) -> Result<HttpResponse, ApiError> {
@@ -168,7 +177,7 @@ pub async fn clone_detail(
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Health)]
-pub struct HealthBody<'a> {
+pub(crate) struct HealthBody<'a> {
     /// `initializing` until the first scan completes, then `ready` (also
     /// while a rescan runs: checks use the previous index).
     status: Readiness,
@@ -203,7 +212,7 @@ pub struct HealthBody<'a> {
 /// Whether the first scan has completed.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub enum Readiness {
+pub(crate) enum Readiness {
     /// The first scan is running: checks and statistics answer 503.
     Initializing,
     /// The index is ready.
@@ -211,7 +220,7 @@ pub enum Readiness {
 }
 
 /// GET /api/health.
-pub fn health(state: &State) -> HttpResponse {
+pub(crate) fn health(state: &State) -> HttpResponse {
     let scanner = &state.workspace.scanner;
     let snapshot = scanner.snapshot();
     let body = HealthBody {
@@ -240,7 +249,7 @@ pub fn health(state: &State) -> HttpResponse {
 /// The JSON answer of `GET /`.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Description)]
-pub struct RootBody<'a> {
+pub(crate) struct RootBody<'a> {
     /// `dupcheck`.
     name: &'a str,
     /// dupcheck's version.
@@ -255,7 +264,7 @@ pub struct RootBody<'a> {
 }
 
 /// GET /.
-pub fn root(state: &State) -> HttpResponse {
+pub(crate) fn root(state: &State) -> HttpResponse {
     json(
         StatusCode::OK,
         &root_body(state.workspace.scanner.registry()),
@@ -263,7 +272,7 @@ pub fn root(state: &State) -> HttpResponse {
 }
 
 /// The answer of `GET /` of a server reading the formats of `registry`.
-pub fn root_body(registry: &Registry) -> RootBody<'_> {
+pub(crate) fn root_body(registry: &Registry) -> RootBody<'_> {
     RootBody {
         name: "dupcheck",
         version: VERSION,
@@ -289,7 +298,7 @@ pub fn root_body(registry: &Registry) -> RootBody<'_> {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = RecheckAnswer)]
-pub struct RecheckBody {
+pub(crate) struct RecheckBody {
     /// `Rescan complete`.
     message: &'static str,
     /// When the scan finished, ISO 8601 UTC with milliseconds.
@@ -303,7 +312,7 @@ pub struct RecheckBody {
 }
 
 /// POST /api/recheck.
-pub async fn recheck(state: &State) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn recheck(state: &State) -> Result<HttpResponse, ApiError> {
     let snapshot = state.workspace.recheck().await?;
     Ok(json(
         StatusCode::OK,

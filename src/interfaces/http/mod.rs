@@ -29,10 +29,10 @@ use hyper::{Response, StatusCode};
 use crate::service::workspace::Workspace;
 
 /// Every response of the server.
-pub type HttpResponse = Response<Full<Bytes>>;
+pub(crate) type HttpResponse = Response<Full<Bytes>>;
 
 /// What handlers share.
-pub struct State {
+pub(crate) struct State {
     /// The project served, and the calls every interface makes on it.
     pub workspace: Arc<Workspace>,
     /// Turns true when the grace period of a stop is over: requests still
@@ -41,12 +41,12 @@ pub struct State {
 }
 
 /// A JSON response with `status`.
-pub fn json_response(status: StatusCode, body: Vec<u8>) -> HttpResponse {
+pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> HttpResponse {
     typed_response(status, "application/json; charset=utf-8", body)
 }
 
 /// A response with `status` whose body is of `content_type`.
-pub fn typed_response(
+pub(crate) fn typed_response(
     status: StatusCode,
     content_type: &'static str,
     body: Vec<u8>,
@@ -59,7 +59,7 @@ pub fn typed_response(
 }
 
 /// Serializes `value` as a JSON response with `status`.
-pub fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> HttpResponse {
+pub(crate) fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> HttpResponse {
     match serde_json::to_vec(value) {
         Ok(body) => json_response(status, body),
         Err(err) => {

@@ -13,7 +13,7 @@ use crate::interfaces::render::sarif::{self, Extras, Finding, Notice};
 /// What an answer is written as: `?output=` or, without it, `Accept`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
 #[schema(rename_all = "lowercase")]
-pub enum Output {
+pub(crate) enum Output {
     /// The JSON of the checks (docs/api.md).
     Json,
     /// A SARIF 2.1.0 log (`application/sarif+json`).
@@ -26,7 +26,7 @@ impl Output {
     /// The output `req` asks for: its `output` query parameter (`json`,
     /// `sarif`, `rdjsonl`), else SARIF when `Accept` names
     /// `application/sarif+json`, else JSON.
-    pub fn of<B>(req: &Request<B>) -> Result<Output, ApiError> {
+    pub(crate) fn of<B>(req: &Request<B>) -> Result<Output, ApiError> {
         let asked = req.uri().query().and_then(|q| query_value(q, "output"));
         if let Some(value) = asked {
             return match value.to_ascii_lowercase().as_str() {

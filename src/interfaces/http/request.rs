@@ -79,7 +79,10 @@ pub fn validate(
 
 /// The `nearMiss` field of a check's fields, or `default` (not the
 /// server's `--no-near-miss`) when it is missing or null.
-pub fn near_miss_field(fields: &Map<String, Value>, default: bool) -> Result<bool, ApiError> {
+pub(crate) fn near_miss_field(
+    fields: &Map<String, Value>,
+    default: bool,
+) -> Result<bool, ApiError> {
     match fields.get("nearMiss") {
         None | Some(Value::Null) => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
@@ -90,7 +93,7 @@ pub fn near_miss_field(fields: &Map<String, Value>, default: bool) -> Result<boo
 /// The `mode` field of a check's fields (`strict`, `mild` or `weak`, in
 /// any case), or `default` (the server's `--mode`) when it is missing or
 /// null.
-pub fn mode_field(fields: &Map<String, Value>, default: Mode) -> Result<Mode, ApiError> {
+pub(crate) fn mode_field(fields: &Map<String, Value>, default: Mode) -> Result<Mode, ApiError> {
     match fields.get("mode") {
         None | Some(Value::Null) => Ok(default),
         Some(Value::String(name)) => Mode::parse(name).ok_or_else(|| {
@@ -175,7 +178,7 @@ pub fn decode_diff(
 }
 
 /// The `mode` and `nearMiss` fields of a diff check, over `defaults`.
-pub fn diff_options(
+pub(crate) fn diff_options(
     fields: &Map<String, Value>,
     defaults: DiffOptions,
 ) -> Result<DiffOptions, ApiError> {
@@ -186,7 +189,7 @@ pub fn diff_options(
 }
 
 /// The `diff` field of a diff check's fields: a string, which may be empty.
-pub fn diff_field(fields: &Map<String, Value>) -> Result<&str, ApiError> {
+pub(crate) fn diff_field(fields: &Map<String, Value>) -> Result<&str, ApiError> {
     match fields.get("diff") {
         None => Err(ApiError::Validation("Missing required field: diff".into())),
         Some(Value::String(diff)) => Ok(diff),
@@ -196,7 +199,7 @@ pub fn diff_field(fields: &Map<String, Value>) -> Result<&str, ApiError> {
 
 /// The parameters of a tree query: `path`, `limit` and `offset`; anything
 /// else is refused.
-pub fn tree_query(fields: &Map<String, Value>, dir: &Path) -> Result<TreeQuery, ApiError> {
+pub(crate) fn tree_query(fields: &Map<String, Value>, dir: &Path) -> Result<TreeQuery, ApiError> {
     const KNOWN: [&str; 3] = ["path", "limit", "offset"];
     if let Some(name) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(ApiError::Validation(format!(
@@ -242,7 +245,7 @@ fn whole_field(
 }
 
 /// The `id` of a clone query: 16 hex digits, the only parameter.
-pub fn clone_id(fields: &Map<String, Value>) -> Result<String, ApiError> {
+pub(crate) fn clone_id(fields: &Map<String, Value>) -> Result<String, ApiError> {
     if let Some(name) = fields.keys().find(|k| k.as_str() != "id") {
         return Err(ApiError::Validation(format!(
             "Unknown parameter \"{name}\"; a clone is asked for by id"
@@ -262,7 +265,7 @@ pub fn clone_id(fields: &Map<String, Value>) -> Result<String, ApiError> {
 /// The parameters of a clone list: `path`, `format`, `minTokens`, `limit`,
 /// `cursor` and `fragments`, as query strings (`GET /api/clones`) or as
 /// JSON values (MCP's `list_clones`); anything else is refused.
-pub fn clones_query(
+pub(crate) fn clones_query(
     fields: &Map<String, Value>,
     registry: &Registry,
     dir: &Path,

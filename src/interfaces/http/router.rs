@@ -22,7 +22,10 @@ use crate::interfaces::{dashboard, mcp};
 use crate::panic_message;
 
 /// Answers one request.
-pub async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<HttpResponse, Infallible> {
+pub(crate) async fn route(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, Infallible> {
     let method = req.method().clone();
     let path = route_of(req.uri().path()).to_owned();
     let started = std::time::Instant::now();
@@ -93,7 +96,7 @@ fn route_of(path: &str) -> &str {
 
 /// Runs a handler in its own task, so that a panic in it is caught and
 /// answered as a 500 instead of closing the connection.
-pub async fn guarded<F>(handler: F) -> Result<HttpResponse, ApiError>
+pub(crate) async fn guarded<F>(handler: F) -> Result<HttpResponse, ApiError>
 where
     F: Future<Output = Result<HttpResponse, ApiError>> + Send + 'static,
 {

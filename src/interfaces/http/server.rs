@@ -27,13 +27,13 @@ use crate::project::scanner::LAST_CACHE_WRITE;
 use crate::service::workspace::Workspace;
 
 /// How long in-flight requests get after a stop signal.
-pub const GRACE: Duration = Duration::from_secs(5);
+pub(crate) const GRACE: Duration = Duration::from_secs(5);
 /// How long the 503 answers of a stop get to go out.
 const LAST_ANSWERS: Duration = Duration::from_millis(250);
 
 /// Serves on `listener` ([`bind`]) until SIGINT or SIGTERM, the project of
 /// `workspace`, whose first scan was started ([`Workspace::start`]).
-pub async fn serve(
+pub(crate) async fn serve(
     listener: std::net::TcpListener,
     workspace: Arc<Workspace>,
 ) -> std::io::Result<()> {
@@ -126,7 +126,7 @@ pub async fn serve(
 /// reuse, so that a restart on the same port does not wait out the last
 /// connections; non-blocking), but before any runtime: the first scan
 /// starts right after.
-pub fn bind(host: IpAddr, port: u16) -> std::io::Result<std::net::TcpListener> {
+pub(crate) fn bind(host: IpAddr, port: u16) -> std::io::Result<std::net::TcpListener> {
     let addr = SocketAddr::new(host, port);
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
@@ -140,7 +140,7 @@ pub fn bind(host: IpAddr, port: u16) -> std::io::Result<std::net::TcpListener> {
 const BACKLOG: i32 = 1024;
 
 /// The cores this process may use.
-pub fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 

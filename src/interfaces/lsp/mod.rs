@@ -76,11 +76,11 @@ use crate::panic_message;
 use crate::project::config::LspArgs;
 
 /// How long after the last edit a document is checked.
-pub const QUIET: Duration = Duration::from_millis(150);
+pub(crate) const QUIET: Duration = Duration::from_millis(150);
 /// How often the server looks for a new snapshot (the watcher's updates).
 const POLL: Duration = Duration::from_millis(250);
 /// The command of the code action: shows a duplicated range's places.
-pub const SHOW_DUPLICATES: &str = "dupcheck.showDuplicates";
+pub(crate) const SHOW_DUPLICATES: &str = "dupcheck.showDuplicates";
 /// Exit status after `exit` without `shutdown`, or at the end of input.
 const EXIT_UNCLEAN: u8 = 1;
 /// Requests waiting for checks at most; more are answered at once.
@@ -90,7 +90,7 @@ const SERVER_SETTINGS: &str = "mode, minTokens and minLines are the server's wit
 
 /// Serves one editor on stdin and stdout until `exit` or the end of
 /// input; returns the exit status. Fails only when it cannot start.
-pub fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, RunError> {
+pub(crate) fn run(args: &LspArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, RunError> {
     if let Some(url) = &args.server {
         // A bad URL is a usage error, before any editor talks to us.
         Remote::new(url, cwd.to_owned(), Arc::clone(&registry)).map_err(RunError::Usage)?;

@@ -37,18 +37,18 @@ use crate::engine::matching::Span;
 use crate::engine::tokens::Position;
 
 /// How long connecting to the server may take.
-pub const CONNECT_TIME: Duration = Duration::from_secs(5);
+pub(crate) const CONNECT_TIME: Duration = Duration::from_secs(5);
 /// How long one exchange with the server may take, answer read.
-pub const ANSWER_TIME: Duration = Duration::from_secs(60);
+pub(crate) const ANSWER_TIME: Duration = Duration::from_secs(60);
 /// The largest answer read (a check's fragments are capped at 16 MB).
-pub const MAX_ANSWER: usize = 64 << 20;
+pub(crate) const MAX_ANSWER: usize = 64 << 20;
 /// The longest wait before retrying a server that asked for one.
 const MAX_RETRY: Duration = Duration::from_secs(10);
 /// How often the server is asked whether its index changed.
-pub const INDEX_POLL: Duration = Duration::from_secs(2);
+pub(crate) const INDEX_POLL: Duration = Duration::from_secs(2);
 
 /// A running dupcheck server and the way to it.
-pub struct Remote {
+pub(crate) struct Remote {
     /// `http://HOST:PORT`, as given, without a trailing slash.
     base: String,
     client: Client<HttpConnector, Full<Bytes>>,
@@ -62,7 +62,7 @@ pub struct Remote {
 
 /// Why a check has no answer from the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The server refused the buffer itself (too large or too complex):
     /// no duplications to show, nothing to retry.
     Refused(String),
@@ -79,7 +79,7 @@ pub enum Failure {
 /// One duplication of the server's answer (docs/api.md, "The check's answer"), with the codebase
 /// file's absolute path.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub(crate) struct Found {
     /// Where in the buffer.
     pub snippet: Span,
     /// The other place's file as the server names it.
@@ -142,7 +142,7 @@ impl Location {
 impl Remote {
     /// The server at `url` (`http://HOST:PORT`) for the workspace `root`;
     /// an error naming the option when `url` is not such a URL.
-    pub fn new(url: &str, root: PathBuf, registry: Arc<Registry>) -> Result<Remote, String> {
+    pub(crate) fn new(url: &str, root: PathBuf, registry: Arc<Registry>) -> Result<Remote, String> {
         let bad = || {
             format!(
                 "--server {url:?}: expected the URL of a running dupcheck server, http://HOST:PORT"
@@ -167,12 +167,12 @@ impl Remote {
     }
 
     /// The workspace root.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// The server's URL.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.base
     }
 
@@ -270,7 +270,7 @@ impl Remote {
     /// The duplications of `code` (of format `format`), the document at
     /// `rel` in the workspace (if inside it), as the server's
     /// `POST /api/check` answers them.
-    pub async fn check(
+    pub(crate) async fn check(
         &self,
         rel: Option<&str>,
         format: FormatId,
@@ -330,7 +330,11 @@ impl Remote {
 /// Asks `remote` every [`INDEX_POLL`] whether its index changed (a rescan,
 /// or the watcher's update of a saved file), and sends `engine` on
 /// `changed` when it did; ends when `changed` is closed.
-pub async fn watch(remote: Arc<Remote>, engine: u64, changed: crossbeam_channel::Sender<u64>) {
+pub(crate) async fn watch(
+    remote: Arc<Remote>,
+    engine: u64,
+    changed: crossbeam_channel::Sender<u64>,
+) {
     let mut last: Option<String> = None;
     loop {
         if let Some(stamp) = remote.index_stamp().await {

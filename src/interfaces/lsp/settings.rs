@@ -19,7 +19,7 @@ use crate::engine::tokens::Mode;
 
 /// The settings an editor gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// `mode`: strict, mild or weak.
     pub mode: Option<Mode>,
     /// `minTokens`.
@@ -43,7 +43,7 @@ impl Default for Settings {
 
 impl Settings {
     /// The settings of `value` over `self` (`null` or absent: `self`).
-    pub fn parse(&self, value: Option<&Value>) -> Result<Settings, String> {
+    pub(crate) fn parse(&self, value: Option<&Value>) -> Result<Settings, String> {
         let mut settings = self.clone();
         let map = match value {
             None | Some(Value::Null) => return Ok(settings),
@@ -89,12 +89,12 @@ impl Settings {
     /// The settings of a `workspace/didChangeConfiguration`'s `settings`
     /// over `self`: those under `dupcheck` when there is such a key, else
     /// the object.
-    pub fn changed_by(&self, settings: &Value) -> Result<Settings, String> {
+    pub(crate) fn changed_by(&self, settings: &Value) -> Result<Settings, String> {
         self.parse(Some(settings.get("dupcheck").unwrap_or(settings)))
     }
 
     /// Whether the index must be rebuilt to apply `other` after `self`.
-    pub fn changes_the_index(&self, other: &Settings) -> bool {
+    pub(crate) fn changes_the_index(&self, other: &Settings) -> bool {
         (self.mode, self.min_tokens, self.min_lines)
             != (other.mode, other.min_tokens, other.min_lines)
     }

@@ -17,7 +17,7 @@ use crate::engine::matching::Span;
 
 /// How `character` counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
+pub(crate) enum Encoding {
     /// UTF-8 bytes.
     Utf8,
     /// UTF-16 code units, the protocol's default.
@@ -28,7 +28,7 @@ impl Encoding {
     /// The encoding to use for a client offering `offered` (in its order of
     /// preference): UTF-8 when offered, as the engine counts bytes;
     /// otherwise UTF-16, which every client supports.
-    pub fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Encoding {
+    pub(crate) fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Encoding {
         if offered.is_some_and(|o| o.contains(&PositionEncodingKind::UTF8)) {
             Encoding::Utf8
         } else {
@@ -37,7 +37,7 @@ impl Encoding {
     }
 
     /// Its name in the protocol.
-    pub fn kind(self) -> PositionEncodingKind {
+    pub(crate) fn kind(self) -> PositionEncodingKind {
         match self {
             Encoding::Utf8 => PositionEncodingKind::UTF8,
             Encoding::Utf16 => PositionEncodingKind::UTF16,
@@ -54,13 +54,13 @@ impl Encoding {
 }
 
 /// Byte offsets where the lines of a text start.
-pub struct Lines {
+pub(crate) struct Lines {
     starts: Vec<usize>,
 }
 
 impl Lines {
     /// The line starts of `text`.
-    pub fn new(text: &str) -> Lines {
+    pub(crate) fn new(text: &str) -> Lines {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Lines { starts }
@@ -79,7 +79,7 @@ impl Lines {
     }
 
     /// The byte offset of `position` in `text`.
-    pub fn offset(&self, text: &str, position: Position, encoding: Encoding) -> usize {
+    pub(crate) fn offset(&self, text: &str, position: Position, encoding: Encoding) -> usize {
         let Some((start, line)) = self.line(text, position.line) else {
             return text.len();
         };
@@ -99,7 +99,13 @@ impl Lines {
 
     /// The LSP position of the engine's 1-based `line` and 1-based
     /// character `column` in `text`.
-    pub fn position(&self, text: &str, line: u32, column: u32, encoding: Encoding) -> Position {
+    pub(crate) fn position(
+        &self,
+        text: &str,
+        line: u32,
+        column: u32,
+        encoding: Encoding,
+    ) -> Position {
         let line0 = line.saturating_sub(1);
         let Some((_, content)) = self.line(text, line0) else {
             return Position::new(line0, 0);
@@ -113,7 +119,7 @@ impl Lines {
     }
 
     /// The LSP range of the engine's `span` in `text`.
-    pub fn range(&self, text: &str, span: Span, encoding: Encoding) -> Range {
+    pub(crate) fn range(&self, text: &str, span: Span, encoding: Encoding) -> Range {
         Range::new(
             self.position(text, span.start.line, span.start.column, encoding),
             self.position(text, span.end.line, span.end.column, encoding),
@@ -122,7 +128,7 @@ impl Lines {
 }
 
 /// Applies the editor's `changes`, in order, to `text`.
-pub fn apply_changes(
+pub(crate) fn apply_changes(
     text: &mut String,
     changes: Vec<TextDocumentContentChangeEvent>,
     encoding: Encoding,
@@ -142,12 +148,12 @@ pub fn apply_changes(
 
 /// Whether `position` is within `range` (its end included: a cursor just
 /// after the last character is on it).
-pub fn contains(range: &Range, position: Position) -> bool {
+pub(crate) fn contains(range: &Range, position: Position) -> bool {
     range.start <= position && position <= range.end
 }
 
 /// Whether two ranges share a position.
-pub fn overlaps(a: &Range, b: &Range) -> bool {
+pub(crate) fn overlaps(a: &Range, b: &Range) -> bool {
     a.start <= b.end && b.start <= a.end
 }
 

@@ -20,13 +20,13 @@ use crossbeam_channel::{Receiver, Sender};
 use lsp_server::Message;
 
 /// The largest message read: an editor sends whole buffers in `didOpen`.
-pub const MAX_MESSAGE: usize = 64 << 20;
+pub(crate) const MAX_MESSAGE: usize = 64 << 20;
 /// The longest header line read.
-pub const MAX_HEADER_LINE: u64 = 4096;
+pub(crate) const MAX_HEADER_LINE: u64 = 4096;
 
 /// What the reader got.
 #[derive(Debug)]
-pub enum Incoming {
+pub(crate) enum Incoming {
     /// A message.
     Message(Message),
     /// Bytes framed as a message that are not one.
@@ -39,7 +39,7 @@ pub enum Incoming {
 }
 
 /// The two threads and their channels.
-pub struct Transport {
+pub(crate) struct Transport {
     /// Messages from the editor; disconnected at the end of stdin or after
     /// `exit`.
     pub incoming: Receiver<Incoming>,
@@ -50,7 +50,7 @@ pub struct Transport {
 
 impl Transport {
     /// Starts reading stdin and writing stdout.
-    pub fn stdio() -> io::Result<Transport> {
+    pub(crate) fn stdio() -> io::Result<Transport> {
         let (in_tx, incoming) = crossbeam_channel::bounded(64);
         let (outgoing, out_rx) = crossbeam_channel::unbounded::<Message>();
         std::thread::Builder::new()
@@ -76,7 +76,7 @@ impl Transport {
     }
 
     /// Writes what is queued and stops the writer.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         drop(self.outgoing);
         let _ = self.writer.join();
     }

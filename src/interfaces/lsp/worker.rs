@@ -46,7 +46,7 @@ const HOVER_LINES: usize = 60;
 const SUPERSEDED_POLL: Duration = Duration::from_millis(10);
 
 /// The engine for one configuration.
-pub struct Engine {
+pub(crate) struct Engine {
     /// Which configuration: results of an older one are dropped.
     pub id: u64,
     /// What checks.
@@ -56,7 +56,7 @@ pub struct Engine {
 }
 
 /// What checks the documents.
-pub enum Checker {
+pub(crate) enum Checker {
     /// The engine in process: the workspace (with its watcher) and the
     /// kept parses of the buffers checked.
     Local(Arc<Workspace>),
@@ -65,7 +65,7 @@ pub enum Checker {
 }
 
 /// A task that is stopped when its guard is dropped.
-pub struct TaskGuard(pub tokio::task::AbortHandle);
+pub(crate) struct TaskGuard(pub tokio::task::AbortHandle);
 
 impl Drop for TaskGuard {
     fn drop(&mut self) {
@@ -75,7 +75,7 @@ impl Drop for TaskGuard {
 
 impl Engine {
     /// The workspace's directory: documents' paths are relative to it.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         match &self.checker {
             Checker::Local(local) => &local.scanner.config().dir,
             Checker::Remote(remote) => remote.root(),
@@ -83,7 +83,7 @@ impl Engine {
     }
 
     /// The scanner, in process.
-    pub fn scanner(&self) -> Option<&Arc<Scanner>> {
+    pub(crate) fn scanner(&self) -> Option<&Arc<Scanner>> {
         match &self.checker {
             Checker::Local(local) => Some(&local.scanner),
             Checker::Remote(_) => None,
@@ -93,13 +93,13 @@ impl Engine {
     /// Whether a document's duplications depend on the other open
     /// documents (in process they shadow their files; a server sees only
     /// its files on disk).
-    pub fn sees_open_buffers(&self) -> bool {
+    pub(crate) fn sees_open_buffers(&self) -> bool {
         matches!(self.checker, Checker::Local(_))
     }
 }
 
 /// One document to check.
-pub struct Job {
+pub(crate) struct Job {
     /// Its URI.
     pub uri: Url,
     /// Its version.
@@ -123,7 +123,7 @@ impl Job {
 }
 
 /// Documents to check together.
-pub struct Batch {
+pub(crate) struct Batch {
     /// The engine to check with.
     pub engine: Arc<Engine>,
     /// The documents, in the order to check them.
@@ -140,7 +140,7 @@ pub struct Batch {
 
 /// One duplicated range of a document.
 #[derive(Debug, Clone)]
-pub struct Group {
+pub(crate) struct Group {
     /// Its diagnostic.
     pub diagnostic: Diagnostic,
     /// The other places, in the answer's order (docs/api.md).
@@ -157,13 +157,13 @@ pub struct Group {
 
 impl Group {
     /// Its range in the document.
-    pub fn range(&self) -> &Range {
+    pub(crate) fn range(&self) -> &Range {
         &self.diagnostic.range
     }
 }
 
 /// The outcome of one document's check.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Its duplicated ranges.
     Found(Vec<Group>),
     /// Not checked, for a reason of its own (too large, too complex):
@@ -182,7 +182,7 @@ pub enum Outcome {
 }
 
 /// What the worker sends back.
-pub enum FromWorker {
+pub(crate) enum FromWorker {
     /// One document checked (or not).
     Checked {
         /// The document.
@@ -199,7 +199,7 @@ pub enum FromWorker {
 }
 
 /// Starts the worker thread.
-pub fn spawn(
+pub(crate) fn spawn(
     runtime: tokio::runtime::Handle,
     edits: Arc<AtomicU64>,
 ) -> std::io::Result<(Sender<Batch>, Receiver<FromWorker>)> {

@@ -26,7 +26,7 @@ use crate::service::diff_check::{DiffAnswer, DiffDuplication};
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = CheckAnswer)]
-pub struct CheckBody<'a> {
+pub(crate) struct CheckBody<'a> {
     /// Every place in the codebase the snippet duplicates, by snippet line,
     /// longer first, then by file and line.
     duplications: Vec<Duplication<'a>>,
@@ -39,7 +39,7 @@ pub struct CheckBody<'a> {
 }
 
 /// The answer of a snippet check made on `snapshot`.
-pub fn check<'a>(
+pub(crate) fn check<'a>(
     snapshot: &'a Snapshot,
     registry: &'a Registry,
     answer: &'a CheckAnswer,
@@ -64,7 +64,7 @@ pub fn check<'a>(
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = DiffCheckAnswer)]
-pub struct DiffBody<'a> {
+pub(crate) struct DiffBody<'a> {
     /// The changed files checked, by path, each with its duplications.
     files: Vec<DiffFile<'a>>,
     /// The changed files not checked, by path, with the reason.
@@ -82,7 +82,7 @@ pub struct DiffBody<'a> {
 
 /// A changed file of a diff check.
 #[derive(Serialize, ToSchema)]
-pub struct DiffFile<'a> {
+pub(crate) struct DiffFile<'a> {
     /// Its path in the diff's new version, relative to DIR.
     path: &'a str,
     /// Its format.
@@ -94,7 +94,7 @@ pub struct DiffFile<'a> {
 /// A changed file that was not checked.
 #[derive(Serialize, ToSchema)]
 #[schema(as = DiffSkip)]
-pub struct DiffSkipped<'a> {
+pub(crate) struct DiffSkipped<'a> {
     /// Its path as the diff names it.
     path: &'a str,
     /// Why: `deleted`, `binary`, `modeOnly`, `symlink`, `submodule`,
@@ -107,7 +107,7 @@ pub struct DiffSkipped<'a> {
 
 /// A file checked from its hunks alone.
 #[derive(Serialize, ToSchema)]
-pub struct DiffWarning<'a> {
+pub(crate) struct DiffWarning<'a> {
     /// Its path.
     path: &'a str,
     /// What happened and what it means for the answer.
@@ -115,7 +115,7 @@ pub struct DiffWarning<'a> {
 }
 
 /// The answer of a diff check.
-pub fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
+pub(crate) fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
     DiffBody {
         files: answer
             .files
@@ -150,7 +150,7 @@ pub fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
 /// The project's statistics and when they were answered.
 #[derive(Serialize, ToSchema)]
 #[schema(as = StatsAnswer)]
-pub struct StatsBody {
+pub(crate) struct StatsBody {
     /// The rows of the last scan.
     statistics: ProjectStatsJson,
     /// When this answer was made, ISO 8601 UTC with milliseconds.
@@ -159,7 +159,7 @@ pub struct StatsBody {
 }
 
 /// The answer of the statistics, stamped `now`.
-pub fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody {
+pub(crate) fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody {
     StatsBody {
         statistics: statistics.into(),
         timestamp: iso8601(now),
@@ -170,7 +170,7 @@ pub fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody {
 /// check, with `addedLines`).
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Duplication<'a> {
+pub(crate) struct Duplication<'a> {
     /// Where in the snippet (or the changed file).
     snippet_location: Location<'a>,
     /// Where in the codebase, with the file and the duplicated text.
@@ -201,7 +201,7 @@ pub struct Duplication<'a> {
 /// `null` on a side where nothing is (a statement inserted on the other).
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Gap {
+pub(crate) struct Gap {
     /// In the snippet.
     snippet: Option<Lines>,
     /// In the codebase file.
@@ -211,7 +211,7 @@ pub struct Gap {
 /// A range of whole lines, both ends included.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Lines {
+pub(crate) struct Lines {
     start_line: u32,
     end_line: u32,
 }
@@ -229,7 +229,7 @@ impl Lines {
 /// the end is the line of the last character and the column just after it.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Location<'a> {
+pub(crate) struct Location<'a> {
     /// Codebase locations only: the file, relative to DIR, with `/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = String)]

@@ -14,7 +14,7 @@ use crate::service::clones::{
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = ClonesPage)]
-pub struct ClonesPageJson {
+pub(crate) struct ClonesPageJson {
     /// The clones on this page, largest first.
     pub clones: Vec<ListedCloneJson>,
     /// Clones matching the filters, on every page.
@@ -38,7 +38,7 @@ impl From<&ClonesPage> for ClonesPageJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Clone)]
-pub struct ListedCloneJson {
+pub(crate) struct ListedCloneJson {
     /// Stable while the index does not change: 16 hex digits.
     pub id: String,
     /// The format of the first place.
@@ -82,7 +82,7 @@ impl From<&ListedClone> for ListedCloneJson {
 /// `null` in a place where nothing is (a statement inserted in the other).
 #[derive(Serialize, ToSchema)]
 #[schema(as = CloneGap)]
-pub struct CloneGapJson {
+pub(crate) struct CloneGapJson {
     /// In the first place.
     pub first: Option<GapLinesJson>,
     /// In the second place.
@@ -102,7 +102,7 @@ impl From<&CloneGap> for CloneGapJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = GapLines)]
-pub struct GapLinesJson {
+pub(crate) struct GapLinesJson {
     pub start_line: u32,
     pub end_line: u32,
 }
@@ -120,7 +120,7 @@ impl From<&GapLines> for GapLinesJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = ClonePlace)]
-pub struct PlaceJson {
+pub(crate) struct PlaceJson {
     /// The path as reported (relative to DIR, or absolute with `--absolute`).
     pub file: String,
     /// 1-based line of the first token.
@@ -155,7 +155,7 @@ impl From<&Place> for PlaceJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = CloneDetail)]
-pub struct CloneDetailJson {
+pub(crate) struct CloneDetailJson {
     /// The clone's id, as the list gives it.
     pub id: String,
     /// The format of the first place.
@@ -208,7 +208,7 @@ impl From<&CloneDetail> for CloneDetailJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = PlaceText)]
-pub struct PlaceTextJson {
+pub(crate) struct PlaceTextJson {
     /// The path as reported (relative to DIR, or absolute with `--absolute`).
     pub file: String,
     /// 1-based line of the first token.

@@ -25,12 +25,12 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Map, Value};
 
-pub use crate::service::findings::{Finding, Notice, Region};
+pub(crate) use crate::service::findings::{Finding, Notice, Region};
 
 use crate::engine::hash::HashMap;
 
 /// The rule every finding is reported under.
-pub const RULE_ID: &str = "duplicate-code";
+pub(crate) const RULE_ID: &str = "duplicate-code";
 
 /// Where SARIF logs say their schema is (the one GitHub's own tools use).
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -41,7 +41,7 @@ const MAX_LINKS: usize = 10;
 /// Code that is no file: a snippet checked without a path. Locations with
 /// an empty path are in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Snippet<'a> {
+pub(crate) struct Snippet<'a> {
     /// The snippet's text.
     pub text: &'a str,
     /// Its format's name (SARIF's `sourceLanguage`).
@@ -50,7 +50,7 @@ pub struct Snippet<'a> {
 
 /// What a SARIF log may carry besides its findings.
 #[derive(Debug, Clone, Default)]
-pub struct Extras<'a> {
+pub(crate) struct Extras<'a> {
     /// The snippet that locations with an empty path are in.
     pub snippet: Option<Snippet<'a>>,
     /// Notices, in order.
@@ -66,13 +66,14 @@ fn homepage() -> Option<&'static str> {
 
 /// The SARIF 2.1.0 log of `findings`: one run of the tool `dupcheck`, one
 /// result per finding.
-pub fn sarif(findings: &[Finding]) -> Value {
+#[cfg(test)]
+pub(crate) fn sarif(findings: &[Finding]) -> Value {
     sarif_with(findings, &Extras::default())
 }
 
 /// Like [`sarif`], with the snippet that locations without a path are in,
 /// and notices.
-pub fn sarif_with(findings: &[Finding], extras: &Extras<'_>) -> Value {
+pub(crate) fn sarif_with(findings: &[Finding], extras: &Extras<'_>) -> Value {
     let mut occurrences: HashMap<(&str, u64), u32> = HashMap::new();
     let results: Vec<Value> = findings
         .iter()
@@ -302,7 +303,10 @@ fn physical(r: &Region) -> Value {
 /// nothing, columns are kept (right for ASCII lines). Related places are
 /// named in the message: reviewdog's format has no field for them. A
 /// location with an empty path (a snippet's) has no `path`.
-pub fn rdjsonl<'t>(findings: &[Finding], file_text: impl Fn(&str) -> Option<&'t str>) -> String {
+pub(crate) fn rdjsonl<'t>(
+    findings: &[Finding],
+    file_text: impl Fn(&str) -> Option<&'t str>,
+) -> String {
     let mut out = String::new();
     for f in findings {
         let places: Vec<String> = f

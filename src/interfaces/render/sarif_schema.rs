@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 /// component has a stray `]` that `jsonschema` refuses as a regex when it
 /// checks the schema; the two are mended here, in memory (the logs have no
 /// `language`).
-pub fn schema_errors(log: &Value) -> Vec<String> {
+pub(crate) fn schema_errors(log: &Value) -> Vec<String> {
     let mut schema: Value = serde_json::from_str(include_str!(
         "../../../testdata/sarif/sarif-schema-2.1.0.json"
     ))
@@ -34,7 +34,7 @@ pub fn schema_errors(log: &Value) -> Vec<String> {
 }
 
 /// Asserts that `log` validates, printing the errors and the log if not.
-pub fn assert_valid(log: &Value) {
+pub(crate) fn assert_valid(log: &Value) {
     let errors = schema_errors(log);
     assert!(
         errors.is_empty(),

@@ -13,7 +13,7 @@ use crate::service::diff_check::DiffStats;
 /// A percentage as answers write it: rounded to 2 decimals (as
 /// [`Percent`] is), and as an integer when whole (`60`, not `60.0`), as
 /// JavaScript prints numbers.
-pub struct PercentJson(pub f64);
+pub(crate) struct PercentJson(pub f64);
 
 impl From<&Percent> for PercentJson {
     fn from(p: &Percent) -> PercentJson {
@@ -56,7 +56,7 @@ impl Serialize for PercentJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = StatsRow)]
-pub struct RowJson {
+pub(crate) struct RowJson {
     /// Lines, as an editor counts them.
     pub lines: u64,
     /// Normalized tokens.
@@ -99,7 +99,7 @@ impl From<&Row> for RowJson {
 /// The rows of one format.
 #[derive(Serialize, ToSchema)]
 #[schema(as = FormatRows)]
-pub struct FormatRowsJson {
+pub(crate) struct FormatRowsJson {
     /// Per file, by reported path.
     pub sources: BTreeMap<String, RowJson>,
     /// Sum of the files.
@@ -123,7 +123,7 @@ impl From<&FormatRows> for FormatRowsJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = ProjectStatistics)]
-pub struct ProjectStatsJson {
+pub(crate) struct ProjectStatsJson {
     /// When the scan finished, ISO 8601.
     #[schema(examples("2026-11-22T10:30:00.000Z"))]
     pub detection_date: String,
@@ -154,7 +154,7 @@ impl From<&ProjectStats> for ProjectStatsJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = SnippetStatistics)]
-pub struct SnippetStatsJson {
+pub(crate) struct SnippetStatsJson {
     /// Number of duplications.
     pub total_duplications: u64,
     /// Distinct snippet lines inside at least one duplication.
@@ -180,7 +180,7 @@ impl From<&SnippetStats> for SnippetStatsJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = DiffStatistics)]
-pub struct DiffStatsJson {
+pub(crate) struct DiffStatsJson {
     /// Duplications in all (listed or not).
     pub total_duplications: u64,
     /// Lines the diff adds to the checked files.

@@ -11,7 +11,7 @@ use crate::service::tree::{Folder, Kind, Node};
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Folder)]
-pub struct FolderJson {
+pub(crate) struct FolderJson {
     /// The folder's own figures (its `path` is the one asked for).
     pub folder: NodeJson,
     /// Its children (folders and files), most lines first, then by name.
@@ -38,7 +38,7 @@ impl From<&Folder> for FolderJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 #[schema(as = Kind)]
-pub enum KindJson {
+pub(crate) enum KindJson {
     /// A folder: its figures sum its files'.
     Folder,
     /// A file of the index.
@@ -58,7 +58,7 @@ impl From<&Kind> for KindJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = TreeNode)]
-pub struct NodeJson {
+pub(crate) struct NodeJson {
     /// Its last path segment (empty for the top folder).
     pub name: String,
     /// Relative to DIR, `/`-separated (empty for the top folder).

@@ -140,7 +140,7 @@ pub struct ScanArgs {
 impl ScanArgs {
     /// The `--ignore-pattern`s given, each occurrence split at its commas
     /// as jscpd splits them ([`split_patterns`]).
-    pub fn ignore_patterns(&self) -> Vec<String> {
+    pub(crate) fn ignore_patterns(&self) -> Vec<String> {
         self.ignore_pattern
             .iter()
             .flat_map(|p| split_patterns(p))

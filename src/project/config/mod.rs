@@ -20,4 +20,4 @@ pub mod values;
 pub use error::ConfigError;
 pub use flags::{Cli, Command, LspArgs, ReportArgs, Reporter, ScanArgs, ServeArgs};
 pub use resolve::Config;
-pub use values::{origin_host, parse_size, split_patterns};
+pub(crate) use values::origin_host;

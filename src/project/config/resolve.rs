@@ -91,7 +91,7 @@ impl Config {
 
     /// [`Config::resolve`] from the two groups of flags: `dupcheck report`
     /// has no server flags and passes `ServeArgs::default()`.
-    pub fn resolve_parts(
+    pub(crate) fn resolve_parts(
         scan: &ScanArgs,
         serve: &ServeArgs,
         cwd: &Path,

@@ -21,7 +21,7 @@ pub(crate) fn parse_similarity(arg: &str) -> Result<f64, String> {
 /// the commas a regular expression holds: escaped (`\,`) or inside
 /// parentheses, brackets or braces (`a{1,3}`, `[,;]`). Empty items are
 /// dropped; nothing is trimmed (a space may be part of a pattern).
-pub fn split_patterns(s: &str) -> Vec<String> {
+pub(crate) fn split_patterns(s: &str) -> Vec<String> {
     let mut patterns = Vec::new();
     let (mut depth, mut in_class, mut escaped) = (0usize, 0usize, false);
     let mut start = 0;
@@ -68,7 +68,7 @@ pub(crate) fn parse_host(s: &str) -> Option<IpAddr> {
 
 /// The host name of an Origin header value, a URL, `host:port` or a bare host,
 /// lower case and without brackets or port; `None` if there is none.
-pub fn origin_host(s: &str) -> Option<String> {
+pub(crate) fn origin_host(s: &str) -> Option<String> {
     let s = s.trim();
     let authority = s.split_once("://").map_or(s, |(_, rest)| rest);
     let authority = authority.split(['/', '?', '#']).next()?;
@@ -85,7 +85,7 @@ pub fn origin_host(s: &str) -> Option<String> {
 
 /// Parses a size: a plain number of bytes, or a number with `kb`, `mb` or
 /// `gb` (powers of 1024), case-insensitive, e.g. `100kb`, `1.5mb`.
-pub fn parse_size(s: &str) -> Option<u64> {
+pub(crate) fn parse_size(s: &str) -> Option<u64> {
     let lower = s.trim().to_ascii_lowercase();
     let (number, unit) = [
         ("kb", 1u64 << 10),

@@ -40,7 +40,7 @@ use crate::engine::grammar::Registry;
 use crate::project::config::Config;
 
 /// `GET /api/openapi.json`: the document, built on the first request.
-pub fn response(state: &State) -> HttpResponse {
+pub(crate) fn response(state: &State) -> HttpResponse {
     static DOCUMENT: OnceLock<Vec<u8>> = OnceLock::new();
     let scanner = &state.workspace.scanner;
     let body = DOCUMENT.get_or_init(|| {
@@ -51,7 +51,7 @@ pub fn response(state: &State) -> HttpResponse {
 }
 
 /// The OpenAPI document of the API of a server with `config`.
-pub fn document(config: &Config, registry: &Registry) -> Document {
+pub(crate) fn document(config: &Config, registry: &Registry) -> Document {
     let mut doc = ApiDoc::openapi();
     let errors = ErrorExamples::new(config, registry);
     // Each status's errors are one response of `components.responses`,

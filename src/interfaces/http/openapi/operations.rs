@@ -45,7 +45,7 @@ pub struct CheckRequest {
 /// The body of `POST /api/check-diff` as JSON or as a form
 /// (`diff=...&mode=...&nearMiss=...`).
 #[derive(ToSchema)]
-pub struct DiffRequest {
+pub(crate) struct DiffRequest {
     /// What `git diff` prints.
     diff: String,
     /// How much a copy must agree with the added code: `strict`,
@@ -63,7 +63,7 @@ pub struct DiffRequest {
 /// A detection mode (docs/matching.md, "Tokens and modes").
 #[derive(ToSchema)]
 #[schema(rename_all = "lowercase")]
-pub enum CheckMode {
+pub(crate) enum CheckMode {
     /// Copies that differ only in layout and comments.
     Strict,
     /// Also copies whose identifiers are renamed.
@@ -91,7 +91,7 @@ const DIFF_EXAMPLE: &str = "diff --git a/src/merge.js b/src/merge.js\nnew file m
         (String = "text/html"),
     ))),
 )]
-pub fn root() {}
+pub(crate) fn root() {}
 
 /// The dashboard's script.
 ///
@@ -103,7 +103,7 @@ pub fn root() {}
     tag = "dashboard",
     responses((status = 200, description = "The script", content((String = "text/javascript")))),
 )]
-pub fn dashboard_script() {}
+pub(crate) fn dashboard_script() {}
 
 /// The dashboard's style sheet.
 ///
@@ -115,7 +115,7 @@ pub fn dashboard_script() {}
     tag = "dashboard",
     responses((status = 200, description = "The style sheet", content((String = "text/css")))),
 )]
-pub fn dashboard_style() {}
+pub(crate) fn dashboard_style() {}
 
 /// One folder of the project and its children.
 ///
@@ -145,7 +145,7 @@ pub fn dashboard_style() {}
         "nextOffset": null
     }))),
 )]
-pub fn tree() {}
+pub(crate) fn tree() {}
 
 /// One clone with both places' text.
 ///
@@ -172,7 +172,7 @@ pub fn tree() {}
         "differing": [1]
     }))),
 )]
-pub fn clone_detail() {}
+pub(crate) fn clone_detail() {}
 
 /// The server's state.
 ///
@@ -197,7 +197,7 @@ pub fn clone_detail() {}
         "version": "0.1.0"
     }))),
 )]
-pub fn health() {}
+pub(crate) fn health() {}
 
 /// Duplication statistics of the whole project.
 ///
@@ -225,7 +225,7 @@ pub fn health() {}
         "timestamp": "2026-11-22T10:30:05.120Z"
     }))),
 )]
-pub fn stats() {}
+pub(crate) fn stats() {}
 
 /// The project's clones, largest first.
 ///
@@ -259,7 +259,7 @@ pub fn stats() {}
         "nextCursor": null
     }))),
 )]
-pub fn clones() {}
+pub(crate) fn clones() {}
 
 /// Checks a snippet for duplications.
 ///
@@ -300,7 +300,7 @@ pub fn clones() {}
         (String = "application/x-ndjson", example = json!("{\"message\":\"Duplicates src/util/merge.js:40-42 (21 tokens)\",\"location\":{\"path\":\"src/new.js\",\"range\":{\"start\":{\"line\":1,\"column\":1},\"end\":{\"line\":3,\"column\":2}}},\"severity\":\"WARNING\"}\n")),
     ))),
 )]
-pub fn check() {}
+pub(crate) fn check() {}
 
 /// Checks what a diff adds for duplications.
 ///
@@ -348,7 +348,7 @@ pub fn check() {}
         (String = "application/x-ndjson"),
     ))),
 )]
-pub fn check_diff() {}
+pub(crate) fn check_diff() {}
 
 /// Rescans the directory now.
 ///
@@ -367,7 +367,7 @@ pub fn check_diff() {}
         "durationMs": 410
     }))),
 )]
-pub fn recheck() {}
+pub(crate) fn recheck() {}
 
 /// This document.
 #[utoipa::path(
@@ -381,7 +381,7 @@ pub fn recheck() {}
         "paths": {}
     }))),
 )]
-pub fn openapi() {}
+pub(crate) fn openapi() {}
 
 /// A JSON-RPC message of the Model Context Protocol.
 ///
@@ -391,7 +391,7 @@ pub fn openapi() {}
 /// streamable HTTP transport carries it
 /// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>).
 #[derive(ToSchema)]
-pub struct JsonRpcMessage {
+pub(crate) struct JsonRpcMessage {
     /// `2.0`.
     #[schema(examples("2.0"))]
     jsonrpc: String,
@@ -434,4 +434,4 @@ pub struct JsonRpcMessage {
         (status = 202, description = "A notification or a response was accepted; no body"),
     ),
 )]
-pub fn mcp() {}
+pub(crate) fn mcp() {}

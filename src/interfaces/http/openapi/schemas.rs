@@ -6,7 +6,7 @@ use utoipa::openapi::RefOr;
 
 /// An OpenAPI 3.1 document: the shape its schema requires
 /// (<https://spec.openapis.org/oas/v3.1.0>).
-pub struct OpenApiDocument;
+pub(crate) struct OpenApiDocument;
 
 impl utoipa::PartialSchema for OpenApiDocument {
     fn schema() -> RefOr<Schema> {
@@ -32,7 +32,7 @@ impl utoipa::ToSchema for OpenApiDocument {}
 
 /// A SARIF 2.1.0 log: the shape its schema requires, not the whole
 /// schema (<https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html>).
-pub struct SarifLog;
+pub(crate) struct SarifLog;
 
 impl utoipa::PartialSchema for SarifLog {
     fn schema() -> RefOr<Schema> {
