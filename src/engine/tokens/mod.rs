@@ -19,52 +19,41 @@
 //! text, so a snippet parsed out of context still matches the code it came
 //! from. The token stream is the sole contract between parsing and later
 //! stages.
+//!
+//! The stages live in their own files: [`normalize`] (what is dropped),
+//! [`leaves`] (the tree's leaves in order), [`tokenize`] (both, into
+//! tokens), [`lines`] (lines and columns), [`dump`] (for grammar work);
+//! this file holds what they share, the token and its modes.
 
-use std::sync::LazyLock;
+mod dump;
+mod leaves;
+mod lines;
+mod normalize;
+mod tokenize;
 
-use aho_corasick::AhoCorasick;
-use tree_sitter::{Node, Tree};
+#[cfg(test)]
+pub(crate) use self::dump::normalized;
+pub(crate) use self::dump::{dump, dump_tree};
+pub use self::leaves::{for_each_leaf, Leaf};
+pub(crate) use self::leaves::{walk, walk_from, walk_parse};
+pub use self::lines::LineIndex;
+pub(crate) use self::lines::Position;
+pub use self::normalize::Normalization;
+pub use self::tokenize::tokenize;
+pub(crate) use self::tokenize::{opening_text, tokenize_within};
 
-use crate::engine::embed;
-use crate::engine::grammar::{Class, Format, Kinds};
-use crate::engine::hash::{fnv1a, fnv1a_lowercase};
-use crate::engine::parse::{parse, parse_ranges, Budget, ParseError};
-use crate::engine::patterns::{IgnorePatterns, Skipper};
-use crate::engine::visible_nodes::{visible_nodes, Step};
+use crate::engine::grammar::{Class, Format};
+use crate::engine::hash::fnv1a;
 
 /// Version of the normalization: bump it whenever the token stream of some
 /// text changes, so that caches made by the older code are not reused.
 pub(crate) const NORMALIZATION_VERSION: u32 = 4;
-
-/// Suppression comments, as (disable, enable) pairs: the tokens after a
-/// comment holding a disabling marker are dropped up to a comment holding
-/// an enabling one (of any pair), or to the end of the text. dupcheck's
-/// own, jscpd's and PMD CPD's, for people migrating. Only comments count;
-/// a comment holding several markers counts as its last.
-pub(crate) const SUPPRESSION_MARKERS: [(&str, &str); 3] = [
-    ("dupcheck-disable", "dupcheck-enable"),
-    ("jscpd:ignore-start", "jscpd:ignore-end"),
-    ("CPD-OFF", "CPD-ON"),
-];
 
 /// The id of a wall: a zero-width token put where suppressed code was,
 /// between the tokens before and after it. Matching takes it for equal to
 /// no token, itself included, so no run crosses suppressed code (its lines
 /// are never inside a duplication). Never first or last in a stream.
 pub(crate) const WALL: u64 = fnv1a(b"\0$wall");
-
-/// Whether `comment` disables (`Some(true)`) or enables (`Some(false)`)
-/// the tokens after it: its last marker decides. `None` without a marker.
-fn suppression(comment: &str) -> Option<bool> {
-    // One pass over the comment for all markers (most comments hold none):
-    // disabling markers are the even patterns, enabling ones the odd.
-    static MARKERS: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        AhoCorasick::new(SUPPRESSION_MARKERS.iter().flat_map(|(d, e)| [d, e]))
-            .expect("the suppression markers are plain strings")
-    });
-    let last = MARKERS.find_iter(comment).last()?;
-    Some(last.pattern().as_usize() % 2 == 0)
-}
 
 /// How much of a token's text its identity keeps (docs/matching.md, "Tokens and modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -103,12 +92,12 @@ impl Mode {
     }
 
     /// Whether identifiers of this mode are reduced to their class.
-    pub(crate) fn abstracts_identifiers(self) -> bool {
+    fn abstracts_identifiers(self) -> bool {
         self != Mode::Strict
     }
 
     /// Whether literals of this mode are reduced to their class.
-    pub(crate) fn abstracts_literals(self) -> bool {
+    fn abstracts_literals(self) -> bool {
         self == Mode::Weak
     }
 
@@ -174,178 +163,6 @@ impl TokenClass {
     }
 }
 
-/// Everything besides the grammar that decides a text's tokens: whether
-/// case counts, whether imports are tokens, and the code blocks skipped
-/// (the [`Mode`] does not: it is applied when tokens are compared). Built
-/// once from the configuration and passed to every tokenizing call (scan,
-/// checks, diffs); `Normalization::default()` is the common case.
-///
-/// With `ignore_case`, every identity kept as text is compared without
-/// case, as jscpd does (it lower-cases each token before hashing): in
-/// strict mode identifiers, keywords and literals; in mild mode keywords
-/// and literals (identifiers are `$id` already); in weak mode keywords and
-/// the like. The placeholders (`$id`, `$str`, ...) are unchanged.
-#[derive(Debug, Clone, Default)]
-pub struct Normalization {
-    /// Compare identities kept as text without case (`--ignoreCase`).
-    pub ignore_case: bool,
-    /// Tokens inside a match of one of these are dropped (`--ignore-pattern`).
-    pub ignore_patterns: IgnorePatterns,
-    /// Keep the leaves of import declarations as tokens (`--keep-imports`);
-    /// by default they are dropped.
-    pub keep_imports: bool,
-}
-
-impl Normalization {
-    /// This normalization applied to `text`: its leaves are then turned
-    /// into tokens in source order with [`Normalizer::push`].
-    pub(crate) fn of<'n, 't>(&'n self, text: &'t str) -> Normalizer<'n, 't> {
-        Normalizer {
-            ignore_case: self.ignore_case,
-            keep_imports: self.keep_imports,
-            text,
-            skipper: self.ignore_patterns.in_text(text),
-            suppressed: false,
-            wall_at: None,
-        }
-    }
-}
-
-/// A [`Normalization`] applied to one text, whose leaves it turns into
-/// tokens in source order (the ignore patterns' matches and the
-/// suppression comments are walked along).
-pub(crate) struct Normalizer<'n, 't> {
-    ignore_case: bool,
-    keep_imports: bool,
-    text: &'t str,
-    skipper: Skipper<'n, 't>,
-    /// Whether the last suppression comment seen disables.
-    suppressed: bool,
-    /// Where the suppressed code since the last token starts, if any: a
-    /// [`WALL`] goes there before the next token.
-    wall_at: Option<u32>,
-}
-
-/// What becomes of one leaf (see [`Normalizer::decide`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fate {
-    /// A token of this class.
-    Kept(TokenClass),
-    /// Its class is dropped (a comment).
-    Dropped,
-    /// Inside an import declaration, imports not kept.
-    Import,
-    /// After a disabling suppression comment.
-    Suppressed,
-    /// Inside a match of an ignore pattern.
-    Ignored,
-}
-
-impl Normalizer<'_, '_> {
-    /// What becomes of `leaf`, the next leaf of the text in source order.
-    fn decide(&mut self, format: &Format, leaf: Leaf) -> Fate {
-        let (start, end) = (leaf.start as usize, leaf.end as usize);
-        let source = &self.text[start..end];
-        if leaf.class == Class::Comment {
-            if let Some(disables) = suppression(source) {
-                self.suppressed = disables;
-            }
-            return Fate::Dropped;
-        }
-        let Some(class) = TokenClass::of(format, leaf.class, source) else {
-            return Fate::Dropped;
-        };
-        if self.suppressed {
-            Fate::Suppressed
-        } else if leaf.import && !self.keep_imports {
-            Fate::Import
-        } else if self.skipper.skips(start, end) {
-            Fate::Ignored
-        } else {
-            Fate::Kept(class)
-        }
-    }
-
-    /// Appends the token of `leaf`, unless its class is dropped, it is an
-    /// import, it is suppressed, it lies inside an ignore pattern's match,
-    /// or it is longer than [`MAX_TOKEN_LEN`] (no source text has such a
-    /// token); with a [`WALL`] before it when code was suppressed since the
-    /// last.
-    pub(crate) fn push(&mut self, tokens: &mut Vec<Token>, format: &Format, leaf: Leaf) {
-        let class = match self.decide(format, leaf) {
-            Fate::Kept(class) => class,
-            Fate::Suppressed => {
-                self.wall_at.get_or_insert(leaf.start);
-                return;
-            }
-            _ => return,
-        };
-        if leaf.end - leaf.start > MAX_TOKEN_LEN {
-            return;
-        }
-        if let Some(at) = self.wall_at.take() {
-            if !tokens.is_empty() {
-                tokens.push(Token::new(WALL, TokenClass::Other, at, at));
-            }
-        }
-        let text = &self.text[leaf.start as usize..leaf.end as usize];
-        let id = if self.ignore_case {
-            fnv1a_lowercase(text)
-        } else {
-            fnv1a(text.as_bytes())
-        };
-        tokens.push(Token::new(id, class, leaf.start, leaf.end));
-    }
-
-    /// The identity in `mode` of `leaf`, a token of class `class`, as a
-    /// person reads it (without case in lower case).
-    fn identity_shown(&self, mode: Mode, class: TokenClass, leaf: Leaf) -> String {
-        let source = &self.text[leaf.start as usize..leaf.end as usize];
-        let identity = readable(mode.placeholder(class).unwrap_or(source));
-        if self.ignore_case {
-            identity.to_lowercase()
-        } else {
-            identity.to_owned()
-        }
-    }
-
-    /// The identity in `mode` of `leaf` as a person reads it, or why it is
-    /// no token: for `--dump-tokens` and golden tests.
-    fn shown(&mut self, mode: Mode, format: &Format, leaf: Leaf) -> String {
-        match self.decide(format, leaf) {
-            Fate::Kept(class) => self.identity_shown(mode, class, leaf),
-            Fate::Dropped => "(dropped)".to_owned(),
-            Fate::Import => "(import)".to_owned(),
-            Fate::Suppressed => "(suppressed)".to_owned(),
-            Fate::Ignored => "(ignored)".to_owned(),
-        }
-    }
-}
-
-/// One token leaf of a parse, as a walk reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Leaf {
-    /// Its declared class, or `Other`.
-    pub class: Class,
-    /// Byte offset of its first byte (files are limited to 4 GiB).
-    pub start: u32,
-    /// Byte offset just past its last byte.
-    pub end: u32,
-    /// Whether it lies inside an import declaration (`import_kinds`).
-    pub import: bool,
-}
-
-impl Leaf {
-    /// This leaf moved by `delta` bytes.
-    pub(crate) fn shifted(self, delta: i64) -> Leaf {
-        Leaf {
-            start: (i64::from(self.start) + delta) as u32,
-            end: (i64::from(self.end) + delta) as u32,
-            ..self
-        }
-    }
-}
-
 /// The longest token kept, in bytes: its length shares 32 bits with its
 /// class.
 pub(crate) const MAX_TOKEN_LEN: u32 = (1 << 29) - 1;
@@ -364,7 +181,7 @@ pub struct Token {
 }
 
 /// The id of `$id`, the identity of identifiers in mild and weak modes.
-pub(crate) const ABSTRACT_IDENTIFIER: u64 = fnv1a(ID.as_bytes());
+const ABSTRACT_IDENTIFIER: u64 = fnv1a(ID.as_bytes());
 
 impl Token {
     /// The token of text hash `text` and class `class` at `start..end`
@@ -455,8 +272,11 @@ impl Token {
 /// Abstracted identities are placeholders that start with a NUL byte, which
 /// no token of valid source text contains, so they never equal real text.
 const ID: &str = "\0$id";
+
 const STR: &str = "\0$str";
+
 const NUM: &str = "\0$num";
+
 const LIT: &str = "\0$lit";
 
 /// Ids of the abstract literals of weak mode (`$str`, `$num`, `$lit`).
@@ -484,377 +304,12 @@ fn readable(identity: &str) -> &str {
     identity.strip_prefix('\0').unwrap_or(identity)
 }
 
-/// Calls `leaf` for every token leaf of `text`, a file's text, in source
-/// order, comments included (their class says so); fails when the parse
-/// runs out of its [`Budget::for_file`].
-pub fn for_each_leaf(
-    format: &Format,
-    text: &str,
-    leaf: impl FnMut(Leaf),
-) -> Result<(), ParseError> {
-    for_each_leaf_within(format, text, &Budget::for_file(text.len()), leaf)
-}
-
-/// Like [`for_each_leaf`], within `budget`.
-fn for_each_leaf_within(
-    format: &Format,
-    text: &str,
-    budget: &Budget,
-    mut leaf: impl FnMut(Leaf),
-) -> Result<(), ParseError> {
-    let tree = parse(format, text, None, budget)?;
-    walk_parse(format, &tree, text, budget, &mut |l| {
-        leaf(l);
-        true
-    })?;
-    Ok(())
-}
-
-/// Visits the token leaves of `tree`, a parse of `text`: its own or, for a
-/// markup format, those of the code of its script elements, each parsed
-/// within `budget` with its format's grammar. Returns whether `leaf` let
-/// the walk go on to the end.
-pub(crate) fn walk_parse(
-    format: &Format,
-    tree: &Tree,
-    text: &str,
-    budget: &Budget,
-    leaf: &mut impl FnMut(Leaf) -> bool,
-) -> Result<bool, ParseError> {
-    let Some(embedded) = &format.embedded else {
-        return Ok(walk(format, tree.root_node(), leaf));
-    };
-    for script in embed::scripts(embedded, tree, text) {
-        let code = parse_ranges(script.format, text, &[script.range], None, budget)?;
-        if !walk(script.format, code.root_node(), leaf) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Visits the token leaves of the subtree of `root`, iteratively (trees of
-/// long expressions are too deep for recursion).
-pub(crate) fn walk(format: &Format, root: Node<'_>, leaf: &mut impl FnMut(Leaf) -> bool) -> bool {
-    walk_from(format, root, 0, leaf)
-}
-
-/// Like [`walk`], skipping the subtrees that end at or before byte `from`.
-pub(crate) fn walk_from(
-    format: &Format,
-    root: Node<'_>,
-    from: usize,
-    leaf: &mut impl FnMut(Leaf) -> bool,
-) -> bool {
-    walk_within(format, root, from, false, leaf)
-}
-
-/// Like [`walk_from`]; every leaf is an import's when `in_import` (the
-/// code of an interpolation inside one), else those inside a node of the
-/// format's `import_kinds`. Walked in one pass over the tree
-/// ([`visible_nodes`]), with as few calls into tree-sitter per node as
-/// will do: the walk was a tenth of a cold scan.
-fn walk_within(
-    format: &Format,
-    root: Node<'_>,
-    from: usize,
-    in_import: bool,
-    leaf: &mut impl FnMut(Leaf) -> bool,
-) -> bool {
-    let kinds = format.kinds();
-    visible_nodes(root, |v| {
-        if from > 0 && v.end <= from {
-            return Step::Skip;
-        }
-        let (node, kind) = (v.node, v.kind);
-        let go_on = match kinds.class_of(kind) {
-            // Imports hold no other: the subtree is walked as an import's.
-            _ if !in_import && kinds.is_import(kind) => walk_within(format, node, from, true, leaf),
-            Some(Class::String) if kinds.has_interpolations() && has_interpolation(kinds, node) => {
-                string_with_interpolations(format, node, in_import, leaf)
-            }
-            Some(class) => emit(v.start, v.end, class, in_import, leaf),
-            None if v.has_children => return Step::Descend,
-            None => emit(v.start, v.end, Class::Other, in_import, leaf),
-        };
-        if go_on {
-            Step::Skip
-        } else {
-            Step::Stop
-        }
-    })
-}
-
-/// Reports one leaf; zero-width ones (tree-sitter's MISSING nodes) are not
-/// tokens. Returns whether to go on.
-fn emit(
-    start: usize,
-    end: usize,
-    class: Class,
-    import: bool,
-    leaf: &mut impl FnMut(Leaf) -> bool,
-) -> bool {
-    start >= end || leaf(piece(class, start, end, import))
-}
-
-/// The leaf of `class` at `start..end`.
-fn piece(class: Class, start: usize, end: usize, import: bool) -> Leaf {
-    // Files are limited to 4 GiB by the walker, so offsets fit.
-    Leaf {
-        class,
-        start: start as u32,
-        end: end as u32,
-        import,
-    }
-}
-
-fn has_interpolation(kinds: &Kinds, node: Node<'_>) -> bool {
-    let mut cursor = node.walk();
-    let found = node
-        .children(&mut cursor)
-        .any(|c| kinds.is_interpolation(c.kind_id()));
-    found
-}
-
-/// A template string or f-string: its text pieces are string tokens, and the
-/// code of its interpolations is tokenized like any code, so a renamed
-/// variable inside `${...}` or `{...}` is an identifier, not changed text.
-fn string_with_interpolations(
-    format: &Format,
-    node: Node<'_>,
-    import: bool,
-    leaf: &mut impl FnMut(Leaf) -> bool,
-) -> bool {
-    let mut piece_start = node.start_byte();
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if format.is_interpolation(child.kind_id()) {
-            if piece_start < child.start_byte()
-                && !leaf(piece(
-                    Class::String,
-                    piece_start,
-                    child.start_byte(),
-                    import,
-                ))
-            {
-                return false;
-            }
-            if !walk_within(format, child, 0, import, leaf) {
-                return false;
-            }
-            piece_start = child.end_byte();
-        }
-    }
-    piece_start >= node.end_byte()
-        || leaf(piece(Class::String, piece_start, node.end_byte(), import))
-}
-
-/// The normalized token stream of a file's `text`, unless its parse runs
-/// out of budget.
-pub fn tokenize(
-    format: &Format,
-    text: &str,
-    normalization: &Normalization,
-) -> Result<Vec<Token>, ParseError> {
-    tokenize_within(format, text, normalization, &Budget::for_file(text.len()))
-}
-
-/// The normalized token stream of a file's `text`, its parses within
-/// `budget` (a diff's files share one).
-pub(crate) fn tokenize_within(
-    format: &Format,
-    text: &str,
-    normalization: &Normalization,
-    budget: &Budget,
-) -> Result<Vec<Token>, ParseError> {
-    let mut tokens = Vec::with_capacity(text.len() / 16);
-    let mut normalizer = normalization.of(text);
-    for_each_leaf_within(format, text, budget, |leaf| {
-        normalizer.push(&mut tokens, format, leaf)
-    })?;
-    tokens.shrink_to_fit();
-    Ok(tokens)
-}
-
-/// The opening text of `text` as `--include-generated`'s header test
-/// reads it: the text before its first token when imports are kept. So
-/// its comments and the code the normalization skips there (ignore
-/// patterns' matches, suppressed code) count, its imports do not. All of
-/// it when a parse of it runs out of budget.
-pub(crate) fn opening_text<'t>(
-    format: &Format,
-    text: &'t str,
-    normalization: &Normalization,
-) -> &'t str {
-    let mut normalizer = normalization.of(text);
-    normalizer.keep_imports = true;
-    let mut code = None;
-    let walked = for_each_leaf(format, text, |leaf| {
-        if code.is_none() && matches!(normalizer.decide(format, leaf), Fate::Kept(_)) {
-            code = Some(leaf.start as usize);
-        }
-    });
-    match (walked, code) {
-        (Ok(()), Some(code)) => &text[..code],
-        _ => text,
-    }
-}
-
-/// Lines and columns of byte offsets in one text.
-#[derive(Debug, Clone, Default)]
-pub struct LineIndex {
-    /// Byte offset where each line starts; the first is 0.
-    starts: Vec<u32>,
-}
-
-/// A 1-based line and character column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Position {
-    /// 1-based line.
-    pub line: u32,
-    /// 1-based column, counted in characters (Unicode scalar values).
-    pub column: u32,
-}
-
-impl LineIndex {
-    /// Indexes the line starts of `text`.
-    pub fn new(text: &str) -> LineIndex {
-        let mut starts = vec![0];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i as u32 + 1),
-        );
-        LineIndex { starts }
-    }
-
-    /// 1-based line of the byte at `offset`.
-    pub fn line_of(&self, offset: u32) -> u32 {
-        self.starts.partition_point(|&s| s <= offset) as u32
-    }
-
-    /// Position of the character starting at byte `offset`.
-    pub(crate) fn start_position(&self, text: &str, offset: u32) -> Position {
-        let line = self.line_of(offset);
-        let line_start = self.starts[line as usize - 1] as usize;
-        let column = text[line_start..offset as usize].chars().count() as u32 + 1;
-        Position { line, column }
-    }
-
-    /// Position just after a range ending (exclusive) at byte `end`: the line
-    /// of its last character, and the column after that character.
-    pub(crate) fn end_position(&self, text: &str, end: u32) -> Position {
-        let line = self.line_of(end.saturating_sub(1));
-        let line_start = self.starts[line as usize - 1] as usize;
-        let column = text[line_start..end as usize].chars().count() as u32 + 1;
-        Position { line, column }
-    }
-
-    /// Lines as an editor shows them: `\n`-separated, not counting the empty
-    /// line after a final `\n`; 0 for an empty text.
-    pub(crate) fn editor_lines(&self, text: &str) -> u32 {
-        let n = self.starts.len() as u32;
-        if text.is_empty() {
-            0
-        } else if text.ends_with('\n') {
-            n - 1
-        } else {
-            n
-        }
-    }
-}
-
-/// Renders the normalized tokens of `text` one per line, as
-/// `line:column class identity` (the identity in `mode`), for
-/// `--dump-tokens` and golden tests: comments show as `(dropped)`, the
-/// leaves of imports as `(import)`, those after a disabling suppression
-/// comment as `(suppressed)`, tokens inside an ignore pattern's match as
-/// `(ignored)`, identities compared without case in lower case.
-pub(crate) fn dump(
-    format: &Format,
-    text: &str,
-    normalization: &Normalization,
-    mode: Mode,
-) -> Result<String, ParseError> {
-    let lines = LineIndex::new(text);
-    let mut out = String::new();
-    let mut normalizer = normalization.of(text);
-    for_each_leaf(format, text, |leaf| {
-        let shown = normalizer.shown(mode, format, leaf);
-        let at = lines.start_position(text, leaf.start);
-        out.push_str(&format!(
-            "{}:{} {} {}\n",
-            at.line,
-            at.column,
-            leaf.class.name(),
-            shown.escape_debug()
-        ));
-    })?;
-    Ok(out)
-}
-
-/// Renders the syntax tree of `text` one node per line, indented by depth,
-/// as `field: kind` (anonymous kinds quoted) and, for leaves, their text:
-/// what a `grammars.toml` table is written from (`--dump-tree`).
-pub(crate) fn dump_tree(format: &Format, text: &str) -> Result<String, ParseError> {
-    let tree = parse(format, text, None, &Budget::for_file(text.len()))?;
-    let mut out = String::new();
-    let mut cursor = tree.walk();
-    let mut depth = 0;
-    loop {
-        let node = cursor.node();
-        out.push_str(&"  ".repeat(depth));
-        if let Some(field) = cursor.field_name() {
-            out.push_str(field);
-            out.push_str(": ");
-        }
-        match node.kind() {
-            kind if node.is_missing() => out.push_str(&format!("MISSING {kind:?}")),
-            kind if node.is_named() => out.push_str(kind),
-            kind => out.push_str(&format!("{kind:?}")),
-        }
-        if node.child_count() == 0 && node.is_named() {
-            out.push_str(&format!(" {:?}", &text[node.byte_range()]));
-        }
-        out.push('\n');
-        if cursor.goto_first_child() {
-            depth += 1;
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                return Ok(out);
-            }
-            depth -= 1;
-        }
-    }
-}
-
-/// The identity texts of `text` in `mode` joined by spaces: the normalized
-/// form a person reads (without case in lower case), used by golden tests.
-#[cfg(test)]
-pub(crate) fn normalized(
-    format: &Format,
-    text: &str,
-    normalization: &Normalization,
-    mode: Mode,
-) -> Result<String, ParseError> {
-    let mut parts = Vec::new();
-    let mut normalizer = normalization.of(text);
-    for_each_leaf(format, text, |leaf| {
-        if let Fate::Kept(class) = normalizer.decide(format, leaf) {
-            let shown = normalizer.identity_shown(mode, class, leaf);
-            parts.push(shown.replace('\n', "\\n"));
-        }
-    })?;
-    Ok(parts.join(" "))
-}
-
 #[cfg(test)]
 mod tests {
+    use super::normalize::Fate;
     use super::*;
     use crate::engine::grammar::Registry;
+    use crate::engine::hash::fnv1a_lowercase;
     use crate::engine::patterns::IgnorePatterns;
 
     /// Normalizes `code` as format `format` in `mode`.

@@ -1,0 +1,67 @@
+//! Lines and columns from byte offsets: a [`LineIndex`] of one text, and
+//! the [`Position`]s it gives (1-based lines, columns in characters).
+
+/// Lines and columns of byte offsets in one text.
+#[derive(Debug, Clone, Default)]
+pub struct LineIndex {
+    /// Byte offset where each line starts; the first is 0.
+    starts: Vec<u32>,
+}
+
+/// A 1-based line and character column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Position {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, counted in characters (Unicode scalar values).
+    pub column: u32,
+}
+
+impl LineIndex {
+    /// Indexes the line starts of `text`.
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        );
+        LineIndex { starts }
+    }
+
+    /// 1-based line of the byte at `offset`.
+    pub fn line_of(&self, offset: u32) -> u32 {
+        self.starts.partition_point(|&s| s <= offset) as u32
+    }
+
+    /// Position of the character starting at byte `offset`.
+    pub(crate) fn start_position(&self, text: &str, offset: u32) -> Position {
+        let line = self.line_of(offset);
+        let line_start = self.starts[line as usize - 1] as usize;
+        let column = text[line_start..offset as usize].chars().count() as u32 + 1;
+        Position { line, column }
+    }
+
+    /// Position just after a range ending (exclusive) at byte `end`: the line
+    /// of its last character, and the column after that character.
+    pub(crate) fn end_position(&self, text: &str, end: u32) -> Position {
+        let line = self.line_of(end.saturating_sub(1));
+        let line_start = self.starts[line as usize - 1] as usize;
+        let column = text[line_start..end as usize].chars().count() as u32 + 1;
+        Position { line, column }
+    }
+
+    /// Lines as an editor shows them: `\n`-separated, not counting the empty
+    /// line after a final `\n`; 0 for an empty text.
+    pub(crate) fn editor_lines(&self, text: &str) -> u32 {
+        let n = self.starts.len() as u32;
+        if text.is_empty() {
+            0
+        } else if text.ends_with('\n') {
+            n - 1
+        } else {
+            n
+        }
+    }
+}
