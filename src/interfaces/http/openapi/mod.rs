@@ -1,17 +1,18 @@
 //! The OpenAPI 3.1 document of the HTTP API, served at
 //! `GET /api/openapi.json`.
 //!
-//! In: the routes of [`ROUTES`], the answer types of [`handlers`] and the
-//! engine (`#[derive(ToSchema)]` next to their `Serialize`), and the
+//! In: the routes of [`ROUTES`], the answer types of [`handlers`] and of
+//! `interfaces::render` (`#[derive(ToSchema)]` next to their `Serialize`),
+//! and the
 //! server's [`Config`] and [`Registry`] for the examples. Out: the document,
 //! built by `utoipa` on the first request and served from memory after.
 //!
 //! Each operation is described by a `#[utoipa::path]` on a function of
 //! [`operations`] (never called: the handlers stay as they are); its error
-//! responses are added from one table, [`errors::errors_of`], whose examples are
-//! real [`ApiError`] bodies, most of them made by the same functions that
-//! refuse real requests (`handlers::validate`, `handlers::decode_diff`,
-//! `handlers::clones_query`, …). Each status's errors are one response of
+//! responses are added from one table, [`errors::errors_of`], whose
+//! examples are real [`ApiError`] bodies, most of them made by the same functions that
+//! refuse real requests (`request::validate`, `request::decode_diff`,
+//! `request::clones_query`, …). Each status's errors are one response of
 //! `components.responses`, shared by the operations that answer them.
 //!
 //! Invariants (tests in `tests/it/openapi.rs`): the document validates
