@@ -14,7 +14,9 @@
 //! its CPU work on the blocking pool, and hands the answer, plain data, to
 //! the caller's `render` there, while the snapshot it borrows from is held.
 //! A panic in that work is a [`ServiceError::Internal`], logged; the process
-//! goes on.
+//! goes on. The language server's worker threads check open buffers
+//! through the blocking [`Workspace::open_buffers`] and
+//! [`Workspace::check_buffer`].
 
 use std::sync::Arc;
 
@@ -30,6 +32,7 @@ use crate::project::watch::Watch;
 use crate::service::check::{Admission, CheckAnswer, CheckRequest, Refusal};
 use crate::service::clones::{CloneDetail, ClonesPage, ClonesQuery};
 use crate::service::diff_check::{DiffAnswer, DiffOptions, DiffRefusal};
+use crate::service::open_check::{BufferAnswer, OpenBuffers};
 use crate::service::tree::{Folder, TreeQuery};
 
 /// One project served: its scanner, editors' kept parses, the admission of
@@ -272,6 +275,35 @@ impl Workspace {
             },
         )
         .await
+    }
+
+    /// The open buffers of an editor, indexed over `snapshot` (those that
+    /// differ from disk shadow their files), reusing what `previous`
+    /// tokenized. Blocking: for the language server's worker threads.
+    pub(crate) fn open_buffers(
+        &self,
+        snapshot: &Snapshot,
+        previous: Option<&OpenBuffers>,
+        open: &[(String, Arc<str>)],
+    ) -> OpenBuffers {
+        OpenBuffers::build(self.config(), self.registry(), snapshot, previous, open)
+    }
+
+    /// An editor's buffer checked against `snapshot` shadowed by `open`, its
+    /// parse kept for its next version. Blocking, as [`Workspace::open_buffers`].
+    pub(crate) fn check_buffer(
+        &self,
+        snapshot: &Snapshot,
+        open: &OpenBuffers,
+        request: &CheckRequest,
+    ) -> Result<BufferAnswer, Refusal> {
+        crate::service::open_check::check_buffer(
+            &self.scanner,
+            &self.buffers,
+            snapshot,
+            open,
+            request,
+        )
     }
 
     /// Runs `work` with the current snapshot on the blocking pool.

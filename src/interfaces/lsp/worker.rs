@@ -8,7 +8,7 @@
 //! checked; then [`FromWorker::Done`].
 //!
 //! Invariants: every check is one service call,
-//! [`check_buffer`](crate::service::open_check::check_buffer) against the
+//! [`Workspace::check_buffer`] against the
 //! snapshot shadowed by the open buffers, or one `POST /api/check` of the
 //! server; both become diagnostics through one [`groups`]; a batch stops
 //! early when the editor has edited since it began (its remaining
@@ -37,7 +37,7 @@ use crate::engine::matching::Span;
 use crate::panic_message;
 use crate::project::scanner::Scanner;
 use crate::service::check::CheckRequest;
-use crate::service::open_check::{check_buffer, OpenBuffers};
+use crate::service::open_check::OpenBuffers;
 use crate::service::workspace::Workspace;
 
 /// The most lines of a fragment a hover shows.
@@ -262,13 +262,7 @@ fn run_local(
         }
     };
     let previous = open.take().filter(|(id, _)| *id == engine.id);
-    let shadows = OpenBuffers::build(
-        scanner.config(),
-        scanner.registry(),
-        &snapshot,
-        previous.as_ref().map(|(_, o)| o),
-        &batch.open,
-    );
+    let shadows = local.open_buffers(&snapshot, previous.as_ref().map(|(_, o)| o), &batch.open);
     let mut places = Places::new(batch.encoding);
     for (i, job) in batch.jobs.iter().enumerate() {
         if i > 0 && edits.load(Ordering::SeqCst) != batch.edits {
@@ -287,7 +281,7 @@ fn run_local(
             near_miss: scanner.config().near_miss,
         };
         let checked = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            check_buffer(scanner, &local.buffers, &snapshot, &shadows, &request)
+            local.check_buffer(&snapshot, &shadows, &request)
         }));
         let outcome = match checked {
             Ok(Ok(answer)) => {
