@@ -34,9 +34,9 @@ use crate::interfaces::render::report::{
 use crate::interfaces::run_error::RunError;
 use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
 use crate::project::progress::{clones_line, scanned_line, Progress};
-use crate::project::scan::{self, Reuse};
 use crate::project::snapshot::Snapshot;
 use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions};
+use crate::service::workspace::Workspace;
 
 /// How a report ended, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,23 +78,17 @@ pub(crate) fn run(
         .as_deref()
         .map(|path| read_diff(cwd, path))
         .transpose()?;
-    let key = crate::project::cache::key_of(&config);
-    let mut reuse = Reuse::default();
-    if let Some(dir) = &config.cache_dir {
-        reuse.cached = crate::project::cache::load(dir, key);
-    }
+    let dir = config.dir.clone();
     let progress = Progress::console(started);
-    let scanned = scan::scan(&config, &registry, &reuse, &progress);
-    let snapshot = scanned.map_err(|source| {
+    let scanned = Workspace::scanned_once(config, Arc::clone(&registry), &progress);
+    let (workspace, snapshot) = scanned.map_err(|source| {
         progress.finish();
-        RunError::Scan {
-            dir: config.dir.clone(),
-            source,
-        }
+        RunError::Scan { dir, source }
     })?;
-    drop(reuse);
+    let config = workspace.config();
     if args.write_cache {
         if let Some(dir) = &config.cache_dir {
+            let key = crate::project::cache::key_of(config);
             crate::project::cache::save(dir, key, &snapshot.index.files).map_err(RunError::io(
                 format!("write the cache in {}", dir.display()),
             ))?;
@@ -106,9 +100,9 @@ pub(crate) fn run(
             let scanned = scanned_line(&snapshot, progress.elapsed());
             progress.phase("detecting clones");
             let detecting = Instant::now();
-            let found = snapshot.clones(&config);
+            let found = snapshot.clones(config);
             let clones = clone_list(&snapshot.index, &found.0, config.mode, &registry);
-            let stats = snapshot.stats(&config, &registry).clone();
+            let stats = snapshot.stats(config, &registry).clone();
             let detected = detecting.elapsed();
             progress.finish();
             if summary {
@@ -124,8 +118,8 @@ pub(crate) fn run(
         }
         Some(bytes) => {
             progress.phase("checking the diff");
-            let options = DiffOptions::of(&config);
-            let answer = check_diff(&config, &registry, &snapshot, &bytes, options, |_| Ok(()));
+            let options = DiffOptions::of(config);
+            let answer = check_diff(config, &registry, &snapshot, &bytes, options, |_| Ok(()));
             progress.finish();
             let answer = answer.map_err(RunError::Diff)?;
             if summary {
@@ -158,7 +152,7 @@ pub(crate) fn run(
     for reporter in unique(&args.reporter) {
         let text = match reporter {
             Reporter::Console => console(&found, threshold),
-            Reporter::Json => json_report(&found, &config),
+            Reporter::Json => json_report(&found, config),
             Reporter::Sarif => sarif_report(&found),
             Reporter::Markdown => markdown(&found, threshold),
         };

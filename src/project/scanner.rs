@@ -166,6 +166,22 @@ impl Scanner {
         rx
     }
 
+    /// One full scan now, on this thread, as a command that runs once
+    /// (`dupcheck report`) makes it: the cache read when caching is on,
+    /// `progress` shown, the snapshot published. Nothing is printed or
+    /// logged (the caller says what happened), and the cache is not
+    /// written.
+    pub(crate) fn scan_now(&self, progress: &Progress) -> ScanResult {
+        let _building = self.building.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reuse = Reuse::default();
+        if let Some(dir) = &self.config.cache_dir {
+            reuse.cached = cache::load(dir, cache::key_of(&self.config));
+        }
+        let snapshot = Arc::new(scan(&self.config, &self.registry, &reuse, progress)?);
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&snapshot));
+        Ok(snapshot)
+    }
+
     /// A full scan, its lines, and its outcome sent on `tx`.
     fn run_scan(&self, tx: &watch::Sender<Option<ScanResult>>) {
         let first = self.first.swap(false, Ordering::SeqCst);

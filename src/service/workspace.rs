@@ -5,7 +5,9 @@
 //! scanner (whose first scan reads the cache and starts at once, on a
 //! thread of its own), editors' kept parses, the admission of checks, and
 //! the watcher (with `--watch`, the default). The HTTP server, the MCP
-//! tools mounted in it and the language server all start it the same way.
+//! tools mounted in it and the language server all start it the same way;
+//! `dupcheck report`, which runs once, makes its one scan through
+//! [`Workspace::scanned_once`].
 //!
 //! Each call ([`Workspace::check`], [`Workspace::check_diff`],
 //! [`Workspace::stats`], [`Workspace::clones`], [`Workspace::clone_detail`],
@@ -26,6 +28,8 @@ use crate::engine::grammar::Registry;
 use crate::engine::stats::ProjectStats;
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
+use crate::project::progress::Progress;
+use crate::project::scan::ScanError;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
 use crate::project::watch::Watch;
@@ -89,6 +93,25 @@ impl Workspace {
             admission: Admission::new(cores),
             _watch: watch,
         })
+    }
+
+    /// A workspace for a command that runs once (`dupcheck report`): its
+    /// one scan made now, on this thread, with `progress` (the cache read,
+    /// not written), and no watcher. Its snapshot, or why the scan failed.
+    pub(crate) fn scanned_once(
+        config: Config,
+        registry: Arc<Registry>,
+        progress: &Progress,
+    ) -> Result<(Arc<Workspace>, Arc<Snapshot>), ScanError> {
+        let scanner = Scanner::new(Arc::new(config), registry);
+        let snapshot = scanner.scan_now(progress)?;
+        let workspace = Arc::new(Workspace {
+            scanner,
+            buffers: Buffers::default(),
+            admission: Admission::new(1),
+            _watch: None,
+        });
+        Ok((workspace, snapshot))
     }
 
     /// A workspace over `scanner` whose first scan is not started, and
