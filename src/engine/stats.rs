@@ -32,13 +32,20 @@ impl Percent {
     }
 }
 
+impl Percent {
+    /// The percentage as an integer when it is whole: JavaScript prints
+    /// `60`, not `60.0`.
+    pub(crate) fn whole(self) -> Option<i64> {
+        (self.0.fract() == 0.0 && self.0.abs() < 1e15).then_some(self.0 as i64)
+    }
+}
+
 /// As JavaScript prints a number: `60`, `33.33`.
 impl std::fmt::Display for Percent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0.fract() == 0.0 && self.0.abs() < 1e15 {
-            write!(f, "{}", self.0 as i64)
-        } else {
-            write!(f, "{}", self.0)
+        match self.whole() {
+            Some(whole) => write!(f, "{whole}"),
+            None => write!(f, "{}", self.0),
         }
     }
 }

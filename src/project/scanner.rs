@@ -16,9 +16,9 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 
 use crate::engine::grammar::Registry;
-use crate::engine::hash::HashSet;
+use crate::engine::hash::{HashMap, HashSet};
 use crate::panic_message;
-use crate::project::cache;
+use crate::project::cache::{self, CachedFile};
 use crate::project::config::Config;
 use crate::project::progress::{clones_line, scanned_line, Progress};
 use crate::project::scan::{gather, scan, Reuse, ScanError};
@@ -173,13 +173,22 @@ impl Scanner {
     /// written.
     pub(crate) fn scan_now(&self, progress: &Progress) -> ScanResult {
         let _building = self.building.lock().unwrap_or_else(|e| e.into_inner());
-        let mut reuse = Reuse::default();
-        if let Some(dir) = &self.config.cache_dir {
-            reuse.cached = cache::load(dir, cache::key_of(&self.config));
-        }
+        let reuse = Reuse {
+            cached: self.cached_files(),
+            ..Reuse::default()
+        };
         let snapshot = Arc::new(scan(&self.config, &self.registry, &reuse, progress)?);
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&snapshot));
         Ok(snapshot)
+    }
+
+    /// The files of the cache that fits this configuration (none when
+    /// caching is off or no cache fits).
+    fn cached_files(&self) -> HashMap<String, CachedFile> {
+        match &self.config.cache_dir {
+            Some(dir) => cache::load(dir, cache::key_of(&self.config)),
+            None => HashMap::default(),
+        }
     }
 
     /// A full scan, its lines, and its outcome sent on `tx`.
@@ -192,11 +201,9 @@ impl Scanner {
         };
         let outcome = self.build(|previous| {
             let mut reuse = Reuse::previous(previous.map(|p| &**p));
-            if first {
-                if let Some(dir) = &self.config.cache_dir {
-                    progress.phase("reading the cache");
-                    reuse.cached = cache::load(dir, cache::key_of(&self.config));
-                }
+            if first && self.config.cache_dir.is_some() {
+                progress.phase("reading the cache");
+                reuse.cached = self.cached_files();
             }
             scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
         });

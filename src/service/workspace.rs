@@ -87,12 +87,7 @@ impl Workspace {
         let scanner = Scanner::new(Arc::new(config), registry);
         scanner.start_scan();
         let watch = watch.then(|| crate::project::watch::spawn(Arc::clone(&scanner)));
-        Arc::new(Workspace {
-            scanner,
-            buffers: Buffers::default(),
-            admission: Admission::new(cores),
-            _watch: watch,
-        })
+        Workspace::of(scanner, cores, watch)
     }
 
     /// A workspace for a command that runs once (`dupcheck report`): its
@@ -105,24 +100,24 @@ impl Workspace {
     ) -> Result<(Arc<Workspace>, Arc<Snapshot>), ScanError> {
         let scanner = Scanner::new(Arc::new(config), registry);
         let snapshot = scanner.scan_now(progress)?;
-        let workspace = Arc::new(Workspace {
-            scanner,
-            buffers: Buffers::default(),
-            admission: Admission::new(1),
-            _watch: None,
-        });
-        Ok((workspace, snapshot))
+        Ok((Workspace::of(scanner, 1, None), snapshot))
     }
 
     /// A workspace over `scanner` whose first scan is not started, and
     /// without a watcher: for tests of what answers before it ends.
     #[cfg(test)]
     pub(crate) fn unstarted(scanner: Arc<Scanner>) -> Arc<Workspace> {
+        Workspace::of(scanner, 1, None)
+    }
+
+    /// The workspace of `scanner`, admitting checks for `cores`, with the
+    /// watcher `watch` if any.
+    fn of(scanner: Arc<Scanner>, cores: usize, watch: Option<Watch>) -> Arc<Workspace> {
         Arc::new(Workspace {
             scanner,
             buffers: Buffers::default(),
-            admission: Admission::new(1),
-            _watch: None,
+            admission: Admission::new(cores),
+            _watch: watch,
         })
     }
 

@@ -150,16 +150,16 @@ pub(crate) fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
 /// The project's statistics and when they were answered.
 #[derive(Serialize, ToSchema)]
 #[schema(as = StatsAnswer)]
-pub(crate) struct StatsBody {
+pub(crate) struct StatsBody<'a> {
     /// The rows of the last scan.
-    statistics: ProjectStatsJson,
+    statistics: ProjectStatsJson<'a>,
     /// When this answer was made, ISO 8601 UTC with milliseconds.
     #[schema(examples("2026-11-22T10:30:00.000Z"))]
     timestamp: String,
 }
 
 /// The answer of the statistics, stamped `now`.
-pub(crate) fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody {
+pub(crate) fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody<'_> {
     StatsBody {
         statistics: statistics.into(),
         timestamp: iso8601(now),

@@ -13,11 +13,11 @@ use crate::service::diff_check::DiffStats;
 /// A percentage as answers write it: rounded to 2 decimals (as
 /// [`Percent`] is), and as an integer when whole (`60`, not `60.0`), as
 /// JavaScript prints numbers.
-pub(crate) struct PercentJson(pub f64);
+pub(crate) struct PercentJson(Percent);
 
 impl From<&Percent> for PercentJson {
     fn from(p: &Percent) -> PercentJson {
-        PercentJson(p.0)
+        PercentJson(*p)
     }
 }
 
@@ -44,10 +44,9 @@ impl utoipa::ToSchema for PercentJson {
 
 impl Serialize for PercentJson {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.0.fract() == 0.0 && self.0.abs() < 1e15 {
-            s.serialize_i64(self.0 as i64)
-        } else {
-            s.serialize_f64(self.0)
+        match self.0.whole() {
+            Some(whole) => s.serialize_i64(whole),
+            None => s.serialize_f64(self.0 .0),
         }
     }
 }
@@ -99,20 +98,20 @@ impl From<&Row> for RowJson {
 /// The rows of one format.
 #[derive(Serialize, ToSchema)]
 #[schema(as = FormatRows)]
-pub(crate) struct FormatRowsJson {
+pub(crate) struct FormatRowsJson<'a> {
     /// Per file, by reported path.
-    pub sources: BTreeMap<String, RowJson>,
+    pub sources: BTreeMap<&'a str, RowJson>,
     /// Sum of the files.
     pub total: RowJson,
 }
 
-impl From<&FormatRows> for FormatRowsJson {
-    fn from(v: &FormatRows) -> FormatRowsJson {
+impl<'a> From<&'a FormatRows> for FormatRowsJson<'a> {
+    fn from(v: &'a FormatRows) -> FormatRowsJson<'a> {
         FormatRowsJson {
             sources: v
                 .sources
                 .iter()
-                .map(|(k, x)| (k.clone(), x.into()))
+                .map(|(k, x)| (k.as_str(), x.into()))
                 .collect(),
             total: (&v.total).into(),
         }
@@ -123,26 +122,26 @@ impl From<&FormatRows> for FormatRowsJson {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = ProjectStatistics)]
-pub(crate) struct ProjectStatsJson {
+pub(crate) struct ProjectStatsJson<'a> {
     /// When the scan finished, ISO 8601.
     #[schema(examples("2026-11-22T10:30:00.000Z"))]
-    pub detection_date: String,
+    pub detection_date: &'a str,
     /// Per format, by canonical name; only formats with files.
-    pub formats: BTreeMap<String, FormatRowsJson>,
+    pub formats: BTreeMap<&'a str, FormatRowsJson<'a>>,
     /// All files.
     pub total: RowJson,
     /// Fingerprint lookups skipped by the posting cap (extension).
     pub capped_fingerprints: u64,
 }
 
-impl From<&ProjectStats> for ProjectStatsJson {
-    fn from(v: &ProjectStats) -> ProjectStatsJson {
+impl<'a> From<&'a ProjectStats> for ProjectStatsJson<'a> {
+    fn from(v: &'a ProjectStats) -> ProjectStatsJson<'a> {
         ProjectStatsJson {
-            detection_date: v.detection_date.clone(),
+            detection_date: &v.detection_date,
             formats: v
                 .formats
                 .iter()
-                .map(|(k, x)| (k.clone(), x.into()))
+                .map(|(k, x)| (k.as_str(), x.into()))
                 .collect(),
             total: (&v.total).into(),
             capped_fingerprints: v.capped_fingerprints,
