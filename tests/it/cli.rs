@@ -149,24 +149,29 @@ fn unknown_config_keys_warn_on_stderr() {
 }
 
 /// The whole stderr of a server started with `args` and `env`, until its
-/// summary line, then stopped.
+/// summary line, then stopped (once it said it listens: the scan starts
+/// before, and its line may come before the server handles signals).
 #[cfg(unix)]
 fn stderr_until_ready(args: &[&str], env: &[(&str, &str)]) -> String {
-    use std::io::Read;
+    use std::io::{BufRead, Read};
     let temp = fixture("stats");
     let mut child = std::process::Command::new(BIN)
         .arg(temp.path())
         .args(["--port", "0", "--no-watch", "--no-cache"])
         .args(args)
         .envs(env.iter().copied())
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start dupcheck");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut listening = String::new();
+    stdout.read_line(&mut listening).expect("stdout line");
+    assert!(listening.contains("listening"), "{listening}");
     let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
     let mut all = String::new();
     while !all.contains("dupcheck: scanned") {
-        let read = std::io::BufRead::read_line(&mut stderr, &mut all).expect("stderr line");
+        let read = stderr.read_line(&mut all).expect("stderr line");
         assert!(read > 0, "stderr ended before the summary line: {all}");
     }
     sigterm(&child);
