@@ -24,7 +24,10 @@ pub(crate) const BASE: u64 = 0x100_0000_01b3;
 const MAX_K: usize = 16;
 
 /// A fingerprint: a selected k-gram hash and the position of its first token.
+/// Packed to 12 bytes (not 16 with the hash's alignment): every file keeps
+/// its own, about one for every 6 tokens with the seeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(C, packed(4))]
 pub struct Fingerprint {
     /// Hash of the k-gram.
     pub hash: u64,

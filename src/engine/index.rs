@@ -59,21 +59,16 @@ pub struct SourceFile {
     pub text: Box<str>,
     /// Line starts of `text`.
     pub lines: LineIndex,
-    /// Normalized tokens.
+    /// Normalized tokens. (Their fingerprints live in the index's
+    /// postings alone: a file keeps no copy.)
     pub tokens: Vec<Token>,
-    /// Winnowed fingerprints of `tokens`.
-    pub fingerprints: Vec<Fingerprint>,
-    /// The finer seeds of `tokens` ([`Postings::Seeds`]), made with the
-    /// file: on the scan's workers, and once for a file that later
-    /// snapshots share.
-    pub seeds: Vec<Fingerprint>,
     /// Size, mtime and content hash of `text` on disk.
     pub meta: FileMeta,
 }
 
 impl SourceFile {
-    /// Tokenizes and fingerprints `text` as `format`; `meta` describes it on
-    /// disk. Fails when the parse runs out of its budget.
+    /// Tokenizes `text` as `format`; `meta` describes it on disk. Fails
+    /// when the parse runs out of its budget.
     pub(crate) fn new(
         path: String,
         rel: String,
@@ -81,30 +76,21 @@ impl SourceFile {
         text: String,
         meta: FileMeta,
         normalization: &Normalization,
-        winnow: Winnow,
     ) -> Result<SourceFile, ParseError> {
         let tokens = tokenize(format, &text, normalization)?;
-        let fingerprints = fingerprints(&tokens, winnow);
         Ok(SourceFile::with_tokens(
-            path,
-            rel,
-            format,
-            text,
-            tokens,
-            fingerprints,
-            meta,
+            path, rel, format, text, tokens, meta,
         ))
     }
 
-    /// A file whose tokens and fingerprints are already known (from a
-    /// previous scan or the cache); its seeds are made here.
+    /// A file whose tokens are already known (from a previous scan or the
+    /// cache).
     pub(crate) fn with_tokens(
         path: String,
         rel: String,
         format: &Format,
         text: String,
         tokens: Vec<Token>,
-        fingerprints: Vec<Fingerprint>,
         meta: FileMeta,
     ) -> SourceFile {
         SourceFile {
@@ -114,9 +100,7 @@ impl SourceFile {
             family: format.family_id,
             lines: LineIndex::new(&text),
             text: text.into_boxed_str(),
-            seeds: self::fingerprints(&tokens, Winnow::for_min_tokens(SEED_TOKENS)),
             tokens,
-            fingerprints,
             meta,
         }
     }
@@ -159,6 +143,50 @@ impl SourceFile {
     }
 }
 
+/// What an [`Index`] holds in memory, by structure, in bytes (capacities:
+/// what the allocator gave, not what is used). Files shared with another
+/// snapshot are counted in each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// The files' token streams.
+    pub tokens: u64,
+    /// The files' texts.
+    pub texts: u64,
+    /// The files' line tables.
+    pub line_tables: u64,
+    /// The postings of the fingerprints and of the seeds.
+    pub postings: u64,
+    /// The fingerprints and seeds found elsewhere too
+    /// ([`Index::repeated`]), once clone detection asked for them.
+    pub repeated: u64,
+    /// Paths, the path map and the per-file records.
+    pub files: u64,
+}
+
+impl Footprint {
+    /// Every part, named, in the order of the struct.
+    pub fn parts(&self) -> [(&'static str, u64); 6] {
+        [
+            ("tokens", self.tokens),
+            ("texts", self.texts),
+            ("line tables", self.line_tables),
+            ("postings", self.postings),
+            ("repeated", self.repeated),
+            ("files", self.files),
+        ]
+    }
+
+    /// All parts together.
+    pub fn total(&self) -> u64 {
+        self.parts().iter().map(|(_, bytes)| bytes).sum()
+    }
+}
+
+/// Bytes of a vector's allocation.
+fn bytes_of<T>(v: &Vec<T>) -> u64 {
+    (v.capacity() * std::mem::size_of::<T>()) as u64
+}
+
 /// The immediate parent folder of a `/`-separated relative path.
 pub(crate) fn folder_of(rel: &str) -> &str {
     rel.rfind('/').map_or("", |i| &rel[..i])
@@ -184,6 +212,9 @@ impl From<&Posting> for Fingerprint {
     }
 }
 
+/// A file's id, fingerprints and seeds, made for an index.
+type Prints = (u32, Vec<Fingerprint>, Vec<Fingerprint>);
+
 /// Which fingerprints a lookup searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Postings {
@@ -206,8 +237,8 @@ pub struct Index {
     pub files: Vec<Arc<SourceFile>>,
     /// Per family: the postings of the files' fingerprints.
     postings: Vec<Table>,
-    /// Per family: the postings of the files' seeds (winnowed for
-    /// [`SEED_TOKENS`]: [`SourceFile::seeds`]).
+    /// Per family: the postings of the files' seeds (their fingerprints
+    /// winnowed for [`SEED_TOKENS`]).
     seeds: Vec<Table>,
     /// Per file: its fingerprints and seeds that occur elsewhere too.
     repeated: OnceLock<Vec<Repeated>>,
@@ -231,36 +262,90 @@ pub(crate) struct Repeated {
 }
 
 impl Index {
-    /// Gathers the postings of `files` (sorted by path here).
-    pub(crate) fn build(
+    /// Indexes `files` (sorted by path here): fingerprints and seeds of
+    /// every file, on all cores.
+    pub(crate) fn build(files: Vec<Arc<SourceFile>>, registry: &Registry, winnow: Winnow) -> Index {
+        Index::build_on(None, files, registry, winnow)
+    }
+
+    /// Indexes `files` (sorted by path here) as [`Index::build`] does, but
+    /// takes the postings of every file that `previous` holds too (the same
+    /// `Arc`) from its tables instead of fingerprinting it again: an update
+    /// that changes one file costs a pass over the postings, not the
+    /// fingerprints of every file.
+    pub(crate) fn build_on(
+        previous: Option<&Index>,
         mut files: Vec<Arc<SourceFile>>,
         registry: &Registry,
         winnow: Winnow,
     ) -> Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let previous = previous.filter(|p| p.winnow == winnow);
+        // Where each file of `previous` is in `files`, if it is there.
+        let mut moved = vec![u32::MAX; previous.map_or(0, |p| p.files.len())];
+        let mut fresh = Vec::new();
+        for (id, file) in files.iter().enumerate() {
+            let shared = previous.and_then(|p| {
+                let old = p.file_by_rel(&file.rel)?;
+                Arc::ptr_eq(&p.files[old as usize], file).then_some(old)
+            });
+            match shared {
+                Some(old) => moved[old as usize] = id as u32,
+                None => fresh.push(id as u32),
+            }
+        }
+        let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
+        let prints: Vec<Prints> = fresh
+            .par_iter()
+            .map(|&id| {
+                let tokens = &files[id as usize].tokens;
+                (
+                    id,
+                    fingerprints(tokens, winnow),
+                    fingerprints(tokens, seed_winnow),
+                )
+            })
+            .collect();
         let families = registry.families().len();
-        // Per family, the postings of what `of` gives of each file.
-        let by_family = |of: fn(&SourceFile) -> &[Fingerprint]| {
+        // Per family, the postings of the fresh files' fingerprints (or
+        // seeds), as `of` picks them.
+        let by_family = |of: fn(&Prints) -> &[Fingerprint]| {
             let mut lists: Vec<Vec<Posting>> = vec![Vec::new(); families];
-            for (file_id, file) in files.iter().enumerate() {
-                lists[file.family].extend(of(file).iter().map(|f| Posting {
+            for printed in &prints {
+                let file = printed.0;
+                lists[files[file as usize].family].extend(of(printed).iter().map(|f| Posting {
                     hash: f.hash,
-                    file: file_id as u32,
+                    file,
                     pos: f.pos,
                 }));
             }
             lists
         };
-        let tables: Vec<Table> = by_family(|f| &f.fingerprints)
-            .into_par_iter()
-            .chain(by_family(|f| &f.seeds).into_par_iter())
-            .map(Table::new)
-            .collect();
-        let (postings, seeds) = {
-            let mut tables = tables;
-            let seeds = tables.split_off(families);
-            (tables, seeds)
+        let fresh_postings = by_family(|p| &p.1);
+        let fresh_seeds = by_family(|p| &p.2);
+        drop(prints);
+        let old = |tables: fn(&Index) -> &Vec<Table>, family: usize| {
+            previous.and_then(|p| tables(p).get(family))
         };
+        let jobs: Vec<(Option<&Table>, Vec<Posting>)> = fresh_postings
+            .into_iter()
+            .enumerate()
+            .map(|(family, list)| (old(|p| &p.postings, family), list))
+            .chain(
+                fresh_seeds
+                    .into_iter()
+                    .enumerate()
+                    .map(|(family, list)| (old(|p| &p.seeds, family), list)),
+            )
+            .collect();
+        let mut tables: Vec<Table> = jobs
+            .into_par_iter()
+            .map(|(old, list)| match old {
+                Some(old) => old.merged(&moved, list),
+                None => Table::new(list),
+            })
+            .collect();
+        let seeds = tables.split_off(families);
         let by_rel = files
             .iter()
             .enumerate()
@@ -268,7 +353,7 @@ impl Index {
             .collect();
         Index {
             files,
-            postings,
+            postings: tables,
             seeds,
             repeated: OnceLock::new(),
             winnow,
@@ -307,6 +392,33 @@ impl Index {
         repeated
     }
 
+    /// What the index holds in memory, by structure.
+    pub fn footprint(&self) -> Footprint {
+        let mut f = Footprint::default();
+        for file in &self.files {
+            f.tokens += bytes_of(&file.tokens);
+            f.texts += file.text.len() as u64;
+            f.line_tables += file.lines.heap_bytes() as u64;
+            f.files += (std::mem::size_of::<SourceFile>()
+                + file.path.capacity()
+                + file.rel.capacity()
+                // The path map's key and entry.
+                + file.rel.len()
+                + std::mem::size_of::<(String, u32)>()) as u64;
+        }
+        for table in self.postings.iter().chain(&self.seeds) {
+            f.postings += bytes_of(&table.postings) + bytes_of(&table.starts);
+        }
+        if let Some(repeated) = self.repeated.get() {
+            f.repeated = repeated
+                .iter()
+                .map(|r| bytes_of(&r.fingerprints) + bytes_of(&r.seeds))
+                .sum::<u64>()
+                + bytes_of(repeated);
+        }
+        f
+    }
+
     /// The file at a path relative to DIR.
     pub(crate) fn file_by_rel(&self, rel: &str) -> Option<u32> {
         self.by_rel.get(rel).copied()
@@ -337,11 +449,7 @@ impl Table {
     /// by bucket first (a counting sort on the top bits of the hash, which
     /// are uniform), then each bucket, of about one posting, sorted alone.
     fn new(postings: Vec<Posting>) -> Table {
-        let bits = postings
-            .len()
-            .next_power_of_two()
-            .trailing_zeros()
-            .clamp(1, Table::MAX_BITS);
+        let bits = Table::bits_for(postings.len());
         let shift = u64::BITS - bits;
         let bucket = |p: &Posting| (p.hash >> shift) as usize;
         // starts[b + 1] counts bucket b, then becomes where bucket b ends.
@@ -373,6 +481,53 @@ impl Table {
             starts,
             shift,
         }
+    }
+
+    /// This table's postings of the files that `moved` maps to a new id
+    /// (`u32::MAX`: gone), under their new ids, with `fresh` added: one pass
+    /// over the postings, which stay sorted, as the files keep their order.
+    fn merged(&self, moved: &[u32], mut fresh: Vec<Posting>) -> Table {
+        fresh.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+        let kept = self.postings.iter().filter_map(|p| {
+            let file = moved[p.file as usize];
+            (file != u32::MAX).then_some(Posting { file, ..*p })
+        });
+        let mut postings = Vec::with_capacity(self.postings.len() + fresh.len());
+        let mut fresh = fresh.into_iter().peekable();
+        for p in kept {
+            while let Some(f) = fresh.next_if(|f| (f.hash, f.file, f.pos) < (p.hash, p.file, p.pos))
+            {
+                postings.push(f);
+            }
+            postings.push(p);
+        }
+        postings.extend(fresh);
+        Table::of_sorted(postings)
+    }
+
+    /// The table of `postings`, already sorted by hash, file and position.
+    fn of_sorted(postings: Vec<Posting>) -> Table {
+        let bits = Table::bits_for(postings.len());
+        let shift = u64::BITS - bits;
+        let mut starts = vec![0u32; (1usize << bits) + 1];
+        for p in &postings {
+            starts[(p.hash >> shift) as usize + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        Table {
+            postings,
+            starts,
+            shift,
+        }
+    }
+
+    /// Bucket bits for `n` postings: about one bucket per posting.
+    fn bits_for(n: usize) -> u32 {
+        n.next_power_of_two()
+            .trailing_zeros()
+            .clamp(1, Table::MAX_BITS)
     }
 
     /// Calls `f` with every posting whose hash has others.
@@ -468,7 +623,6 @@ mod tests {
                     text.clone(),
                     meta,
                     &Normalization::default(),
-                    winnow,
                 );
                 Arc::new(file.unwrap())
             })
@@ -477,13 +631,10 @@ mod tests {
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
         for (file_id, file) in index.files.iter().enumerate() {
             let repeated = &index.repeated()[file_id];
+            let prints = fingerprints(&file.tokens, winnow);
             let seeds = fingerprints(&file.tokens, seed_winnow);
             for (have, all, which) in [
-                (
-                    &repeated.fingerprints,
-                    &file.fingerprints,
-                    Postings::Fingerprints,
-                ),
+                (&repeated.fingerprints, &prints, Postings::Fingerprints),
                 (&repeated.seeds, &seeds, Postings::Seeds),
             ] {
                 let elsewhere: Vec<Fingerprint> = all
@@ -499,6 +650,63 @@ mod tests {
         let [first, second, third] = [0, 1, 2].map(|f| &index.repeated()[f]);
         assert!(!first.fingerprints.is_empty() && !second.seeds.is_empty());
         assert!(third.fingerprints.is_empty() && third.seeds.is_empty());
+    }
+
+    /// JavaScript files of `(path, text)`.
+    fn js_files(registry: &Registry, files: &[(&str, &str)]) -> Vec<Arc<SourceFile>> {
+        let js = registry.lookup("js").unwrap();
+        let file = |(path, text): &(&str, &str)| {
+            let meta = FileMeta::of(text, text.len() as u64, 0);
+            let (path, text) = (path.to_string(), text.to_string());
+            let file = SourceFile::new(
+                path.clone(),
+                path,
+                js,
+                text,
+                meta,
+                &Normalization::default(),
+            );
+            Arc::new(file.unwrap())
+        };
+        files.iter().map(file).collect()
+    }
+
+    #[test]
+    fn an_index_built_on_another_has_the_postings_of_one_built_anew() {
+        let registry = Registry::builtin();
+        let winnow = Winnow::for_min_tokens(20);
+        let code = |n: usize| {
+            format!("function f{n}(a, b) {{ const s = a + b * {n}; console.log(s, 'x'); return s - 1; }}\n")
+        };
+        let (a, b, c, d) = (code(1), code(2), code(3).repeat(2), code(4) + &code(1));
+        let before = js_files(&registry, &[("a.js", &a), ("b.js", &b), ("c.js", &c)]);
+        let previous = Index::build(before.clone(), &registry, winnow);
+        // b.js removed, c.js changed, d.js added before it, a.js kept.
+        let [changed, added] =
+            <[_; 2]>::try_from(js_files(&registry, &[("c.js", &d), ("b0.js", &c)])).unwrap();
+        let after = vec![Arc::clone(&before[0]), changed, added];
+        let incremental = Index::build_on(Some(&previous), after.clone(), &registry, winnow);
+        let anew = Index::build(after, &registry, winnow);
+        let paths = |i: &Index| i.files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&incremental), ["a.js", "b0.js", "c.js"]);
+        assert_eq!(paths(&incremental), paths(&anew));
+        for (x, y) in incremental
+            .postings
+            .iter()
+            .chain(&incremental.seeds)
+            .zip(anew.postings.iter().chain(&anew.seeds))
+        {
+            assert_eq!(x.postings, y.postings);
+            assert_eq!(x.starts, y.starts);
+        }
+        assert!(incremental.postings.iter().any(|t| !t.postings.is_empty()));
+        // Another winnowing shares nothing: every file is fingerprinted.
+        let other = Winnow::for_min_tokens(30);
+        let rebuilt = Index::build_on(Some(&previous), before.clone(), &registry, other);
+        let fresh = Index::build(before, &registry, other);
+        for (x, y) in rebuilt.postings.iter().zip(&fresh.postings) {
+            assert_eq!(x.postings, y.postings);
+        }
     }
 
     #[test]

@@ -646,7 +646,6 @@ mod tests {
                         c.to_string(),
                         FileMeta::of(c, c.len() as u64, 0),
                         &Normalization::default(),
-                        winnow,
                     )
                     .unwrap(),
                 )
@@ -1248,7 +1247,6 @@ mod tests {
                     js,
                     text.clone(),
                     tokens.clone(),
-                    fingerprints(tokens, winnow),
                     FileMeta::of(text, text.len() as u64, 0),
                 ))
             })

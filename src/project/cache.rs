@@ -5,7 +5,7 @@
 //! and, on start, the [`CachedFile`]s a scan may reuse instead of parsing.
 //!
 //! Layout (little-endian): magic, format version, key, entry count, entries
-//! (path, size, mtime, content hash, tokens, fingerprints), then an XXH3
+//! (path, size, mtime, content hash, tokens), then an XXH3
 //! checksum of everything before it. The key hashes everything that changes
 //! tokens: dupcheck's version, the normalization version, the
 //! [`Normalization`] (`--ignoreCase`, `--ignore-pattern`s,
@@ -19,11 +19,10 @@
 //! content hash match. Writes go to a temporary file renamed into place, so
 //! a crash never leaves half a cache.
 
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, SourceFile};
 use crate::engine::tokens::{Normalization, Token};
@@ -32,30 +31,32 @@ use crate::project::config::Config;
 /// The first bytes of a cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
-/// (2: a token's third number packs its length and class.)
-pub const FORMAT_VERSION: u32 = 2;
+/// (2: a token's third number packs its length and class; 3: its text id
+/// is 32 bits, and fingerprints are not kept.)
+pub const FORMAT_VERSION: u32 = 3;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
     "made for another version, case or ignore patterns, grammar set or min-tokens";
 
-/// Tokens and fingerprints of one file, as the cache stored them.
+/// The tokens of one file, as the cache stored them. (Not their
+/// fingerprints: the index makes them again on all cores in about a tenth
+/// of the time a warm start takes, and they would make the cache a third
+/// larger.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedFile {
     /// Size, mtime and content hash of the text they were made from.
     pub meta: FileMeta,
     /// Normalized tokens.
     pub tokens: Vec<Token>,
-    /// Winnowed fingerprints.
-    pub fingerprints: Vec<Fingerprint>,
 }
 
 impl CachedFile {
     /// Whether these tokens can belong to `text`: every range inside it, on
-    /// character boundaries and in order; every fingerprint on a token.
+    /// character boundaries and in order.
     pub fn fits(&self, text: &str) -> bool {
         let mut previous_end = 0;
-        let tokens_ok = self.tokens.iter().all(|t| {
+        self.tokens.iter().all(|t| {
             let ok = previous_end <= t.start
                 && (t.start < t.end() || t.is_wall())
                 && (t.end() as usize) <= text.len()
@@ -63,12 +64,7 @@ impl CachedFile {
                 && text.is_char_boundary(t.end() as usize);
             previous_end = t.end();
             ok
-        });
-        tokens_ok
-            && self
-                .fingerprints
-                .iter()
-                .all(|f| (f.pos as usize) < self.tokens.len())
+        })
     }
 }
 
@@ -111,44 +107,50 @@ pub fn file_in(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
 }
 
-/// The largest cache read: a larger file is taken for damage, not read.
-/// (Some 60 million tokens: far more than a codebase served by one
-/// process, whose index must fit in memory too.)
-pub(crate) const MAX_CACHE_BYTES: u64 = 1 << 30;
-
 /// Loads the cache of the cache folder `dir` if it is intact and made with
 /// `key`; an empty map otherwise (the reason is logged). Temporary files
 /// left by runs that were killed while writing are removed first.
+///
+/// The file is read twice, in pieces, never whole: once for its checksum,
+/// then for its entries. So a warm start needs no buffer the size of the
+/// cache (2 GB for the Linux kernel) beside what it decodes, and there is
+/// no limit on its size but what its entries describe: each entry's tokens
+/// must be few enough for its file's size (see [`decode_from`]), so what is
+/// decoded is in proportion to the files it stands for.
 pub(crate) fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
     remove_stale_temp_files(dir);
     let path = file_in(dir);
-    let bytes = match read_regular_file(&path, MAX_CACHE_BYTES) {
-        Ok(bytes) => bytes,
+    let decoded = open_regular_file(&path).and_then(|(mut file, len)| {
+        let checksum = checksum_of(&mut file, len)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        let reader = std::io::BufReader::with_capacity(1 << 20, file.take(len));
+        Ok(decode_from(reader, key, checksum))
+    });
+    match decoded {
+        Ok(Ok(files)) => files,
+        Ok(Err(OTHER_KEY)) => {
+            // Another mode or version is routine; damage is worth a warning.
+            tracing::info!("cache {} not used: {OTHER_KEY}", path.display());
+            HashMap::new()
+        }
+        Ok(Err(why)) => {
+            tracing::warn!("cache {} ignored and rebuilt: {why}", path.display());
+            HashMap::new()
+        }
         Err(err) => {
             if err.kind() != std::io::ErrorKind::NotFound {
                 tracing::warn!("cache {} not read, rebuilding: {err}", path.display());
             }
-            return HashMap::new();
-        }
-    };
-    match decode(&bytes, key) {
-        Ok(files) => files,
-        // Another mode or version is routine; damage is worth a warning.
-        Err(OTHER_KEY) => {
-            tracing::info!("cache {} not used: {OTHER_KEY}", path.display());
-            HashMap::new()
-        }
-        Err(why) => {
-            tracing::warn!("cache {} ignored and rebuilt: {why}", path.display());
             HashMap::new()
         }
     }
 }
 
-/// Reads `path` only if it is a regular file of at most `max` bytes: not
-/// through a link, never a device or a FIFO (opened without blocking).
-fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
+/// Opens `path` only if it is a regular file that starts as a cache: not
+/// through a link, never a device or a FIFO (opened without blocking); a
+/// file of another kind (a sparse file of zeros) is refused after its
+/// first bytes. Returns it, rewound, with its length.
+fn open_regular_file(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -156,32 +158,40 @@ fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    let file = options.open(path)?;
+    let mut file = options.open(path)?;
     let meta = file.metadata()?;
-    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    let refuse = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
     if !meta.is_file() {
-        return Err(refuse("not a regular file".into()));
+        return Err(refuse("not a regular file"));
     }
-    if meta.len() > max {
-        return Err(refuse(format!(
-            "{} bytes, larger than a cache can be ({max})",
-            meta.len()
-        )));
+    let mut magic = [0; MAGIC.len()];
+    if file.read_exact(&mut magic).is_err() || &magic != MAGIC {
+        return Err(refuse("not a dupcheck cache"));
     }
-    // The magic first: a file of another kind (a sparse file of zeros) is
-    // refused before it is read whole.
-    let mut file = file.take(max + 1);
-    let mut bytes = vec![0; MAGIC.len()];
-    let magic = file.read_exact(&mut bytes);
-    if magic.is_err() || bytes != MAGIC {
-        return Err(refuse("not a dupcheck cache".into()));
+    file.seek(std::io::SeekFrom::Start(0))?;
+    Ok((file, meta.len()))
+}
+
+/// The checksum stored at the end of a cache file of `len` bytes, if the
+/// bytes before it hash to it; read in pieces.
+fn checksum_of(file: &mut std::fs::File, len: u64) -> std::io::Result<u64> {
+    let damaged = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    let body = len.checked_sub(8).ok_or_else(|| damaged("truncated"))?;
+    let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
+    let mut piece = vec![0; 1 << 20];
+    let mut left = body;
+    while left > 0 {
+        let n = piece.len().min(left as usize);
+        file.read_exact(&mut piece[..n])?;
+        hasher.update(&piece[..n]);
+        left -= n as u64;
     }
-    bytes.reserve(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(refuse("grew while read".into()));
+    let mut stored = [0; 8];
+    file.read_exact(&mut stored)?;
+    if hasher.digest() != u64::from_le_bytes(stored) {
+        return Err(damaged("checksum mismatch (corrupt or truncated)"));
     }
-    Ok(bytes)
+    Ok(u64::from_le_bytes(stored))
 }
 
 /// The prefix of temporary cache files; the writer's process id follows.
@@ -226,7 +236,8 @@ fn process_runs(pid: &str) -> bool {
 
 /// Writes the cache of `files` atomically (temporary file, then rename), and
 /// the folder's `.gitignore` if missing. A failed write leaves no temporary
-/// file behind.
+/// file behind. The cache is written as it is encoded, never held whole in
+/// memory.
 pub(crate) fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let ignore = dir.join(".gitignore");
@@ -236,13 +247,11 @@ pub(crate) fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::
             "# Created by dupcheck: its cache never belongs in git.\n*\n",
         )?;
     }
-    let bytes = encode(key, files);
     let tmp = dir.join(format!("{}{}", temp_prefix(), std::process::id()));
     let written = (|| {
-        let mut out = std::fs::File::create(&tmp)?;
-        out.write_all(&bytes)?;
-        out.sync_all()?;
-        drop(out);
+        let out = std::fs::File::create(&tmp)?;
+        let out = encode_to(std::io::BufWriter::with_capacity(1 << 20, out), key, files)?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, file_in(dir))
     })();
     if written.is_err() {
@@ -251,38 +260,55 @@ pub(crate) fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::
     written
 }
 
-fn encode(key: u64, files: &[Arc<SourceFile>]) -> Vec<u8> {
-    let tokens: usize = files
-        .iter()
-        .map(|f| f.tokens.len() * 16 + f.fingerprints.len() * 12 + 64)
-        .sum();
-    let mut out = Vec::with_capacity(tokens + 64);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&key.to_le_bytes());
-    out.extend_from_slice(&(files.len() as u64).to_le_bytes());
+/// A writer that hashes what passes through it: the cache's checksum.
+struct Hashing<W> {
+    out: W,
+    hasher: xxhash_rust::xxh3::Xxh3Default,
+}
+
+impl<W: Write> Hashing<W> {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(bytes);
+        self.out.write_all(bytes)
+    }
+}
+
+/// Writes the cache of `files` made with `key` to `out`; returns `out`.
+fn encode_to<W: Write>(out: W, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<W> {
+    let mut out = Hashing {
+        out,
+        hasher: xxhash_rust::xxh3::Xxh3Default::new(),
+    };
+    out.put(MAGIC)?;
+    out.put(&FORMAT_VERSION.to_le_bytes())?;
+    out.put(&key.to_le_bytes())?;
+    out.put(&(files.len() as u64).to_le_bytes())?;
+    let mut piece = Vec::with_capacity(1 << 16);
     for f in files {
-        out.extend_from_slice(&(f.rel.len() as u32).to_le_bytes());
-        out.extend_from_slice(f.rel.as_bytes());
+        piece.clear();
+        piece.extend_from_slice(&(f.rel.len() as u32).to_le_bytes());
+        piece.extend_from_slice(f.rel.as_bytes());
         for v in [f.meta.size, f.meta.mtime_ns, f.meta.content_hash] {
-            out.extend_from_slice(&v.to_le_bytes());
+            piece.extend_from_slice(&v.to_le_bytes());
         }
-        out.extend_from_slice(&(f.tokens.len() as u32).to_le_bytes());
+        piece.extend_from_slice(&(f.tokens.len() as u32).to_le_bytes());
         for t in &f.tokens {
             let (text, start, len_class) = t.raw();
-            out.extend_from_slice(&text.to_le_bytes());
-            out.extend_from_slice(&start.to_le_bytes());
-            out.extend_from_slice(&len_class.to_le_bytes());
+            piece.extend_from_slice(&text.to_le_bytes());
+            piece.extend_from_slice(&start.to_le_bytes());
+            piece.extend_from_slice(&len_class.to_le_bytes());
         }
-        out.extend_from_slice(&(f.fingerprints.len() as u32).to_le_bytes());
-        for p in &f.fingerprints {
-            out.extend_from_slice(&p.hash.to_le_bytes());
-            out.extend_from_slice(&p.pos.to_le_bytes());
-        }
+        out.put(&piece)?;
     }
-    let checksum = xxhash_rust::xxh3::xxh3_64(&out);
-    out.extend_from_slice(&checksum.to_le_bytes());
-    out
+    let checksum = out.hasher.digest();
+    out.out.write_all(&checksum.to_le_bytes())?;
+    Ok(out.out)
+}
+
+/// The bytes of the cache of `files` made with `key`.
+#[cfg(test)]
+fn encode(key: u64, files: &[Arc<SourceFile>]) -> Vec<u8> {
+    encode_to(Vec::new(), key, files).expect("writing to memory does not fail")
 }
 
 /// The files of a cache file's `bytes` made with `key`, or why they cannot
@@ -293,56 +319,69 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'s
     if !body.starts_with(MAGIC) {
         return Err("not a dupcheck cache");
     }
-    let mut r = Reader {
-        bytes: &body[MAGIC.len()..],
-    };
-    if r.u32()? != FORMAT_VERSION {
-        return Err("written by another cache format");
-    }
-    if r.u64()? != key {
-        return Err(OTHER_KEY);
-    }
+    // The frame first: a cache of another key is told apart from damage.
+    let mut header = Reader::new(&body[MAGIC.len()..]);
+    header.frame(key)?;
     if checksum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
         return Err("checksum mismatch (corrupt or truncated)");
     }
+    decode_from(bytes, key, le64(checksum))
+}
+
+/// Bytes per token in a cache entry.
+const TOKEN_BYTES: usize = 12;
+
+/// The most tokens a file of `size` bytes can have: one per byte, and a
+/// wall between any two.
+fn most_tokens(size: u64) -> u64 {
+    size.saturating_mul(2).saturating_add(1)
+}
+
+/// The files of the cache read from `input` (all of a cache file, whose
+/// stored checksum, already verified, is `checksum`), or why they cannot
+/// be used. Nothing is allocated for an entry before its bytes are read,
+/// and no entry may hold more tokens than its file's size allows.
+fn decode_from<R: std::io::Read>(
+    input: R,
+    key: u64,
+    checksum: u64,
+) -> Result<HashMap<String, CachedFile>, &'static str> {
+    let mut r = Reader::new(input);
+    let mut magic = [0; MAGIC.len()];
+    r.fill(&mut magic)?;
+    if &magic != MAGIC {
+        return Err("not a dupcheck cache");
+    }
+    r.frame(key)?;
     let count = r.u64()?;
     let mut files = HashMap::new();
     for _ in 0..count {
         let rel_len = r.u32()? as usize;
-        let rel = std::str::from_utf8(r.take(rel_len)?)
-            .map_err(|_| "bad path")?
-            .to_owned();
+        let rel = String::from_utf8(r.bytes(rel_len)?).map_err(|_| "bad path")?;
         let meta = FileMeta {
             size: r.u64()?,
             mtime_ns: r.u64()?,
             content_hash: r.u64()?,
         };
-        let n = r.u32()? as usize;
-        let raw = r.take(n.checked_mul(16).ok_or("bad token count")?)?;
-        let tokens = raw
-            .chunks_exact(16)
-            .map(|c| Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..])))
+        let n = r.u32()?;
+        if u64::from(n) > most_tokens(meta.size) {
+            return Err("more tokens than the file can have");
+        }
+        let tokens = r.records::<TOKEN_BYTES, _>(n as usize, |c| {
+            Token::from_raw(le32(&c[..4]), le32(&c[4..8]), le32(&c[8..]))
+        })?;
+        let tokens = tokens
+            .into_iter()
             .collect::<Option<Vec<Token>>>()
             .ok_or("bad token")?;
-        let n = r.u32()? as usize;
-        let raw = r.take(n.checked_mul(12).ok_or("bad fingerprint count")?)?;
-        let fingerprints = raw
-            .chunks_exact(12)
-            .map(|c| Fingerprint {
-                hash: le64(&c[..8]),
-                pos: le32(&c[8..]),
-            })
-            .collect();
-        files.insert(
-            rel,
-            CachedFile {
-                meta,
-                tokens,
-                fingerprints,
-            },
-        );
+        files.insert(rel, CachedFile { meta, tokens });
     }
-    if !r.bytes.is_empty() {
+    let mut stored = [0; 8];
+    r.fill(&mut stored)?;
+    if u64::from_le_bytes(stored) != checksum {
+        return Err("checksum mismatch (corrupt or truncated)");
+    }
+    if !r.at_end() {
         return Err("trailing bytes");
     }
     Ok(files)
@@ -361,33 +400,88 @@ fn le32(b: &[u8]) -> u32 {
 }
 
 /// A cursor over the cache's bytes; every read fails cleanly past the end.
-struct Reader<'a> {
-    bytes: &'a [u8],
+struct Reader<R> {
+    input: R,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
-        if n > self.bytes.len() {
+impl<R: std::io::Read> Reader<R> {
+    fn new(input: R) -> Reader<R> {
+        Reader { input }
+    }
+
+    fn fill(&mut self, into: &mut [u8]) -> Result<(), &'static str> {
+        self.input.read_exact(into).map_err(|_| "truncated")
+    }
+
+    /// The next `n` bytes, read in pieces (a damaged length allocates no
+    /// more than the input holds).
+    fn bytes(&mut self, n: usize) -> Result<Vec<u8>, &'static str> {
+        let mut out = Vec::new();
+        (&mut self.input)
+            .take(n as u64)
+            .read_to_end(&mut out)
+            .map_err(|_| "truncated")?;
+        if out.len() < n {
             return Err("truncated");
         }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Ok(head)
+        Ok(out)
+    }
+
+    /// `n` records of `N` bytes each, each made by `make`, read in pieces
+    /// (a damaged count allocates no more than the input holds).
+    fn records<const N: usize, T>(
+        &mut self,
+        n: usize,
+        make: impl Fn(&[u8]) -> T,
+    ) -> Result<Vec<T>, &'static str> {
+        let per_piece = (1 << 16) / N;
+        let mut piece = vec![0u8; per_piece * N];
+        let mut out = Vec::with_capacity(n.min(per_piece));
+        let mut left = n;
+        while left > 0 {
+            let count = left.min(per_piece);
+            let bytes = &mut piece[..count * N];
+            self.fill(bytes)?;
+            out.extend(bytes.chunks_exact(N).map(&make));
+            left -= count;
+        }
+        Ok(out)
     }
 
     fn u32(&mut self) -> Result<u32, &'static str> {
-        self.take(4).map(le32)
+        let mut b = [0; 4];
+        self.fill(&mut b)?;
+        Ok(u32::from_le_bytes(b))
     }
 
     fn u64(&mut self) -> Result<u64, &'static str> {
-        self.take(8).map(le64)
+        let mut b = [0; 8];
+        self.fill(&mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// The version and key after the magic: the layout must be this one and
+    /// the key `key`.
+    fn frame(&mut self, key: u64) -> Result<(), &'static str> {
+        if self.u32()? != FORMAT_VERSION {
+            return Err("written by another cache format");
+        }
+        if self.u64()? != key {
+            return Err(OTHER_KEY);
+        }
+        Ok(())
+    }
+
+    /// Whether nothing is left to read.
+    fn at_end(&mut self) -> bool {
+        let mut one = [0; 1];
+        matches!(self.input.read(&mut one), Ok(0))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
     use crate::engine::patterns::IgnorePatterns;
     use crate::engine::tokens::Normalization;
@@ -405,7 +499,6 @@ mod tests {
                 text,
                 meta,
                 &Normalization::default(),
-                Winnow::for_min_tokens(10),
             )
             .unwrap(),
         )]
@@ -454,7 +547,6 @@ mod tests {
         let loaded = decode(&encode(7, &files), 7).unwrap();
         let entry = &loaded["a.js"];
         assert_eq!(entry.tokens, files[0].tokens);
-        assert_eq!(entry.fingerprints, files[0].fingerprints);
         assert_eq!(entry.meta, files[0].meta);
         assert!(entry.fits(&files[0].text));
     }
@@ -477,6 +569,42 @@ mod tests {
             decode(b"{\"not\": \"ours\"}........", 7).unwrap_err(),
             "not a dupcheck cache"
         );
+    }
+
+    #[test]
+    fn an_entry_holds_no_more_than_its_file_can_make() {
+        // One file of 10 bytes that claims 21 tokens (the most it can have)
+        // and then 22, in an otherwise valid cache.
+        let framed = |tokens: u32| {
+            let mut body = MAGIC.to_vec();
+            body.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+            body.extend_from_slice(&7u64.to_le_bytes());
+            body.extend_from_slice(&1u64.to_le_bytes());
+            body.extend_from_slice(&1u32.to_le_bytes());
+            body.extend_from_slice(b"a");
+            for v in [10u64, 0, 0] {
+                body.extend_from_slice(&v.to_le_bytes());
+            }
+            body.extend_from_slice(&tokens.to_le_bytes());
+            for i in 0..tokens {
+                for v in [1, i / 2, 1] {
+                    body.extend_from_slice(&u32::to_le_bytes(v));
+                }
+            }
+            let checksum = xxhash_rust::xxh3::xxh3_64(&body);
+            body.extend_from_slice(&checksum.to_le_bytes());
+            body
+        };
+        assert_eq!(decode(&framed(21), 7).unwrap()["a"].tokens.len(), 21);
+        assert_eq!(
+            decode(&framed(22), 7).unwrap_err(),
+            "more tokens than the file can have"
+        );
+        // A count far beyond the bytes that follow allocates nothing for it.
+        let mut huge = framed(0);
+        let at = MAGIC.len() + 4 + 8 + 8 + 4 + 1 + 24;
+        huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode(&huge, 7).is_err());
     }
 
     #[test]
@@ -509,7 +637,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn only_a_regular_file_of_plausible_size_is_read() {
+    fn only_a_regular_file_that_starts_as_a_cache_is_read() {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("c");
         save(&cache, 7, &files()).unwrap();
@@ -529,15 +657,11 @@ mod tests {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         assert!(load(&cache, 7).is_empty());
-        // Larger than a cache can be: refused from its size alone.
-        std::fs::remove_file(&real).unwrap();
-        std::fs::write(&real, b"x").unwrap();
-        let err = read_regular_file(&real, 0).unwrap_err();
-        assert_eq!(err.to_string(), "1 bytes, larger than a cache can be (0)");
         // Not a cache: refused after its first bytes.
+        std::fs::remove_file(&real).unwrap();
         let zeros = std::fs::File::create(&real).unwrap();
         zeros.set_len(1 << 20).unwrap();
-        let err = read_regular_file(&real, 1 << 30).unwrap_err();
+        let err = open_regular_file(&real).unwrap_err();
         assert_eq!(err.to_string(), "not a dupcheck cache");
     }
 

@@ -123,6 +123,29 @@ pub(crate) fn clones_line(stats: &ProjectStats, seconds: Duration) -> String {
     )
 }
 
+/// The memory breakdown of `snapshot` (for `DUPCHECK_LOG=dupcheck=debug`
+/// and the scale benchmark): megabytes and bytes per line of each part.
+pub(crate) fn footprint_line(snapshot: &Snapshot) -> String {
+    let (lines, _) = snapshot.size();
+    let per_line = |bytes: u64| bytes as f64 / lines.max(1) as f64;
+    let footprint = snapshot.index.footprint();
+    let clones = snapshot.clone_list_bytes();
+    let parts = footprint
+        .parts()
+        .into_iter()
+        .chain([("clone list", clones)]);
+    let described: Vec<String> = parts
+        .map(|(name, bytes)| format!("{name} {} MB ({:.1} B/line)", bytes >> 20, per_line(bytes)))
+        .collect();
+    let total = footprint.total() + clones;
+    format!(
+        "memory: {} MB ({:.1} B/line): {}",
+        total >> 20,
+        per_line(total),
+        described.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

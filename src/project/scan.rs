@@ -57,6 +57,9 @@ pub enum ScanError {
 pub struct Reuse<'a> {
     /// Files of the previous snapshot, by relative path.
     pub previous: HashMap<&'a str, &'a Arc<SourceFile>>,
+    /// The previous snapshot's index, whose postings of the files reused
+    /// are reused too.
+    pub index: Option<&'a Index>,
     /// Files of the cache, by relative path.
     pub cached: HashMap<String, CachedFile>,
     /// For updates: files whose size and mtime are unchanged and that no
@@ -72,6 +75,7 @@ impl<'a> Reuse<'a> {
             .unwrap_or_default();
         Reuse {
             previous,
+            index: snapshot.map(|s| &s.index),
             ..Reuse::default()
         }
     }
@@ -96,7 +100,7 @@ pub fn scan(
     reuse: &Reuse<'_>,
     progress: &Progress,
 ) -> Result<Snapshot, ScanError> {
-    Ok(gather(config, registry, reuse, progress)?.index(registry))
+    Ok(gather(config, registry, reuse, progress)?.index(registry, reuse.index))
 }
 
 /// What a scan's walk and workers gathered, to index.
@@ -126,10 +130,11 @@ impl Gathered {
             && self.files.iter().all(shared)
     }
 
-    /// Indexes the files into a snapshot.
-    pub(crate) fn index(self, registry: &Registry) -> Snapshot {
+    /// Indexes the files into a snapshot, taking the postings of the files
+    /// it shares with `previous` from it.
+    pub(crate) fn index(self, registry: &Registry, previous: Option<&Index>) -> Snapshot {
         let loaded = self.started.elapsed();
-        let index = Index::build(self.files, registry, self.winnow);
+        let index = Index::build_on(previous, self.files, registry, self.winnow);
         tracing::debug!(
             "scan: walk {:?}, read and tokenize (with the walk) {loaded:?}, index {:?}",
             self.walk_time,
@@ -176,7 +181,7 @@ pub(crate) fn gather(
                     if crate::engine::parse::stopping() {
                         return Some(Outcome::Stopped);
                     }
-                    let outcome = load(config, registry, reuse, winnow, &c);
+                    let outcome = load(config, registry, reuse, &c);
                     if let Outcome::Skipped(reason) = &outcome {
                         tracing::debug!("skipped {}: {reason}", c.rel);
                     }
@@ -298,13 +303,7 @@ impl Pending {
 }
 
 /// Reads, reuses or tokenizes one candidate.
-fn load(
-    config: &Config,
-    registry: &Registry,
-    reuse: &Reuse<'_>,
-    winnow: Winnow,
-    c: &Candidate,
-) -> Outcome {
+fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) -> Outcome {
     let format = registry.get(c.format);
     let path = if config.absolute {
         config.dir.join(&c.rel).to_string_lossy().into_owned()
@@ -336,22 +335,15 @@ fn load(
     let same = |m: &FileMeta| m.content_hash == meta.content_hash && m.size == meta.size;
     let known = previous
         .filter(|p| same(&p.meta))
-        .map(|p| (&p.tokens, &p.fingerprints))
+        .map(|p| &p.tokens)
         .or_else(|| {
             let cached = reuse.cached.get(&c.rel)?;
-            (same(&cached.meta) && cached.fits(&text))
-                .then_some((&cached.tokens, &cached.fingerprints))
+            (same(&cached.meta) && cached.fits(&text)).then_some(&cached.tokens)
         });
     let file = match known {
-        Some((tokens, fingerprints)) => SourceFile::with_tokens(
-            path,
-            c.rel.clone(),
-            format,
-            text,
-            tokens.clone(),
-            fingerprints.clone(),
-            meta,
-        ),
+        Some(tokens) => {
+            SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens.clone(), meta)
+        }
         None => {
             let file = SourceFile::new(
                 path,
@@ -360,7 +352,6 @@ fn load(
                 text,
                 meta,
                 &config.normalization,
-                winnow,
             );
             return match file {
                 Ok(file) if generated(config, format, &file) => {

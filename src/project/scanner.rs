@@ -20,7 +20,7 @@ use crate::engine::hash::{HashMap, HashSet};
 use crate::panic_message;
 use crate::project::cache::{self, CachedFile};
 use crate::project::config::Config;
-use crate::project::progress::{clones_line, scanned_line, Progress};
+use crate::project::progress::{clones_line, footprint_line, scanned_line, Progress};
 use crate::project::scan::{gather, scan, Reuse, ScanError};
 use crate::project::snapshot::Snapshot;
 
@@ -46,8 +46,10 @@ pub(crate) struct Scanner {
     first_ended_signal: Condvar,
     /// Whether updates happened since the cache was last written.
     cache_dirty: AtomicBool,
-    /// Threads of full scans not yet ended (their clone detection and
-    /// cache write included), and their signal.
+    /// Held while the cache is written.
+    cache_writing: Mutex<()>,
+    /// Threads of full scans and of cache writes not yet ended, and
+    /// their signal.
     scan_threads: Mutex<usize>,
     scan_threads_ended: Condvar,
     /// When the scanner was made (at the server's start): the first
@@ -69,6 +71,7 @@ impl Scanner {
             first_ended: Mutex::new(false),
             first_ended_signal: Condvar::new(),
             cache_dirty: AtomicBool::new(false),
+            cache_writing: Mutex::new(()),
             scan_threads: Mutex::new(0),
             scan_threads_ended: Condvar::new(),
             created: Instant::now(),
@@ -192,7 +195,7 @@ impl Scanner {
     }
 
     /// A full scan, its lines, and its outcome sent on `tx`.
-    fn run_scan(&self, tx: &watch::Sender<Option<ScanResult>>) {
+    fn run_scan(self: &Arc<Self>, tx: &watch::Sender<Option<ScanResult>>) {
         let first = self.first.swap(false, Ordering::SeqCst);
         let progress = if first {
             Progress::console(self.created)
@@ -217,21 +220,44 @@ impl Scanner {
         };
         if let Ok(snapshot) = &outcome {
             // Checks are answered from here on; the statistics wait
-            // for whole-project clone detection.
+            // for whole-project clone detection. The cache is written
+            // beside it: a stop during the minutes clone detection takes
+            // on a big tree still leaves a cache for the next start.
             say(scanned_line(snapshot, progress.elapsed()));
+            if first || snapshot.parsed > 0 {
+                self.save_cache_in_background(snapshot);
+            }
+            tracing::debug!("after the scan, {}", footprint_line(snapshot));
             progress.phase("detecting clones");
             let detecting = Instant::now();
             let stats = snapshot.stats(&self.config, &self.registry);
             say(clones_line(&stats, detecting.elapsed()));
+            tracing::debug!("after clone detection, {}", footprint_line(snapshot));
         }
         progress.finish();
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
         // Nobody waiting is fine: the snapshot is published already.
-        let _ = tx.send(Some(outcome.clone()));
-        if let Ok(snapshot) = outcome {
-            if first || snapshot.parsed > 0 {
-                self.save_cache(&snapshot);
-            }
+        let _ = tx.send(Some(outcome));
+    }
+
+    /// Writes the cache of `snapshot` on a thread of its own, counted
+    /// among the scan threads that a stop waits for (within
+    /// [`LAST_CACHE_WRITE`]; a write cut short leaves the previous cache).
+    fn save_cache_in_background(self: &Arc<Self>, snapshot: &Arc<Snapshot>) {
+        if self.config.cache_dir.is_none() {
+            return;
+        }
+        let (this, snapshot) = (Arc::clone(self), Arc::clone(snapshot));
+        *self.scan_threads() += 1;
+        let spawned = std::thread::Builder::new()
+            .name("dupcheck-cache".into())
+            .spawn(move || {
+                let _ended = this.scan_thread_ends();
+                this.save_cache(&snapshot);
+            });
+        if let Err(err) = spawned {
+            *self.scan_threads() -= 1;
+            tracing::warn!("cannot start writing the cache: {err}");
         }
     }
 
@@ -275,7 +301,9 @@ impl Scanner {
                 return Ok(Arc::clone(previous));
             }
             updated = true;
-            Ok(Arc::new(gathered.index(&self.registry)))
+            Ok(Arc::new(
+                gathered.index(&self.registry, Some(&previous.index)),
+            ))
         });
         if updated {
             *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());
@@ -310,6 +338,8 @@ impl Scanner {
         let Some(dir) = &self.config.cache_dir else {
             return;
         };
+        // One writer at a time: they share the temporary file's name.
+        let _writing = self.cache_writing.lock().unwrap_or_else(|e| e.into_inner());
         let started = Instant::now();
         self.cache_dirty.store(false, Ordering::SeqCst);
         match cache::save(dir, cache::key_of(&self.config), &snapshot.index.files) {
@@ -322,10 +352,11 @@ impl Scanner {
         }
     }
 
-    /// On shutdown: lets full scans still running end, for at most
-    /// [`LAST_CACHE_WRITE`] (a first scan writes the cache after its clone
-    /// detection), then writes the cache if the watcher changed the index
-    /// since the last write.
+    /// On shutdown: lets full scans and cache writes still running end, for
+    /// at most [`LAST_CACHE_WRITE`], then writes the cache if the watcher
+    /// changed the index since the last write. A write still running when
+    /// the process ends leaves only its temporary file, which the next
+    /// start removes; the previous cache stays whole and is read.
     pub(crate) fn flush_cache(&self) {
         drop(
             self.scan_threads_ended

@@ -151,6 +151,27 @@ impl Snapshot {
         })
     }
 
+    /// Bytes held by the clone lists detected so far (one per set of
+    /// settings that asked), for the memory breakdown.
+    pub(crate) fn clone_list_bytes(&self) -> u64 {
+        let cells = self.clones.0.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = |(clones, _): &(Vec<ClonePair>, usize)| {
+            let chains = clones
+                .iter()
+                .filter_map(|c| c.near.as_deref())
+                .map(|chain| {
+                    std::mem::size_of_val(chain)
+                        + chain.parts.capacity() * std::mem::size_of_val(&chain.parts[..1])
+                });
+            (clones.capacity() * std::mem::size_of::<ClonePair>() + chains.sum::<usize>()) as u64
+        };
+        cells
+            .iter()
+            .filter_map(|(_, cell)| cell.get())
+            .map(bytes)
+            .sum()
+    }
+
     /// Lines and tokens of the files scanned, as the statistics count them.
     pub(crate) fn size(&self) -> (u64, u64) {
         let files = self.index.files.iter();

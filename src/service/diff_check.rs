@@ -46,7 +46,7 @@ use std::sync::Arc;
 use crate::engine::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Line};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{fnv1a, HashSet};
-use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
+use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::{
     content_hash, snippet_matches, Exclusions, NearMiss, SnippetMatch, Span,
 };
@@ -709,14 +709,13 @@ fn build(
     if generated && generated_head(format, config, &text, &tokens) {
         return skipped(Skip::Generated);
     }
-    let fps = fingerprints(&tokens, index.winnow);
     let path = if config.absolute {
         config.dir.join(&rel).to_string_lossy().into_owned()
     } else {
         rel.clone()
     };
     let meta = FileMeta::of(&text, text.len() as u64, 0);
-    let file = SourceFile::with_tokens(path, rel.clone(), format, text, tokens, fps, meta);
+    let file = SourceFile::with_tokens(path, rel.clone(), format, text, tokens, meta);
     Ok(Ok(Built {
         rel,
         added,

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::engine::grammar::Registry;
-use crate::engine::index::{fingerprints, folder_of, FileMeta, Index, SourceFile};
+use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::{Exclusions, Span};
 use crate::engine::parse::Budget;
 use crate::engine::tokens::tokenize_within;
@@ -81,7 +81,7 @@ impl OpenBuffers {
                 let file = &p.index.files[id as usize];
                 (*file.text == **text).then(|| Arc::clone(file))
             });
-            if let Some(file) = kept.or_else(|| tokenized(config, registry, index, rel, text)) {
+            if let Some(file) = kept.or_else(|| tokenized(config, registry, rel, text)) {
                 files.push(file);
             }
         }
@@ -104,7 +104,6 @@ impl OpenBuffers {
 fn tokenized(
     config: &Config,
     registry: &Registry,
-    index: &Index,
     rel: &str,
     text: &str,
 ) -> Option<Arc<SourceFile>> {
@@ -132,7 +131,6 @@ fn tokenized(
     if generated_text(config, format, text, &tokens) {
         return None;
     }
-    let fps = fingerprints(&tokens, index.winnow);
     let path = if config.absolute {
         config.dir.join(rel).to_string_lossy().into_owned()
     } else {
@@ -145,7 +143,6 @@ fn tokenized(
         format,
         text.to_owned(),
         tokens,
-        fps,
         meta,
     )))
 }

@@ -20,7 +20,11 @@ pub(crate) struct Position {
 impl LineIndex {
     /// Indexes the line starts of `text`.
     pub fn new(text: &str) -> LineIndex {
-        let mut starts = vec![0];
+        // Counted first, so that the table is exactly as long as the text's
+        // lines: it is kept for every file of the index.
+        let newlines = text.bytes().filter(|&b| b == b'\n').count();
+        let mut starts = Vec::with_capacity(newlines + 1);
+        starts.push(0);
         starts.extend(
             text.bytes()
                 .enumerate()
@@ -50,6 +54,11 @@ impl LineIndex {
         let line_start = self.starts[line as usize - 1] as usize;
         let column = text[line_start..end as usize].chars().count() as u32 + 1;
         Position { line, column }
+    }
+
+    /// Bytes it holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.starts.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Lines as an editor shows them: `\n`-separated, not counting the empty
