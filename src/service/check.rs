@@ -19,8 +19,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::engine::grammar::Registry;
-use crate::engine::grammar::{Format, FormatId};
+use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::index::{folder_of, Index};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{self, Budget, ParseError};

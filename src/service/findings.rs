@@ -1,6 +1,6 @@
-//! Findings: the one neutral form of a duplication that every report
-//! renders (SARIF, rdjsonl, LSP diagnostics): where the duplicated code is,
-//! the places it duplicates, its size and a hash of its content. A
+//! Findings: a duplication as SARIF and rdjsonl report it: where the
+//! duplicated code is, the places it duplicates, its size and a hash of
+//! its content. A
 //! snippet's or a diff's duplications and a project's clones, all
 //! [`Duplication`]s, become findings ([`findings`]); [`Notice`]s tell what
 //! is no finding (a file left out).
