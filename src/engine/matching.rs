@@ -44,7 +44,7 @@ pub struct Thresholds {
 }
 
 /// A region of text: first character to just after the last one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Span {
     /// Start of the first token.
     pub start: Position,

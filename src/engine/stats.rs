@@ -2,9 +2,7 @@
 //!
 //! In: the [`Index`] and its whole-project [`ClonePair`]s, or a snippet's
 //! [`SnippetMatch`]es. Out: the rows of `/api/stats` (per file, per format,
-//! total), the `statistics` object of `/api/check`, and the clones as data
-//! ([`clone_list`]: places, sizes, content hashes), which `dupcheck report`
-//! prints from the same detection `/api/stats` counts.
+//! total) and the `statistics` object of `/api/check`.
 //!
 //! Invariants: a line or token covered by several clones counts once, so
 //! percentages never exceed 100; a format's row is the sum of its files' rows
@@ -14,8 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
-use crate::engine::matching::{content_hash, ClonePair, SnippetMatch, Span};
-use crate::engine::tokens::{Mode, Token};
+use crate::engine::matching::{ClonePair, SnippetMatch};
 
 /// A percentage rounded to 2 decimals; displayed as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.
@@ -199,111 +196,6 @@ impl ProjectStats {
             capped_fingerprints: capped as u64,
         }
     }
-}
-
-/// One place of a [`ListedClone`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ClonePlace {
-    /// The path as reported (absolute with `--absolute`).
-    pub path: String,
-    /// The path relative to DIR, `/`-separated.
-    pub rel: String,
-    /// Its first and last characters.
-    pub span: Span,
-}
-
-/// A clone as data, for reports: two places with the same tokens.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ListedClone {
-    /// The format of the first place.
-    pub format: String,
-    /// The place that comes first in the index (for a diff's duplication,
-    /// the added code).
-    pub first: ClonePlace,
-    /// The other place.
-    pub second: ClonePlace,
-    /// Lines of the larger place.
-    pub lines: u32,
-    /// Tokens matched (in each place of an exact clone).
-    pub tokens: u32,
-    /// A near-miss clone's similarity: matched tokens over the tokens
-    /// spanned on the longer side; `None` for an exact clone.
-    pub similarity: Option<f64>,
-    /// [`content_hash`] of the matched tokens, the same for both places and
-    /// wherever they move.
-    pub content_hash: u64,
-    /// The text of the second place.
-    pub fragment: String,
-    /// For a diff's duplication: how many of the first place's lines the
-    /// diff adds.
-    pub added_lines: Option<u32>,
-}
-
-impl ListedClone {
-    /// Largest first (lines, then tokens), then by places.
-    pub(crate) fn sort(clones: &mut [ListedClone]) {
-        let key = |c: &ListedClone| {
-            let place = |p: &ClonePlace| (p.rel.clone(), p.span.start.line, p.span.start.column);
-            (
-                std::cmp::Reverse(c.lines),
-                std::cmp::Reverse(c.tokens),
-                place(&c.first),
-                place(&c.second),
-            )
-        };
-        clones.sort_by_cached_key(key);
-    }
-}
-
-/// The project's clones (found in `mode`) as data, largest first.
-pub(crate) fn clone_list(
-    index: &Index,
-    clones: &[ClonePair],
-    mode: Mode,
-    registry: &Registry,
-) -> Vec<ListedClone> {
-    let place = |(f, start): (u32, u32), len: u32| {
-        let file = &index.files[f as usize];
-        ClonePlace {
-            path: file.path.clone(),
-            rel: file.rel.clone(),
-            span: Span {
-                start: file.token_start(start),
-                end: file.token_end(start + len - 1),
-            },
-        }
-    };
-    let mut listed: Vec<ListedClone> = clones
-        .iter()
-        .map(|c| {
-            let (first_len, second_len) = c.extent();
-            let (first, second) = (place(c.first, first_len), place(c.second, second_len));
-            let file = &index.files[c.first.0 as usize];
-            let other = &index.files[c.second.0 as usize];
-            // What is the same on both sides: the matched tokens.
-            let matched: Vec<Token> = c
-                .parts()
-                .into_iter()
-                .flat_map(|(a, _, len)| &file.tokens[a as usize..(a + len) as usize])
-                .copied()
-                .collect();
-            ListedClone {
-                format: registry.get(file.format).name.clone(),
-                lines: first.span.lines().max(second.span.lines()),
-                tokens: c.len,
-                similarity: c.similarity(),
-                content_hash: content_hash(&matched, mode),
-                fragment: other
-                    .fragment(c.second.1, c.second.1 + second_len - 1)
-                    .to_owned(),
-                added_lines: None,
-                first,
-                second,
-            }
-        })
-        .collect();
-    ListedClone::sort(&mut listed);
-    listed
 }
 
 /// The `statistics` object of a `/api/check` answer.

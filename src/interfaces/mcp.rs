@@ -49,7 +49,6 @@ use super::render::clones::ClonesPageJson;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;
-use crate::project::snapshot::Snapshot;
 use crate::service::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
 use crate::service::clones::ClonesPage;
 use crate::service::diff_check::{DiffAnswer, DiffOptions};
@@ -282,9 +281,9 @@ impl Tools {
         let answer = self
             .state
             .workspace
-            .check(request, false, move |workspace, snapshot, _, answer| {
-                let body = answers::check(snapshot, workspace.registry(), answer);
-                Ok((value(&body)?, check_summary(snapshot, answer, thresholds)))
+            .check(request, false, move |_, _, answer| {
+                let body = answers::check(answer);
+                Ok((value(&body)?, check_summary(answer, thresholds)))
             })
             .await;
         result(answer)
@@ -428,7 +427,7 @@ fn percent(p: Percent) -> String {
 }
 
 /// The text of `check_code`: each duplication as file:lines.
-fn check_summary(snapshot: &Snapshot, answer: &CheckAnswer, thresholds: Thresholds) -> String {
+fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
     if answer.total == 0 {
         return format!(
             "No duplication found: the project has no run of at least {} tokens and {} lines of this code.",
@@ -439,25 +438,25 @@ fn check_summary(snapshot: &Snapshot, answer: &CheckAnswer, thresholds: Threshol
         "{} found in the project:",
         count(answer.total, "duplication")
     );
-    for m in answer.matches.iter().take(SUMMARY_ITEMS) {
-        let file = &snapshot.index.files[m.file as usize];
+    for d in answer.duplications.iter().take(SUMMARY_ITEMS) {
+        let (place, other) = (&d.place.span, &d.other.span);
         let _ = write!(
             text,
             "\n- {}:{}-{}: {} ({} tokens{}), lines {}-{} of the code",
-            file.path,
-            m.codebase.start.line,
-            m.codebase.end.line,
-            count(m.snippet.lines() as usize, "line"),
-            m.matched(),
-            m.near.as_ref().map_or(String::new(), |n| format!(
+            d.other.path,
+            other.start.line,
+            other.end.line,
+            count(place.lines() as usize, "line"),
+            d.tokens,
+            d.near.as_ref().map_or(String::new(), |n| format!(
                 ", near-miss: {:.0}% similar",
-                100.0 * n.similarity()
+                100.0 * n.similarity
             )),
-            m.snippet.start.line,
-            m.snippet.end.line
+            place.start.line,
+            place.end.line
         );
     }
-    let named = answer.matches.len().min(SUMMARY_ITEMS);
+    let named = answer.duplications.len().min(SUMMARY_ITEMS);
     if answer.total > named {
         let _ = write!(text, "\n- and {} more", answer.total - named);
     }
@@ -484,14 +483,14 @@ fn diff_summary(answer: &DiffAnswer) -> String {
         let _ = write!(
             text,
             "\n- {path}:{}-{} duplicates {}:{}-{}: {} ({} tokens, {} added)",
-            d.snippet.start.line,
-            d.snippet.end.line,
-            d.codebase.path,
-            d.codebase.span.start.line,
-            d.codebase.span.end.line,
-            count(d.snippet.lines() as usize, "line"),
+            d.place.span.start.line,
+            d.place.span.end.line,
+            d.other.path,
+            d.other.span.start.line,
+            d.other.span.end.line,
+            count(d.place.lines() as usize, "line"),
             d.tokens,
-            d.added_lines
+            d.added_lines.unwrap_or_default()
         );
     }
     if total > named {
@@ -519,19 +518,20 @@ fn clones_summary(page: &ClonesPage) -> String {
         count(page.total, "clone"),
         page.clones.len()
     );
-    for clone in page.clones.iter().take(SUMMARY_ITEMS) {
+    for listed in page.clones.iter().take(SUMMARY_ITEMS) {
+        let (first, second) = (&listed.clone.place, &listed.clone.other);
         let _ = write!(
             text,
             "\n- {}:{}-{} and {}:{}-{}: {} ({} tokens, {})",
-            clone.first.file,
-            clone.first.start_line,
-            clone.first.end_line,
-            clone.second.file,
-            clone.second.start_line,
-            clone.second.end_line,
-            count(clone.lines as usize, "line"),
-            clone.tokens,
-            clone.format
+            first.path,
+            first.span.start.line,
+            first.span.end.line,
+            second.path,
+            second.span.start.line,
+            second.span.end.line,
+            count(listed.clone.larger_lines() as usize, "line"),
+            listed.clone.tokens,
+            first.format
         );
     }
     let named = page.clones.len().min(SUMMARY_ITEMS);

@@ -10,7 +10,7 @@
 //!
 //! A thin adapter: the scan is [`scan::scan`], the clones are those
 //! `/api/stats` counts ([`Snapshot::clones`], listed by
-//! [`clone_list`]), a diff is checked by [`check_diff`], SARIF is
+//! [`clones::all`]), a diff is checked by [`check_diff`], SARIF is
 //! [`crate::interfaces::render::sarif`]. Only the baseline comparison lives here.
 //!
 //! Invariants: nothing is written but the reports, and the cache only with
@@ -27,7 +27,6 @@ use serde_json::Value;
 
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
-use crate::engine::stats::{clone_list, ClonePlace, ListedClone};
 use crate::interfaces::render::report::{
     console, json_report, markdown, percent, sarif_report, Found, Statistics,
 };
@@ -35,6 +34,8 @@ use crate::interfaces::run_error::RunError;
 use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
 use crate::project::progress::{clones_line, scanned_line, Progress};
 use crate::project::snapshot::Snapshot;
+use crate::service::answer::{sort_largest_first, Duplication};
+use crate::service::clones;
 use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions};
 use crate::service::workspace::Workspace;
 
@@ -100,8 +101,7 @@ pub(crate) fn run(
             let scanned = scanned_line(&snapshot, progress.elapsed());
             progress.phase("detecting clones");
             let detecting = Instant::now();
-            let found = snapshot.clones(config);
-            let clones = clone_list(&snapshot.index, &found.0, config.mode, &registry);
+            let clones = clones::all(&snapshot, config, &registry);
             let stats = snapshot.stats(config, &registry).clone();
             let detected = detecting.elapsed();
             progress.finish();
@@ -234,32 +234,16 @@ fn diff_summary(snapshot: &Snapshot, answer: &DiffAnswer) -> String {
 /// A diff's duplications as clones: the added place first.
 fn diff_found(answer: DiffAnswer) -> Found {
     let notices = answer.notices();
-    let mut clones: Vec<ListedClone> = answer
+    let mut clones: Vec<Duplication> = answer
         .files
-        .iter()
-        .flat_map(|f| {
-            f.duplications.iter().map(|d| ListedClone {
-                format: f.format.clone(),
-                first: ClonePlace {
-                    path: f.path.clone(),
-                    rel: f.path.clone(),
-                    span: d.snippet,
-                },
-                second: ClonePlace {
-                    path: d.codebase.path.clone(),
-                    rel: d.codebase.rel.clone(),
-                    span: d.codebase.span,
-                },
-                lines: d.snippet.lines().max(d.codebase.span.lines()),
-                tokens: d.tokens,
-                similarity: None,
-                content_hash: d.content_hash,
-                fragment: d.codebase.fragment.clone(),
-                added_lines: Some(d.added_lines),
-            })
-        })
+        .into_iter()
+        .flat_map(|f| f.duplications)
+        // The report has never given a diff's near-miss copies their
+        // similarity (its JSON stays as it was): only the project's clones
+        // carry one.
+        .map(|d| Duplication { near: None, ..d })
         .collect();
-    ListedClone::sort(&mut clones);
+    sort_largest_first(&mut clones);
     Found {
         clones,
         new: None,
@@ -283,12 +267,12 @@ struct Baseline(HashMap<CloneKey, usize>);
 impl Baseline {
     /// Per clone, whether it is new: not in the baseline, or more copies
     /// of it than the baseline had.
-    fn new_clones(&self, clones: &[ListedClone]) -> Vec<bool> {
+    fn new_clones(&self, clones: &[Duplication]) -> Vec<bool> {
         let mut left = self.0.clone();
         clones
             .iter()
             .map(|c| {
-                let key = clone_key(c.content_hash, &c.first.path, &c.second.path);
+                let key = clone_key(c.content_hash, &c.place.path, &c.other.path);
                 match left.get_mut(&key) {
                     Some(n) if *n > 0 => {
                         *n -= 1;
@@ -341,25 +325,25 @@ mod tests {
     use super::*;
     use crate::engine::matching::Span;
     use crate::engine::tokens::Position;
+    use crate::service::answer::Place;
 
-    fn clone(hash: u64, a: &str, b: &str) -> ListedClone {
-        let place = |path: &str| ClonePlace {
+    fn clone(hash: u64, a: &str, b: &str) -> Duplication {
+        let place = |path: &str| Place {
             path: path.into(),
             rel: path.into(),
+            format: "javascript".into(),
             span: Span {
                 start: Position { line: 1, column: 1 },
                 end: Position { line: 5, column: 2 },
             },
+            fragment: None,
         };
-        ListedClone {
-            format: "javascript".into(),
-            first: place(a),
-            second: place(b),
-            lines: 5,
+        Duplication {
+            place: place(a),
+            other: place(b),
             tokens: 50,
-            similarity: None,
             content_hash: hash,
-            fragment: String::new(),
+            near: None,
             added_lines: None,
         }
     }
@@ -369,7 +353,7 @@ mod tests {
         for &(h, a, b) in baseline {
             *counts.entry(clone_key(h, a, b)).or_insert(0) += 1;
         }
-        let clones: Vec<ListedClone> = now.iter().map(|&(h, a, b)| clone(h, a, b)).collect();
+        let clones: Vec<Duplication> = now.iter().map(|&(h, a, b)| clone(h, a, b)).collect();
         assert_eq!(Baseline(counts).new_clones(&clones), new);
     }
 

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::engine::grammar::{Format, FormatId};
+use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::index::{folder_of, Index};
-use crate::engine::matching::{content_hash, snippet_matches, Exclusions, SnippetMatch, Span};
+use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
 use crate::engine::stats::SnippetStats;
@@ -30,7 +30,8 @@ use crate::project::buffers::Buffers;
 use crate::project::config::Config;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
-use crate::service::findings::{merge_by_location, Finding, Region};
+use crate::service::answer::{Duplication, Place};
+use crate::service::findings::{findings, Finding};
 
 /// Duplications listed in one answer at most; the rest are counted.
 pub(crate) const MAX_DUPLICATIONS: usize = 1000;
@@ -57,54 +58,27 @@ pub struct CheckRequest {
 /// The duplications of a snippet.
 #[derive(Debug)]
 pub(crate) struct CheckAnswer {
-    /// The first duplications in the answer's order (docs/api.md), within the answer's caps.
-    pub matches: Vec<SnippetMatch>,
+    /// The first duplications in the answer's order (docs/api.md), within
+    /// the answer's caps: each the snippet's place (at the request's
+    /// `path`, or at an empty one) and the codebase place it duplicates.
+    pub duplications: Vec<Duplication>,
     /// How many duplications there are in all.
     pub total: usize,
     /// Statistics of all of them.
     pub statistics: SnippetStats,
-    /// The mode they are equal in.
-    pub mode: Mode,
 }
 
 impl CheckAnswer {
-    /// Whether some duplications were left out of `matches`.
+    /// Whether some duplications were left out of `duplications`.
     pub(crate) fn truncated(&self) -> bool {
-        self.matches.len() < self.total
+        self.duplications.len() < self.total
     }
 
     /// The listed duplications as findings (SARIF, rdjsonl): one per place
     /// of the snippet, whose related locations are the codebase places it
-    /// duplicates. The snippet is at `path` (relative to DIR), or, without
-    /// one, has an empty path (which SARIF carries as the run's artifact).
-    pub(crate) fn findings(&self, snapshot: &Snapshot, path: Option<&str>) -> Vec<Finding> {
-        let findings = self
-            .matches
-            .iter()
-            .map(|m| {
-                let file = &snapshot.index.files[m.file as usize];
-                let run = &file.tokens[m.run.b as usize..(m.run.b + m.run.len) as usize];
-                Finding {
-                    location: region(path.unwrap_or_default(), m.snippet),
-                    related: vec![region(&file.rel, m.codebase)],
-                    lines: m.snippet.lines(),
-                    tokens: m.matched(),
-                    content_hash: content_hash(run, self.mode),
-                }
-            })
-            .collect();
-        merge_by_location(findings)
-    }
-}
-
-/// The region of `span` in the file at `path`.
-pub(crate) fn region(path: &str, span: Span) -> Region {
-    Region {
-        path: path.to_owned(),
-        start_line: span.start.line,
-        start_column: span.start.column,
-        end_line: span.end.line,
-        end_column: span.end.column,
+    /// duplicates.
+    pub(crate) fn findings(&self) -> Vec<Finding> {
+        findings(&self.duplications)
     }
 }
 
@@ -167,7 +141,7 @@ pub(crate) fn check_snippet(
     let config = scanner.config();
     let format = scanner.registry().get(request.format);
     if !config.formats.contains(&format.id) {
-        return Ok(answer(&request.code, Vec::new(), snapshot, request.mode));
+        return Ok(answer(request, Vec::new(), snapshot, scanner.registry()));
     }
     let budget = budget_for(request.code.len());
     let path = request.path.as_deref();
@@ -192,7 +166,7 @@ pub(crate) fn check_snippet(
         request.code.len(),
         started.elapsed() - tokenized,
     );
-    Ok(answer(&request.code, matches, snapshot, request.mode))
+    Ok(answer(request, matches, snapshot, scanner.registry()))
 }
 
 /// The tokens of `request`'s snippet within `budget`: an editor's buffer
@@ -221,14 +195,15 @@ pub(crate) fn tokenize_request(
     }
 }
 
-/// The answer listing the first of `matches` within the caps.
+/// The answer to `request` listing the first of `matches` within the
+/// caps.
 fn answer(
-    code: &str,
+    request: &CheckRequest,
     mut matches: Vec<SnippetMatch>,
     snapshot: &Snapshot,
-    mode: Mode,
+    registry: &Registry,
 ) -> CheckAnswer {
-    let statistics = SnippetStats::compute(code, &matches);
+    let statistics = SnippetStats::compute(&request.code, &matches);
     let total = matches.len();
     let fragment_lens = matches.iter().map(|m| {
         let file = &snapshot.index.files[m.file as usize];
@@ -236,11 +211,26 @@ fn answer(
     });
     let listed = listed(fragment_lens);
     matches.truncate(listed);
+    let path = request.path.as_deref().unwrap_or_default();
+    let format = &registry.get(request.format).name;
+    let duplications = matches
+        .into_iter()
+        .map(|m| {
+            let place = Place {
+                path: path.to_owned(),
+                rel: path.to_owned(),
+                format: format.clone(),
+                span: m.snippet,
+                fragment: None,
+            };
+            let file = &snapshot.index.files[m.file as usize];
+            Duplication::of_match(place, m, file, registry, request.mode)
+        })
+        .collect();
     CheckAnswer {
-        matches,
+        duplications,
         total,
         statistics,
-        mode,
     }
 }
 

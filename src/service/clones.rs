@@ -15,9 +15,11 @@
 
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
-use crate::engine::matching::{ClonePair, Span};
+use crate::engine::matching::{content_hash, ClonePair, Span};
+use crate::engine::tokens::{Mode, Token};
 use crate::project::config::Config;
 use crate::project::snapshot::Snapshot;
+use crate::service::answer::{sort_largest_first, Duplication, Gap, Near, Place};
 
 /// Clones per page when the query does not say.
 pub(crate) const DEFAULT_LIMIT: usize = 100;
@@ -113,73 +115,21 @@ impl Cursor {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ClonesPage {
     /// The clones on this page, largest first.
-    pub clones: Vec<ListedClone>,
+    pub clones: Vec<PagedClone>,
     /// Clones matching the filters, on every page.
     pub total: usize,
     /// The cursor of the next page; `null` on the last.
     pub next_cursor: Option<String>,
 }
 
-/// A clone of the list: two places with the same tokens.
+/// A clone of the list: its id, and its two places as a duplication.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ListedClone {
+pub(crate) struct PagedClone {
     /// Stable while the index does not change: 16 hex digits.
     pub id: String,
-    /// The format of the first place.
-    pub format: String,
-    /// Tokens in each place.
-    pub tokens: u32,
-    /// Lines of the larger place.
-    pub lines: u32,
-    /// The place that comes first (by path, then position).
-    pub first: Place,
-    /// The other place.
-    pub second: Place,
-    /// Near-miss clones only: matched tokens over the tokens spanned, on
-    /// the place that spans more.
-    pub similarity: Option<f64>,
-    /// Near-miss clones only: what is unmatched between the parts, in
-    /// order (at most 3 gaps).
-    pub gaps: Option<Vec<CloneGap>>,
-}
-
-/// One gap of a near-miss clone: the lines left unmatched in each place,
-/// `null` in a place where nothing is (a statement inserted in the other).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct CloneGap {
-    /// In the first place.
-    pub first: Option<GapLines>,
-    /// In the second place.
-    pub second: Option<GapLines>,
-}
-
-/// A range of whole lines, both ends included.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct GapLines {
-    pub start_line: u32,
-    pub end_line: u32,
-}
-
-/// A ratio as answers give it: rounded to 3 decimals.
-fn rounded(ratio: f64) -> f64 {
-    (ratio * 1000.0).round() / 1000.0
-}
-
-/// One place of a clone: a file and a range of it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Place {
-    /// The path as reported (relative to DIR, or absolute with `--absolute`).
-    pub file: String,
-    /// 1-based line of the first token.
-    pub start_line: u32,
-    /// Line of the last token's last character.
-    pub end_line: u32,
-    /// 1-based column (characters) of the first token.
-    pub start_column: u32,
-    /// Column just after the last token's last character.
-    pub end_column: u32,
-    /// The text of the place, when asked for.
-    pub fragment: Option<String>,
+    /// The place that comes first (by path, then position) and the other,
+    /// each quoted when the query asks for fragments.
+    pub clone: Duplication,
 }
 
 /// The page of the project's clones that `query` asks for.
@@ -222,14 +172,14 @@ pub(crate) fn list(
         keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let last = keyed.last().map(|(k, _)| k.encode());
         return ClonesPage {
-            clones: render(snapshot, registry, &keyed, query.fragments),
+            clones: paged(snapshot, config, registry, &keyed, query.fragments),
             total,
             next_cursor: last,
         };
     }
     keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     ClonesPage {
-        clones: render(snapshot, registry, &keyed, query.fragments),
+        clones: paged(snapshot, config, registry, &keyed, query.fragments),
         total,
         next_cursor: None,
     }
@@ -284,62 +234,84 @@ fn lines(snapshot: &Snapshot, c: &ClonePair) -> u32 {
     first.span.lines().max(second.span.lines())
 }
 
-/// A near-miss clone's gaps as lines of each place.
-fn gaps(snapshot: &Snapshot, c: &ClonePair) -> Option<Vec<CloneGap>> {
-    let chain = c.near.as_ref()?;
-    let files = &snapshot.index.files;
-    let lines = |f: u32, range: std::ops::Range<u32>| {
-        let file = &files[f as usize];
-        (!range.is_empty()).then(|| GapLines {
-            start_line: file.token_start(range.start).line,
-            end_line: file.token_end(range.end - 1).line,
-        })
-    };
-    Some(
-        chain
-            .gaps()
-            .into_iter()
-            .map(|gap| CloneGap {
-                first: lines(c.first.0, gap.a),
-                second: lines(c.second.0, gap.b),
-            })
-            .collect(),
-    )
+/// The tokens `range` of `file` as a span; `None` when it is empty.
+fn span_of(file: &SourceFile, range: std::ops::Range<u32>) -> Option<Span> {
+    (!range.is_empty()).then(|| span(file, range.start, range.len() as u32))
 }
 
-fn render(
+/// `c` (found in `mode`) as a duplication: its first place and its
+/// second, each quoted when `quote` says so.
+fn duplication(
     snapshot: &Snapshot,
+    registry: &Registry,
+    c: &ClonePair,
+    mode: Mode,
+    quote: [bool; 2],
+) -> Duplication {
+    let [first, second] = places(snapshot, c);
+    let near = c.similarity().map(|similarity| Near {
+        similarity,
+        gaps: (c.near.iter())
+            .flat_map(|chain| chain.gaps())
+            .map(|gap| Gap {
+                place: span_of(first.file, gap.a),
+                other: span_of(second.file, gap.b),
+            })
+            .collect(),
+    });
+    // What is the same on both sides: the matched tokens.
+    let matched: Vec<Token> = c
+        .parts()
+        .into_iter()
+        .flat_map(|(a, _, len)| &first.file.tokens[a as usize..(a + len) as usize])
+        .copied()
+        .collect();
+    let place = |at: At<'_>, quoted: bool| Place {
+        fragment: quoted.then(|| {
+            at.file
+                .fragment(at.tokens.start, at.tokens.end - 1)
+                .to_owned()
+        }),
+        ..Place::unquoted(at.file, registry, at.span)
+    };
+    Duplication {
+        place: place(first, quote[0]),
+        other: place(second, quote[1]),
+        tokens: c.len,
+        content_hash: content_hash(&matched, mode),
+        near,
+        added_lines: None,
+    }
+}
+
+/// The clones of a page, with their ids.
+fn paged(
+    snapshot: &Snapshot,
+    config: &Config,
     registry: &Registry,
     page: &[(Cursor, &ClonePair)],
     fragments: bool,
-) -> Vec<ListedClone> {
+) -> Vec<PagedClone> {
     page.iter()
-        .map(|(key, c)| {
-            let place = |at: At<'_>| Place {
-                file: at.file.path.clone(),
-                start_line: at.span.start.line,
-                end_line: at.span.end.line,
-                start_column: at.span.start.column,
-                end_column: at.span.end.column,
-                fragment: fragments.then(|| {
-                    at.file
-                        .fragment(at.tokens.start, at.tokens.end - 1)
-                        .to_owned()
-                }),
-            };
-            let [first, second] = places(snapshot, c);
-            ListedClone {
-                id: id(key, c.len),
-                format: registry.get(first.file.format).name.clone(),
-                tokens: c.len,
-                lines: u32::MAX - key.shorter,
-                first: place(first),
-                second: place(second),
-                similarity: c.similarity().map(rounded),
-                gaps: gaps(snapshot, c),
-            }
+        .map(|(key, c)| PagedClone {
+            id: id(key, c.len),
+            clone: duplication(snapshot, registry, c, config.mode, [fragments; 2]),
         })
         .collect()
+}
+
+/// Every clone of the project, largest first ([`sort_largest_first`]),
+/// the second place of each quoted: what `dupcheck report` lists, from the
+/// detection `/api/stats` counts.
+pub(crate) fn all(snapshot: &Snapshot, config: &Config, registry: &Registry) -> Vec<Duplication> {
+    let found = snapshot.clones(config);
+    let mut all: Vec<Duplication> = found
+        .0
+        .iter()
+        .map(|c| duplication(snapshot, registry, c, config.mode, [false, true]))
+        .collect();
+    sort_largest_first(&mut all);
+    all
 }
 
 /// The most tokens of each place a [`CloneDetail`] lists.
@@ -351,50 +323,32 @@ pub(crate) const MAX_DETAIL_TOKENS: usize = 10_000;
 pub(crate) struct CloneDetail {
     /// The clone's id, as the list gives it.
     pub id: String,
-    /// The format of the first place.
-    pub format: String,
-    /// Tokens in each place.
-    pub tokens: u32,
-    /// Lines of the larger place.
-    pub lines: u32,
-    /// The place that comes first (by path, then position).
-    pub first: PlaceText,
-    /// The other place.
-    pub second: PlaceText,
+    /// Its two places, as in the list (unquoted: their lines are below).
+    pub clone: Duplication,
+    /// The first place's lines and tokens.
+    pub first: PlaceLines,
+    /// The second place's lines and tokens.
+    pub second: PlaceLines,
     /// Tokens listed per place: `tokens`, or [`MAX_DETAIL_TOKENS`] when
     /// the clone is larger.
     pub tokens_listed: u32,
     /// The indexes (into each place's `tokens`) of the token pairs whose
     /// source text differs: equal once normalized (a renamed identifier in
     /// `mild` or `weak` mode, a comment-free relayout never), the rest are
-    /// alike letter for letter.
+    /// alike letter for letter. A near-miss clone's gaps are not among the
+    /// tokens.
     pub differing: Vec<u32>,
-    /// Near-miss clones only: as in the list.
-    pub similarity: Option<f64>,
-    /// Near-miss clones only: as in the list. Their tokens are not among
-    /// the places' `tokens`.
-    pub gaps: Option<Vec<CloneGap>>,
 }
 
-/// One place of a [`CloneDetail`]: its range, its whole lines, its tokens.
+/// What a side-by-side view shows of one place of a [`CloneDetail`].
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct PlaceText {
-    /// The path as reported (relative to DIR, or absolute with `--absolute`).
-    pub file: String,
-    /// 1-based line of the first token.
-    pub start_line: u32,
-    /// Line of the last token's last character.
-    pub end_line: u32,
-    /// 1-based column (characters) of the first token.
-    pub start_column: u32,
-    /// Column just after the last token's last character.
-    pub end_column: u32,
-    /// Lines `startLine` to `endLine` whole, `\n`-separated (no final
-    /// newline, carriage returns removed).
+pub(crate) struct PlaceLines {
+    /// The place's lines whole, `\n`-separated (no final newline, carriage
+    /// returns removed).
     pub text: String,
-    /// Each token of the place as `[startLine, startColumn, endLine,
-    /// endColumn]` (1-based lines, columns in characters, the end just
-    /// after the last character), in order.
+    /// Each matched token of the place as `[startLine, startColumn,
+    /// endLine, endColumn]` (1-based lines, columns in characters, the end
+    /// just after the last character), in order.
     pub tokens: Vec<[u32; 4]>,
 }
 
@@ -409,10 +363,9 @@ pub(crate) fn detail(
 ) -> Option<CloneDetail> {
     let found = snapshot.clones(config);
     let clones = &found.0[..];
-    let (key, c) = clones.iter().find_map(|c| {
-        let key = key(snapshot, c);
-        (id(&key, c.len) == id_wanted).then_some((key, c))
-    })?;
+    let c = clones
+        .iter()
+        .find(|c| id(&key(snapshot, c), c.len) == id_wanted)?;
     // The matched tokens of each place, pair by pair: a near-miss clone's
     // gaps are in the places' text but not among their tokens.
     let matched = |second: bool| -> Vec<u32> {
@@ -442,12 +395,7 @@ pub(crate) fn detail(
                 [s.line, s.column, e.line, e.column]
             })
             .collect();
-        PlaceText {
-            file: file.path.clone(),
-            start_line: span.start.line,
-            end_line: span.end.line,
-            start_column: span.start.column,
-            end_column: span.end.column,
+        PlaceLines {
             text: text.join("\n"),
             tokens,
         }
@@ -462,15 +410,11 @@ pub(crate) fn detail(
         .collect();
     Some(CloneDetail {
         id: id_wanted.to_owned(),
-        format: registry.get(first.file.format).name.clone(),
-        tokens: c.len,
-        lines: u32::MAX - key.shorter,
+        clone: duplication(snapshot, registry, c, config.mode, [false; 2]),
         first: place(&first, &first_tokens),
         second: place(&second, &second_tokens),
         tokens_listed: first_tokens.len() as u32,
         differing,
-        similarity: c.similarity().map(rounded),
-        gaps: gaps(snapshot, c),
     })
 }
 

@@ -47,9 +47,7 @@ use crate::engine::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Lin
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{fnv1a, HashSet};
 use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
-use crate::engine::matching::{
-    content_hash, snippet_matches, Exclusions, NearMiss, SnippetMatch, Span,
-};
+use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_once;
 use crate::engine::stats::Percent;
@@ -58,8 +56,9 @@ use crate::project::config::Config;
 use crate::project::generated::generated_head;
 use crate::project::snapshot::Snapshot;
 use crate::project::walk;
-use crate::service::check::{budget_for_files, listed, max_snippet_len, region, Refusal};
-use crate::service::findings::{merge_by_location, Finding, Notice};
+use crate::service::answer::{Duplication, Place};
+use crate::service::check::{budget_for_files, listed, max_snippet_len, Refusal};
+use crate::service::findings::{findings, Finding, Notice};
 
 /// Why a diff was not checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -191,8 +190,10 @@ pub(crate) struct CheckedFile {
     pub path: String,
     /// Its format's name.
     pub format: String,
-    /// The listed duplications of its added code, in the answer's order (docs/api.md).
-    pub duplications: Vec<DiffDuplication>,
+    /// The listed duplications of its added code, in the answer's order
+    /// (docs/api.md): each a place of the new text (at `path`), the
+    /// codebase place it duplicates, and its `added_lines`.
+    pub duplications: Vec<Duplication>,
     /// Its new text, tokens and all.
     file: Arc<SourceFile>,
 }
@@ -203,38 +204,6 @@ impl CheckedFile {
     pub(crate) fn text(&self) -> &str {
         &self.file.text
     }
-}
-
-/// A duplication of added code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DiffDuplication {
-    /// Where in the changed file's new text.
-    pub snippet: Span,
-    /// The codebase location it duplicates.
-    pub codebase: Place,
-    /// Tokens matched.
-    pub tokens: u32,
-    /// Lines of `snippet` that the diff adds.
-    pub added_lines: u32,
-    /// A hash of the matched token identities ([`content_hash`]).
-    pub content_hash: u64,
-    /// A near-miss copy's parts and gaps; `None` for an exact one.
-    pub near: Option<NearMiss>,
-}
-
-/// A codebase location.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Place {
-    /// The file, as answers report it (absolute with `--absolute`).
-    pub path: String,
-    /// The file, relative to DIR.
-    pub rel: String,
-    /// Its format's name.
-    pub format: String,
-    /// Where in it.
-    pub span: Span,
-    /// Its text from the first matched token to the last.
-    pub fragment: String,
 }
 
 /// The `statistics` of a diff check.
@@ -270,20 +239,7 @@ impl DiffAnswer {
     /// of added code, whose related locations are the codebase places it
     /// duplicates.
     pub(crate) fn findings(&self) -> Vec<Finding> {
-        let findings = self
-            .files
-            .iter()
-            .flat_map(|f| {
-                f.duplications.iter().map(|d| Finding {
-                    location: region(&f.path, d.snippet),
-                    related: vec![region(&d.codebase.rel, d.codebase.span)],
-                    lines: d.snippet.lines(),
-                    tokens: d.tokens,
-                    content_hash: d.content_hash,
-                })
-            })
-            .collect();
-        merge_by_location(findings)
+        findings(self.files.iter().flat_map(|f| &f.duplications))
     }
 
     /// The skipped files and the warnings, as notices of a SARIF log.
@@ -420,13 +376,14 @@ fn list(
         .map(|(b, found)| {
             let keep = room.min(found.len());
             room -= keep;
+            let format = &registry.get(b.file.format).name;
             CheckedFile {
-                format: registry.get(b.file.format).name.clone(),
                 duplications: found
                     .into_iter()
                     .take(keep)
-                    .map(|f| f.listed(mode, registry))
+                    .map(|f| f.listed(&b.rel, format, mode, registry))
                     .collect(),
+                format: format.clone(),
                 path: b.rel,
                 file: b.file,
             }
@@ -802,25 +759,20 @@ impl Found {
         self.file.fragment(run.b, run.b + run.len - 1).len()
     }
 
-    fn listed(self, mode: Mode, registry: &Registry) -> DiffDuplication {
-        let run = self.m.run;
-        let file = &self.file;
-        DiffDuplication {
-            snippet: self.m.snippet,
-            codebase: Place {
-                path: file.path.clone(),
-                rel: file.rel.clone(),
-                format: registry.get(file.format).name.clone(),
-                span: self.m.codebase,
-                fragment: file.fragment(run.b, run.b + run.len - 1).to_owned(),
-            },
-            tokens: self.m.matched(),
-            added_lines: self.added_lines,
-            near: self.m.near,
-            content_hash: content_hash(
-                &file.tokens[run.b as usize..(run.b + run.len) as usize],
-                mode,
-            ),
+    /// The duplication as listed: in the changed file at `rel` (which
+    /// answers report relative to DIR, as they report the file), of format
+    /// `format`.
+    fn listed(self, rel: &str, format: &str, mode: Mode, registry: &Registry) -> Duplication {
+        let place = Place {
+            path: rel.to_owned(),
+            rel: rel.to_owned(),
+            format: format.to_owned(),
+            span: self.m.snippet,
+            fragment: None,
+        };
+        Duplication {
+            added_lines: Some(self.added_lines),
+            ..Duplication::of_match(place, self.m, &self.file, registry, mode)
         }
     }
 }

@@ -1,30 +1,15 @@
-//! Findings: the one neutral form of a duplication that every report
-//! renders (SARIF, rdjsonl, LSP diagnostics): where the duplicated code is,
-//! the places it duplicates, its size and a hash of its content. A
-//! snippet's or a diff's duplications and a project's clones all become
-//! findings; [`Notice`]s tell what is no finding (a file left out).
+//! Findings: a duplication as SARIF and rdjsonl report it: where the
+//! duplicated code is, the places it duplicates, its size and a hash of
+//! its content. A
+//! snippet's or a diff's duplications and a project's clones, all
+//! [`Duplication`]s, become findings ([`findings`]); [`Notice`]s tell what
+//! is no finding (a file left out).
 //!
 //! Plain data: no serialization here; `interfaces::render::sarif` writes them.
 
 use crate::engine::hash::HashMap;
-
-/// A range of text in a file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Region {
-    /// Path relative to the scanned directory, `/`-separated (for GitHub,
-    /// relative to the repository's root); empty for a snippet that has no
-    /// path (see [`Snippet`]).
-    pub path: String,
-    /// First line, 1-based.
-    pub start_line: u32,
-    /// Column of the first character, 1-based, in characters (Unicode
-    /// scalar values), as in `/api/check`.
-    pub start_column: u32,
-    /// Line of the last character.
-    pub end_line: u32,
-    /// Column just after the last character.
-    pub end_column: u32,
-}
+use crate::engine::matching::Span;
+use crate::service::answer::{Duplication, Place};
 
 /// One duplication to report: a place of code and the places it
 /// duplicates. For `/api/check` and check-diff, `location` is the snippet's
@@ -32,10 +17,12 @@ pub(crate) struct Region {
 /// clones, `location` is one side and `related` the other.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Finding {
-    /// The duplicated code being reported.
-    pub location: Region,
+    /// The duplicated code being reported, named by its `rel` path (for
+    /// GitHub, relative to the repository's root; empty for a snippet that
+    /// has no path, which SARIF carries as the run's artifact).
+    pub location: Place,
     /// The places it duplicates, in the order to list them.
-    pub related: Vec<Region>,
+    pub related: Vec<Place>,
     /// Lines of `location` (its `linesCount`).
     pub lines: u32,
     /// Tokens matched.
@@ -44,6 +31,27 @@ pub(crate) struct Finding {
     /// that stays the same when the code moves or the file changes
     /// elsewhere: alerts are matched across runs by it.
     pub content_hash: u64,
+}
+
+impl Finding {
+    /// The finding of one duplication: its place, the place it duplicates.
+    pub(crate) fn of(d: &Duplication) -> Finding {
+        Finding {
+            location: d.place.located(),
+            related: vec![d.other.located()],
+            lines: d.place.lines(),
+            tokens: d.tokens,
+            content_hash: d.content_hash,
+        }
+    }
+}
+
+/// The findings of `duplications`, those of one place merged
+/// ([`merge_by_location`]).
+pub(crate) fn findings<'d>(
+    duplications: impl IntoIterator<Item = &'d Duplication>,
+) -> Vec<Finding> {
+    merge_by_location(duplications.into_iter().map(Finding::of).collect())
 }
 
 /// Something to tell about a run that is no finding: a file left out, or
@@ -64,9 +72,15 @@ pub(crate) struct Notice {
 /// related locations.
 pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
     let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
-    let mut at: HashMap<(Region, u32, u32, u64), usize> = HashMap::new();
+    let mut at: HashMap<(String, Span, u32, u32, u64), usize> = HashMap::new();
     for f in findings {
-        let key = (f.location.clone(), f.lines, f.tokens, f.content_hash);
+        let key = (
+            f.location.rel.clone(),
+            f.location.span,
+            f.lines,
+            f.tokens,
+            f.content_hash,
+        );
         match at.get(&key) {
             Some(&i) => merged[i].related.extend(f.related),
             None => {
@@ -80,15 +94,22 @@ pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use super::{merge_by_location, Finding, Region};
+    use super::{merge_by_location, Finding, Place, Span};
+    use crate::engine::tokens::Position;
 
     fn finding(path: &str, line: u32, related: &[(&str, u32)], hash: u64) -> Finding {
-        let region = |path: &str, line: u32| Region {
+        let region = |path: &str, line: u32| Place {
             path: path.to_owned(),
-            start_line: line,
-            start_column: 1,
-            end_line: line + 5,
-            end_column: 2,
+            rel: path.to_owned(),
+            format: "rust".to_owned(),
+            span: Span {
+                start: Position { line, column: 1 },
+                end: Position {
+                    line: line + 5,
+                    column: 2,
+                },
+            },
+            fragment: None,
         };
         Finding {
             location: region(path, line),
@@ -111,8 +132,8 @@ mod tests {
         let places: Vec<(u32, Vec<&str>)> = merged
             .iter()
             .map(|f| {
-                let related = f.related.iter().map(|r| r.path.as_str()).collect();
-                (f.location.start_line, related)
+                let related = f.related.iter().map(|r| r.rel.as_str()).collect();
+                (f.location.span.start.line, related)
             })
             .collect();
         assert_eq!(

@@ -2,12 +2,15 @@
 //! snapshot of the project. Check a snippet ([`check`]), a diff
 //! ([`diff_check`]) or an editor's open buffer ([`open_check`]); list the
 //! project's clones and one clone ([`clones`]); its folder tree ([`tree`]).
-//! Answers are plain data ([`findings`] is the neutral form every report
+//! Answers are plain data, made of one [`answer::Place`] and one
+//! [`answer::Duplication`] ([`findings`] is the neutral form every report
 //! renders); the interfaces decode requests, call these and render.
 //!
 //! Arrows point down: the service reads `project` (config, snapshot,
 //! buffers) and `engine` (tokens, matching), never an interface.
 
+/// The answer types every call shares: one `Place`, one `Duplication`.
+pub mod answer;
 /// One snippet checked within its budgets; admission of checks.
 pub mod check;
 /// The project's clones, filtered and paged, and one clone in detail.

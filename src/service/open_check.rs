@@ -5,8 +5,9 @@
 //! [`Snapshot`], the [`OpenBuffers`] (the other buffers an editor holds
 //! open, whose unsaved texts shadow their files on disk) and a
 //! [`CheckRequest`] with the buffer's `path`. Out: a [`BufferAnswer`], the
-//! duplications of the buffer in the answer's order (docs/api.md), each with the file it
-//! was found in (an indexed file or an open buffer), or the [`Refusal`] of
+//! duplications of the buffer in the answer's order (docs/api.md) and the
+//! texts of the files they were found in (indexed files or open buffers),
+//! or the [`Refusal`] of
 //! [`check_snippet`](crate::service::check::check_snippet).
 //!
 //! The codebase is taken as the editor sees it, as `diff_check` takes it as
@@ -29,7 +30,7 @@ use std::sync::Arc;
 
 use crate::engine::grammar::Registry;
 use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
-use crate::engine::matching::{Exclusions, Span};
+use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
 use crate::engine::tokens::tokenize_within;
 use crate::project::buffers::Buffers;
@@ -37,6 +38,7 @@ use crate::project::config::Config;
 use crate::project::generated::generated_text;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
+use crate::service::answer::{Duplication, Place};
 use crate::service::check::{
     budget_for, request_matches, tokenize_request, CheckRequest, Refusal, MAX_DUPLICATIONS,
 };
@@ -147,34 +149,29 @@ fn tokenized(
     )))
 }
 
-/// A duplication of the buffer: where in it, and where else.
-#[derive(Debug, Clone)]
-pub(crate) struct Duplication {
-    /// Where in the buffer.
-    pub snippet: Span,
-    /// The other place's file: indexed, or an open buffer's text.
-    pub file: Arc<SourceFile>,
-    /// Where in that file.
-    pub codebase: Span,
-    /// Tokens duplicated.
-    pub tokens: u32,
-    /// First and last token of the run in `file`.
-    first: u32,
-    last: u32,
-}
-
-impl Duplication {
-    /// The other place's text.
-    pub(crate) fn fragment(&self) -> &str {
-        self.file.fragment(self.first, self.last)
-    }
-}
-
 /// The duplications of a buffer.
 #[derive(Debug)]
 pub(crate) struct BufferAnswer {
-    /// The first [`MAX_DUPLICATIONS`] duplications in the answer's order (docs/api.md).
+    /// The first [`MAX_DUPLICATIONS`] duplications in the answer's order
+    /// (docs/api.md): each a place of the buffer (at its `path`) and the
+    /// place it duplicates, quoted, in an indexed file or an open buffer.
     pub duplications: Vec<Duplication>,
+    /// The files those other places are in, by `rel`: an editor counts
+    /// columns in UTF-16, which only a place's text tells, and an open
+    /// buffer's text is not the one on disk. Shared, not copied.
+    files: Vec<Arc<SourceFile>>,
+}
+
+impl BufferAnswer {
+    /// The text of the file at `rel` (relative to DIR) that a duplication's
+    /// other place is in: an indexed file's, or an open buffer's.
+    pub(crate) fn text_of(&self, rel: &str) -> Option<&str> {
+        let i = self
+            .files
+            .binary_search_by(|f| f.rel.as_str().cmp(rel))
+            .ok()?;
+        Some(&self.files[i].text)
+    }
 }
 
 /// Checks the buffer `request` (with its `path`, relative to DIR) against
@@ -193,6 +190,7 @@ pub(crate) fn check_buffer(
     if !config.formats.contains(&format.id) {
         return Ok(BufferAnswer {
             duplications: Vec::new(),
+            files: Vec::new(),
         });
     }
     let budget = budget_for(request.code.len());
@@ -214,31 +212,50 @@ pub(crate) fn check_buffer(
     } else {
         matching(&open.index, &[])?
     };
-    let mut duplications: Vec<Duplication> = [(&snapshot.index, on_disk), (&open.index, in_open)]
+    let mut found: Vec<_> = [(&snapshot.index, on_disk), (&open.index, in_open)]
         .into_iter()
         .flat_map(|(index, matches)| {
-            matches.into_iter().map(|m| Duplication {
-                snippet: m.snippet,
-                file: Arc::clone(&index.files[m.file as usize]),
-                codebase: m.codebase,
-                tokens: m.matched(),
-                first: m.run.b,
-                last: m.run.b + m.run.len - 1,
-            })
+            matches
+                .into_iter()
+                .map(|m| (Arc::clone(&index.files[m.file as usize]), m))
         })
         .collect();
     // The answer's order (docs/api.md): snippet line, longer first, file, codebase line.
-    let order = |d: &Duplication| {
+    found.sort_by_cached_key(|(file, m)| {
         (
-            d.snippet.start.line,
-            Reverse(d.tokens),
-            d.file.path.clone(),
-            d.codebase.start.line,
-            d.snippet.start.column,
-            d.first,
+            m.snippet.start.line,
+            Reverse(m.matched()),
+            file.path.clone(),
+            m.codebase.start.line,
+            m.snippet.start.column,
+            m.run.b,
         )
-    };
-    duplications.sort_by_cached_key(order);
-    duplications.truncate(MAX_DUPLICATIONS);
-    Ok(BufferAnswer { duplications })
+    });
+    found.truncate(MAX_DUPLICATIONS);
+    let rel = path.unwrap_or_default();
+    let registry = scanner.registry();
+    let mut files = Vec::new();
+    let duplications = found
+        .into_iter()
+        .map(|(file, m)| {
+            let place = Place {
+                path: rel.to_owned(),
+                rel: rel.to_owned(),
+                format: format.name.clone(),
+                span: m.snippet,
+                fragment: None,
+            };
+            let d = Duplication::of_match(place, m, &file, registry, request.mode);
+            files.push(file);
+            d
+        })
+        .collect();
+    // One file per `rel`: a buffer's indexed version that differs from it
+    // is shadowed, so never among the places.
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    files.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    Ok(BufferAnswer {
+        duplications,
+        files,
+    })
 }

@@ -148,9 +148,7 @@ impl Workspace {
     where
         T: Send + 'static,
         E: From<ServiceError> + Send + 'static,
-        R: FnOnce(&Workspace, &Snapshot, &CheckRequest, &CheckAnswer) -> Result<T, E>
-            + Send
-            + 'static,
+        R: FnOnce(&Workspace, &CheckRequest, &CheckAnswer) -> Result<T, E> + Send + 'static,
     {
         let admitted = self
             .admission
@@ -172,7 +170,7 @@ impl Workspace {
                 &request,
             )
             .map_err(ServiceError::from)?;
-            render(&this, &snapshot, &request, &answer)
+            render(&this, &request, &answer)
         })
         .await
     }

@@ -9,7 +9,7 @@ pub struct LineIndex {
 }
 
 /// A 1-based line and character column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Position {
     /// 1-based line.
     pub line: u32,

@@ -44,38 +44,31 @@ pub(crate) async fn check(
     )?;
     state
         .workspace
-        .check(
-            request,
-            recheck,
-            move |workspace, snapshot, request, answer| {
-                let registry = workspace.registry();
-                match output {
-                    Output::Json => Ok(json(
-                        StatusCode::OK,
-                        &answers::check(snapshot, registry, answer),
-                    )),
-                    Output::Sarif | Output::Rdjsonl => {
-                        let path = request.path.as_deref();
-                        let findings = answer.findings(snapshot, path);
-                        let notices: Vec<Notice> = truncation(answer.matches.len(), answer.total)
-                            .into_iter()
-                            .collect();
-                        let snippet = Snippet {
-                            text: &request.code,
-                            language: &registry.get(request.format).name,
-                        };
-                        let extras = Extras {
-                            snippet: path.is_none().then_some(snippet),
-                            notices: &notices,
-                        };
-                        let code = request.code.as_str();
-                        findings_response(output, &findings, &extras, |p| {
-                            (Some(p) == path).then_some(code)
-                        })
-                    }
+        .check(request, recheck, move |workspace, request, answer| {
+            let registry = workspace.registry();
+            match output {
+                Output::Json => Ok(json(StatusCode::OK, &answers::check(answer))),
+                Output::Sarif | Output::Rdjsonl => {
+                    let path = request.path.as_deref();
+                    let findings = answer.findings();
+                    let notices: Vec<Notice> = truncation(answer.duplications.len(), answer.total)
+                        .into_iter()
+                        .collect();
+                    let snippet = Snippet {
+                        text: &request.code,
+                        language: &registry.get(request.format).name,
+                    };
+                    let extras = Extras {
+                        snippet: path.is_none().then_some(snippet),
+                        notices: &notices,
+                    };
+                    let code = request.code.as_str();
+                    findings_response(output, &findings, &extras, |p| {
+                        (Some(p) == path).then_some(code)
+                    })
                 }
-            },
-        )
+            }
+        })
         .await
 }
 

@@ -290,19 +290,17 @@ fn run_local(
                     .duplications
                     .iter()
                     .map(|d| {
-                        let file = &d.file;
-                        let absolute = config.dir.join(&file.rel);
+                        let other = &d.other;
+                        let absolute = config.dir.join(&other.rel);
+                        let (start, end) = (other.span.start, other.span.end);
                         Place {
-                            snippet: d.snippet,
-                            range: places.range(&absolute, Some(&*file.text), d.codebase),
-                            uri: file_uri(&absolute, &file.rel),
-                            name: format!(
-                                "{}:{}-{}",
-                                file.path, d.codebase.start.line, d.codebase.end.line
-                            ),
+                            snippet: d.place.span,
+                            range: places.range(&absolute, answer.text_of(&other.rel), other.span),
+                            uri: file_uri(&absolute, &other.rel),
+                            name: format!("{}:{}-{}", other.path, start.line, end.line),
                             tokens: d.tokens,
-                            fragment: d.fragment().to_owned(),
-                            language: scanner.registry().get(file.format).name.clone(),
+                            fragment: other.fragment.clone().unwrap_or_default(),
+                            language: other.format.clone(),
                         }
                     })
                     .collect();

@@ -3,7 +3,7 @@
 //! MCP tools return them as structured content, so both give the same
 //! object for the same input.
 //!
-//! In: a service call's answer (and the snapshot it was made on). Out: a
+//! In: a service call's answer. Out: a
 //! [`Serialize`] value: [`check`] (docs/api.md, "The check's answer"), [`diff`] (`/api/check-diff`),
 //! [`stats`] (docs/api.md, "Statistics").
 
@@ -13,13 +13,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::stats::{DiffStatsJson, ProjectStatsJson, SnippetStatsJson};
-use crate::engine::grammar::{Format, Registry};
-use crate::engine::matching::{NearMiss, SnippetMatch, Span};
+use crate::engine::matching::Span;
 use crate::engine::stats::ProjectStats;
-use crate::project::snapshot::Snapshot;
 use crate::project::time::iso8601;
+use crate::service::answer::{Duplication, Near};
 use crate::service::check::CheckAnswer;
-use crate::service::diff_check::{DiffAnswer, DiffDuplication};
+use crate::service::diff_check::DiffAnswer;
 
 /// The answer of a snippet check: its duplications, statistics, and
 /// `truncated` when the caps left some out.
@@ -29,7 +28,7 @@ use crate::service::diff_check::{DiffAnswer, DiffDuplication};
 pub(crate) struct CheckBody<'a> {
     /// Every place in the codebase the snippet duplicates, by snippet line,
     /// longer first, then by file and line.
-    duplications: Vec<Duplication<'a>>,
+    duplications: Vec<DuplicationJson<'a>>,
     /// Totals over the snippet.
     statistics: SnippetStatsJson,
     /// Present and true when some duplications were left out (at most
@@ -38,22 +37,14 @@ pub(crate) struct CheckBody<'a> {
     truncated: bool,
 }
 
-/// The answer of a snippet check made on `snapshot`.
-pub(crate) fn check<'a>(
-    snapshot: &'a Snapshot,
-    registry: &'a Registry,
-    answer: &'a CheckAnswer,
-) -> CheckBody<'a> {
-    let duplications = answer
-        .matches
-        .iter()
-        .map(|m| {
-            let file = &snapshot.index.files[m.file as usize];
-            Duplication::new(snapshot, registry.get(file.format), m)
-        })
-        .collect();
+/// The answer of a snippet check.
+pub(crate) fn check(answer: &CheckAnswer) -> CheckBody<'_> {
     CheckBody {
-        duplications,
+        duplications: answer
+            .duplications
+            .iter()
+            .map(DuplicationJson::of)
+            .collect(),
         statistics: (&answer.statistics).into(),
         truncated: answer.truncated(),
     }
@@ -88,7 +79,7 @@ pub(crate) struct DiffFile<'a> {
     /// Its format.
     format: &'a str,
     /// The duplications that hold at least one added line.
-    duplications: Vec<Duplication<'a>>,
+    duplications: Vec<DuplicationJson<'a>>,
 }
 
 /// A changed file that was not checked.
@@ -123,7 +114,7 @@ pub(crate) fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
             .map(|f| DiffFile {
                 path: &f.path,
                 format: &f.format,
-                duplications: f.duplications.iter().map(Duplication::of_diff).collect(),
+                duplications: f.duplications.iter().map(DuplicationJson::of).collect(),
             })
             .collect(),
         skipped: answer
@@ -170,7 +161,8 @@ pub(crate) fn stats(statistics: &ProjectStats, now: SystemTime) -> StatsBody<'_>
 /// check, with `addedLines`).
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Duplication<'a> {
+#[schema(as = Duplication)]
+pub(crate) struct DuplicationJson<'a> {
     /// Where in the snippet (or the changed file).
     snippet_location: Location<'a>,
     /// Where in the codebase, with the file and the duplicated text.
@@ -193,15 +185,16 @@ pub(crate) struct Duplication<'a> {
     /// Near-miss copies only: what is unmatched between the parts, in
     /// order (at most 3 gaps).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Vec<Gap>)]
-    gaps: Option<Vec<Gap>>,
+    #[schema(value_type = Vec<GapJson>)]
+    gaps: Option<Vec<GapJson>>,
 }
 
 /// One gap of a near-miss copy: the lines left unmatched on each side,
 /// `null` on a side where nothing is (a statement inserted on the other).
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Gap {
+#[schema(as = Gap)]
+pub(crate) struct GapJson {
     /// In the snippet.
     snippet: Option<Lines>,
     /// In the codebase file.
@@ -262,53 +255,40 @@ impl<'a> Location<'a> {
     }
 }
 
-/// A near-miss copy's similarity, rounded to 3 decimals: a ratio, not a
+/// A ratio as answers give it, rounded to 3 decimals: a ratio, not a
 /// measurement.
-fn similarity(near: Option<&NearMiss>) -> Option<f64> {
-    near.map(|n| (n.similarity() * 1000.0).round() / 1000.0)
+pub(crate) fn rounded(ratio: f64) -> f64 {
+    (ratio * 1000.0).round() / 1000.0
+}
+
+impl<'a> DuplicationJson<'a> {
+    /// A duplication of a check (or, with `addedLines`, of a diff check).
+    fn of(d: &'a Duplication) -> DuplicationJson<'a> {
+        let other = &d.other;
+        DuplicationJson {
+            snippet_location: Location::new(d.place.span, None, None),
+            codebase_location: Location::new(
+                other.span,
+                Some(&other.path),
+                other.fragment.as_deref(),
+            ),
+            lines_count: d.place.lines(),
+            tokens: d.tokens,
+            format: &other.format,
+            added_lines: d.added_lines,
+            similarity: d.near.as_ref().map(|n| rounded(n.similarity)),
+            gaps: d.near.as_ref().map(near_gaps),
+        }
+    }
 }
 
 /// A near-miss copy's gaps, by lines.
-fn gaps(near: Option<&NearMiss>) -> Option<Vec<Gap>> {
-    near.map(|n| {
-        n.gaps
-            .iter()
-            .map(|g| Gap {
-                snippet: Lines::of(g.snippet),
-                codebase: Lines::of(g.codebase),
-            })
-            .collect()
-    })
-}
-
-impl<'a> Duplication<'a> {
-    fn new(snapshot: &'a Snapshot, format: &'a Format, m: &SnippetMatch) -> Duplication<'a> {
-        let file = &snapshot.index.files[m.file as usize];
-        let run = m.run;
-        let fragment = file.fragment(run.b, run.b + run.len - 1);
-        Duplication {
-            snippet_location: Location::new(m.snippet, None, None),
-            codebase_location: Location::new(m.codebase, Some(&file.path), Some(fragment)),
-            lines_count: m.snippet.lines(),
-            tokens: m.matched(),
-            format: &format.name,
-            added_lines: None,
-            similarity: similarity(m.near.as_ref()),
-            gaps: gaps(m.near.as_ref()),
-        }
-    }
-
-    fn of_diff(d: &'a DiffDuplication) -> Duplication<'a> {
-        let place = &d.codebase;
-        Duplication {
-            snippet_location: Location::new(d.snippet, None, None),
-            codebase_location: Location::new(place.span, Some(&place.path), Some(&place.fragment)),
-            lines_count: d.snippet.lines(),
-            tokens: d.tokens,
-            format: &place.format,
-            added_lines: Some(d.added_lines),
-            similarity: similarity(d.near.as_ref()),
-            gaps: gaps(d.near.as_ref()),
-        }
-    }
+fn near_gaps(near: &Near) -> Vec<GapJson> {
+    near.gaps
+        .iter()
+        .map(|g| GapJson {
+            snippet: Lines::of(g.place),
+            codebase: Lines::of(g.other),
+        })
+        .collect()
 }

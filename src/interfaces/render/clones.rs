@@ -1,14 +1,16 @@
 //! The JSON of the clone list (`GET /api/clones`, MCP's `list_clones`)
 //! and of one clone (`GET /api/clone`): the service's plain answers
-//! ([`ClonesPage`], [`CloneDetail`]) as they are sent, with their OpenAPI
-//! schemas.
+//! ([`ClonesPage`], [`CloneDetail`], each clone a `Duplication` whose
+//! `place` is the first place and `other` the second) as they are sent,
+//! with their OpenAPI schemas.
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::service::clones::{
-    CloneDetail, CloneGap, ClonesPage, GapLines, ListedClone, Place, PlaceText,
-};
+use super::answers::rounded;
+use crate::engine::matching::Span;
+use crate::service::answer::{Gap, Near, Place};
+use crate::service::clones::{CloneDetail, ClonesPage, PagedClone, PlaceLines};
 
 /// One page of the clone list.
 #[derive(Serialize, ToSchema)]
@@ -63,19 +65,30 @@ pub(crate) struct ListedCloneJson {
     pub gaps: Option<Vec<CloneGapJson>>,
 }
 
-impl From<&ListedClone> for ListedCloneJson {
-    fn from(v: &ListedClone) -> ListedCloneJson {
+impl From<&PagedClone> for ListedCloneJson {
+    fn from(v: &PagedClone) -> ListedCloneJson {
+        let c = &v.clone;
         ListedCloneJson {
             id: v.id.clone(),
-            format: v.format.clone(),
-            tokens: v.tokens,
-            lines: v.lines,
-            first: (&v.first).into(),
-            second: (&v.second).into(),
-            similarity: v.similarity,
-            gaps: v.gaps.as_ref().map(|x| x.iter().map(Into::into).collect()),
+            format: c.place.format.clone(),
+            tokens: c.tokens,
+            lines: c.larger_lines(),
+            first: (&c.place).into(),
+            second: (&c.other).into(),
+            similarity: similarity(c.near.as_ref()),
+            gaps: gaps(c.near.as_ref()),
         }
     }
+}
+
+/// A near-miss clone's similarity, rounded.
+fn similarity(near: Option<&Near>) -> Option<f64> {
+    near.map(|n| rounded(n.similarity))
+}
+
+/// A near-miss clone's gaps, by lines.
+fn gaps(near: Option<&Near>) -> Option<Vec<CloneGapJson>> {
+    near.map(|n| n.gaps.iter().map(Into::into).collect())
 }
 
 /// One gap of a near-miss clone: the lines left unmatched in each place,
@@ -89,11 +102,11 @@ pub(crate) struct CloneGapJson {
     pub second: Option<GapLinesJson>,
 }
 
-impl From<&CloneGap> for CloneGapJson {
-    fn from(v: &CloneGap) -> CloneGapJson {
+impl From<&Gap> for CloneGapJson {
+    fn from(v: &Gap) -> CloneGapJson {
         CloneGapJson {
-            first: v.first.as_ref().map(Into::into),
-            second: v.second.as_ref().map(Into::into),
+            first: v.place.as_ref().map(Into::into),
+            second: v.other.as_ref().map(Into::into),
         }
     }
 }
@@ -107,11 +120,11 @@ pub(crate) struct GapLinesJson {
     pub end_line: u32,
 }
 
-impl From<&GapLines> for GapLinesJson {
-    fn from(v: &GapLines) -> GapLinesJson {
+impl From<&Span> for GapLinesJson {
+    fn from(v: &Span) -> GapLinesJson {
         GapLinesJson {
-            start_line: v.start_line,
-            end_line: v.end_line,
+            start_line: v.start.line,
+            end_line: v.end.line,
         }
     }
 }
@@ -139,12 +152,13 @@ pub(crate) struct PlaceJson {
 
 impl From<&Place> for PlaceJson {
     fn from(v: &Place) -> PlaceJson {
+        let (start, end) = (v.span.start, v.span.end);
         PlaceJson {
-            file: v.file.clone(),
-            start_line: v.start_line,
-            end_line: v.end_line,
-            start_column: v.start_column,
-            end_column: v.end_column,
+            file: v.path.clone(),
+            start_line: start.line,
+            end_line: end.line,
+            start_column: start.column,
+            end_column: end.column,
             fragment: v.fragment.clone(),
         }
     }
@@ -189,22 +203,23 @@ pub(crate) struct CloneDetailJson {
 
 impl From<&CloneDetail> for CloneDetailJson {
     fn from(v: &CloneDetail) -> CloneDetailJson {
+        let c = &v.clone;
         CloneDetailJson {
             id: v.id.clone(),
-            format: v.format.clone(),
-            tokens: v.tokens,
-            lines: v.lines,
-            first: (&v.first).into(),
-            second: (&v.second).into(),
+            format: c.place.format.clone(),
+            tokens: c.tokens,
+            lines: c.larger_lines(),
+            first: PlaceTextJson::of(&c.place, &v.first),
+            second: PlaceTextJson::of(&c.other, &v.second),
             tokens_listed: v.tokens_listed,
             differing: v.differing.clone(),
-            similarity: v.similarity,
-            gaps: v.gaps.as_ref().map(|x| x.iter().map(Into::into).collect()),
+            similarity: similarity(c.near.as_ref()),
+            gaps: gaps(c.near.as_ref()),
         }
     }
 }
 
-/// One place of a [`CloneDetail`]: its range, its whole lines, its tokens.
+/// One place of a clone's detail: its range, its whole lines, its tokens.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = PlaceText)]
@@ -229,16 +244,18 @@ pub(crate) struct PlaceTextJson {
     pub tokens: Vec<[u32; 4]>,
 }
 
-impl From<&PlaceText> for PlaceTextJson {
-    fn from(v: &PlaceText) -> PlaceTextJson {
+impl PlaceTextJson {
+    /// `place` with its lines and tokens.
+    fn of(place: &Place, lines: &PlaceLines) -> PlaceTextJson {
+        let (start, end) = (place.span.start, place.span.end);
         PlaceTextJson {
-            file: v.file.clone(),
-            start_line: v.start_line,
-            end_line: v.end_line,
-            start_column: v.start_column,
-            end_column: v.end_column,
-            text: v.text.clone(),
-            tokens: v.tokens.clone(),
+            file: place.path.clone(),
+            start_line: start.line,
+            end_line: end.line,
+            start_column: start.column,
+            end_column: end.column,
+            text: lines.text.clone(),
+            tokens: lines.tokens.clone(),
         }
     }
 }

@@ -9,18 +9,22 @@
 
 use serde_json::{json, Value};
 
+use super::answers::rounded;
 use super::stats::{DiffStatsJson, ProjectStatsJson};
 
-use crate::engine::stats::{ClonePlace, ListedClone, Percent, ProjectStats};
+use crate::engine::stats::{Percent, ProjectStats};
 use crate::interfaces::render::sarif::{sarif_with, Extras};
 use crate::project::config::Config;
-use crate::service::check::region;
+use crate::service::answer::{Duplication, Place};
 use crate::service::diff_check::DiffStats;
-use crate::service::findings::{merge_by_location, Finding, Notice};
+use crate::service::findings::{findings, Notice};
 
 /// What was found, before any reporter formats it.
 pub(crate) struct Found {
-    pub(crate) clones: Vec<ListedClone>,
+    /// The project's clones (each its first place and its second, the
+    /// second quoted) or a diff's duplications (the added code first),
+    /// largest first.
+    pub(crate) clones: Vec<Duplication>,
     /// Per clone, whether the baseline lacks it (`None` without one).
     pub(crate) new: Option<Vec<bool>>,
     pub(crate) statistics: Statistics,
@@ -57,7 +61,7 @@ pub(crate) fn percent(p: Percent) -> String {
 }
 
 /// `path:first-last`.
-fn lines_of(place: &ClonePlace) -> String {
+fn lines_of(place: &Place) -> String {
     format!(
         "{}:{}-{}",
         place.path, place.span.start.line, place.span.end.line
@@ -124,11 +128,11 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
     rows.push(head.into_iter().map(String::from).collect());
     for (i, c) in found.clones.iter().enumerate() {
         let mut row = vec![
-            c.lines.to_string(),
+            c.larger_lines().to_string(),
             c.tokens.to_string(),
-            c.format.clone(),
-            lines_of(&c.first),
-            lines_of(&c.second),
+            c.place.format.clone(),
+            lines_of(&c.place),
+            lines_of(&c.other),
         ];
         if let Some(new) = &found.new {
             row.push(if new[i] { "new" } else { "known" }.to_owned());
@@ -185,11 +189,11 @@ pub(crate) fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String 
         for (i, c) in found.clones.iter().enumerate() {
             out.push_str(&format!(
                 "| {} | {} | {} | `{}` | `{}` |",
-                c.lines,
+                c.larger_lines(),
                 c.tokens,
-                c.format,
-                lines_of(&c.first).replace('|', "\\|"),
-                lines_of(&c.second).replace('|', "\\|"),
+                c.place.format,
+                lines_of(&c.place).replace('|', "\\|"),
+                lines_of(&c.other).replace('|', "\\|"),
             ));
             match &found.new {
                 Some(new) => {
@@ -208,7 +212,7 @@ pub(crate) fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String 
 }
 
 /// A place as JSON.
-fn place_json(place: &ClonePlace) -> Value {
+fn place_json(place: &Place) -> Value {
     json!({
         "path": place.path,
         "start": {"line": place.span.start.line, "column": place.span.start.column},
@@ -229,16 +233,16 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
         .enumerate()
         .map(|(i, c)| {
             let mut v = json!({
-                "format": c.format,
-                "lines": c.lines,
+                "format": c.place.format,
+                "lines": c.larger_lines(),
                 "tokens": c.tokens,
                 "fingerprint": fingerprint(c.content_hash),
-                "first": place_json(&c.first),
-                "second": place_json(&c.second),
-                "fragment": c.fragment,
+                "first": place_json(&c.place),
+                "second": place_json(&c.other),
+                "fragment": c.other.fragment.as_deref().unwrap_or_default(),
             });
-            if let Some(similarity) = c.similarity {
-                v["similarity"] = json!((similarity * 1000.0).round() / 1000.0);
+            if let Some(near) = &c.near {
+                v["similarity"] = json!(rounded(near.similarity));
             }
             if let Some(added) = c.added_lines {
                 v["addedLines"] = json!(added);
@@ -268,19 +272,8 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
 /// The SARIF report: one result per place, its clones' other places
 /// related.
 pub(crate) fn sarif_report(found: &Found) -> String {
-    let findings: Vec<Finding> = found
-        .clones
-        .iter()
-        .map(|c| Finding {
-            location: region(&c.first.rel, c.first.span),
-            related: vec![region(&c.second.rel, c.second.span)],
-            lines: c.first.span.lines(),
-            tokens: c.tokens,
-            content_hash: c.content_hash,
-        })
-        .collect();
     let log = sarif_with(
-        &merge_by_location(findings),
+        &findings(&found.clones),
         &Extras {
             snippet: None,
             notices: &found.notices,

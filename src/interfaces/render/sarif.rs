@@ -25,7 +25,8 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Map, Value};
 
-pub(crate) use crate::service::findings::{Finding, Notice, Region};
+pub(crate) use crate::service::answer::Place;
+pub(crate) use crate::service::findings::{Finding, Notice};
 
 use crate::engine::hash::HashMap;
 
@@ -79,7 +80,7 @@ pub(crate) fn sarif_with(findings: &[Finding], extras: &Extras<'_>) -> Value {
         .iter()
         .map(|f| {
             let n = occurrences
-                .entry((f.location.path.as_str(), f.content_hash))
+                .entry((f.location.rel.as_str(), f.content_hash))
                 .or_insert(0);
             *n += 1;
             result(f, *n)
@@ -233,8 +234,8 @@ fn plural(n: u32, word: &str) -> String {
 }
 
 /// `src/b.rs:10`.
-fn place(r: &Region) -> String {
-    format!("{}:{}", r.path, r.start_line.max(1))
+fn place(r: &Place) -> String {
+    format!("{}:{}", r.rel, r.span.start.line.max(1))
 }
 
 /// Text of a SARIF message, or of a link in one: a literal `[` or `]` is
@@ -284,15 +285,16 @@ fn artifact(path: &str) -> Value {
     })
 }
 
-/// A region as a SARIF `physicalLocation`.
-fn physical(r: &Region) -> Value {
+/// A place as a SARIF `physicalLocation`.
+fn physical(r: &Place) -> Value {
+    let (start, end) = (r.span.start, r.span.end);
     json!({
-        "artifactLocation": artifact(&r.path),
+        "artifactLocation": artifact(&r.rel),
         "region": {
-            "startLine": r.start_line.max(1),
-            "startColumn": r.start_column.max(1),
-            "endLine": r.end_line.max(1),
-            "endColumn": r.end_column.max(1),
+            "startLine": start.line.max(1),
+            "startColumn": start.column.max(1),
+            "endLine": end.line.max(1),
+            "endColumn": end.column.max(1),
         },
     })
 }
@@ -313,14 +315,16 @@ pub(crate) fn rdjsonl<'t>(
             .related
             .iter()
             .map(|r| {
-                if r.end_line > r.start_line {
-                    format!("{}:{}-{}", r.path, r.start_line, r.end_line)
+                let (start, end) = (r.span.start.line, r.span.end.line);
+                if end > start {
+                    format!("{}:{start}-{end}", r.rel)
                 } else {
                     place(r)
                 }
             })
             .collect();
-        let text = file_text(&f.location.path);
+        let at = &f.location;
+        let text = file_text(&at.rel);
         let position = |line: u32, column: u32| {
             let column = text.map_or(column, |t| byte_column(t, line, column));
             json!({ "line": line.max(1), "column": column.max(1) })
@@ -331,12 +335,12 @@ pub(crate) fn rdjsonl<'t>(
         }
         let mut location = json!({
             "range": {
-                "start": position(f.location.start_line, f.location.start_column),
-                "end": position(f.location.end_line, f.location.end_column),
+                "start": position(at.span.start.line, at.span.start.column),
+                "end": position(at.span.end.line, at.span.end.column),
             },
         });
-        if !f.location.path.is_empty() {
-            location["path"] = json!(f.location.path);
+        if !at.rel.is_empty() {
+            location["path"] = json!(at.rel);
         }
         let diagnostic = json!({
             "message": message(f, &places),
@@ -374,16 +378,32 @@ mod schema;
 mod tests {
     use serde_json::{json, Value};
 
-    use super::{rdjsonl, sarif, sarif_with, Extras, Finding, Notice, Region, Snippet, RULE_ID};
+    use super::{rdjsonl, sarif, sarif_with, Extras, Finding, Notice, Place, Snippet, RULE_ID};
+    use crate::engine::matching::Span;
+    use crate::engine::tokens::Position;
 
-    fn region(path: &str, start_line: u32, end_line: u32) -> Region {
-        Region {
+    /// The place at `path` from `start` to `end` (line, column).
+    fn at(path: &str, start: (u32, u32), end: (u32, u32)) -> Place {
+        Place {
             path: path.to_owned(),
-            start_line,
-            start_column: 5,
-            end_line,
-            end_column: 2,
+            rel: path.to_owned(),
+            format: "rust".to_owned(),
+            span: Span {
+                start: Position {
+                    line: start.0,
+                    column: start.1,
+                },
+                end: Position {
+                    line: end.0,
+                    column: end.1,
+                },
+            },
+            fragment: None,
         }
+    }
+
+    fn region(path: &str, start_line: u32, end_line: u32) -> Place {
+        at(path, (start_line, 5), (end_line, 2))
     }
 
     fn finding(path: &str, line: u32, related: &[(&str, u32)], hash: u64) -> Finding {
@@ -561,13 +581,7 @@ mod tests {
     #[test]
     fn degenerate_regions_still_validate() {
         let mut f = finding("a.rs", 1, &[("b.rs", 1)], 0);
-        f.location = Region {
-            path: "a.rs".into(),
-            start_line: 0,
-            start_column: 0,
-            end_line: 0,
-            end_column: 0,
-        };
+        f.location = at("a.rs", (0, 0), (0, 0));
         f.lines = 1;
         f.tokens = 1;
         let (_, results) = check(&[f]);
@@ -616,8 +630,8 @@ mod tests {
             .iter()
             .cloned()
             .map(|mut f| {
-                f.location.start_line += 5;
-                f.location.end_line += 5;
+                f.location.span.start.line += 5;
+                f.location.span.end.line += 5;
                 f
             })
             .collect();
@@ -627,13 +641,7 @@ mod tests {
     #[test]
     fn rdjsonl_lines_are_reviewdog_diagnostics_with_byte_columns() {
         let mut f = finding("src/é.rs", 2, &[("src/b.rs", 10), ("src/c.rs", 7)], 1);
-        f.location = Region {
-            path: "src/é.rs".into(),
-            start_line: 2,
-            start_column: 3,
-            end_line: 3,
-            end_column: 4,
-        };
+        f.location = at("src/é.rs", (2, 3), (3, 4));
         let text = "x\néé𐐀b\nab𐐀cd\n";
         let out = rdjsonl(&[f.clone(), finding("a.rs", 1, &[], 2)], |path| {
             (path == "src/é.rs").then_some(text)

@@ -1,0 +1,190 @@
+//! The answer types every service call shares: one [`Place`] (a file as
+//! reported, and a range of it) and one [`Duplication`] (a place, the place
+//! it duplicates, and what they have in common). A snippet's, a buffer's
+//! and a diff's duplications, a page of the project's clones, one clone and
+//! the clones of `dupcheck report` are all made of them, so every renderer
+//! (JSON, SARIF, rdjsonl, console, Markdown, LSP diagnostics) reads one
+//! form.
+//!
+//! Plain data: built once by the service from the snapshot, never read back
+//! against it; no serialization here (`interfaces::render` converts).
+//!
+//! Invariants: lines and columns are those of the [`Span`] (1-based lines,
+//! columns in characters, the end just after the last character); a
+//! fragment is the place's text from its first matched token to its last,
+//! present where the answer carries it and `None` elsewhere; a similarity
+//! is the ratio itself, rounded only by the renderers.
+
+use std::cmp::Reverse;
+
+use crate::engine::grammar::Registry;
+use crate::engine::index::SourceFile;
+use crate::engine::matching::{content_hash, NearMiss, SnippetMatch, Span};
+use crate::engine::tokens::Mode;
+
+/// A range of text in a file, as answers report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// The file as answers report it: relative to DIR with `/` (absolute
+    /// with `--absolute` for indexed files); empty for a snippet sent
+    /// without a path.
+    pub path: String,
+    /// The file relative to DIR with `/` (what SARIF and baselines name);
+    /// empty for a snippet sent without a path.
+    pub rel: String,
+    /// Its format's name.
+    pub format: String,
+    /// Its first character to just after its last.
+    pub span: Span,
+    /// Its text from the first matched token to the last, where the answer
+    /// carries it (the codebase's places of checks; the clone list's when
+    /// asked; the second place of a report's clone).
+    pub fragment: Option<String>,
+}
+
+impl Place {
+    /// Lines spanned.
+    pub(crate) fn lines(&self) -> u32 {
+        self.span.lines()
+    }
+
+    /// The place `span` of `file`, quoting its text from token `first` to
+    /// token `last`.
+    pub(crate) fn quoted(
+        file: &SourceFile,
+        registry: &Registry,
+        span: Span,
+        first: u32,
+        last: u32,
+    ) -> Place {
+        Place {
+            fragment: Some(file.fragment(first, last).to_owned()),
+            ..Place::unquoted(file, registry, span)
+        }
+    }
+
+    /// The place `span` of `file`, without its text.
+    pub(crate) fn unquoted(file: &SourceFile, registry: &Registry, span: Span) -> Place {
+        Place {
+            path: file.path.clone(),
+            rel: file.rel.clone(),
+            format: registry.get(file.format).name.clone(),
+            span,
+            fragment: None,
+        }
+    }
+
+    /// The same place without its fragment: where it is, not what it says
+    /// (findings name places, they do not quote them).
+    pub(crate) fn located(&self) -> Place {
+        Place {
+            path: self.path.clone(),
+            rel: self.rel.clone(),
+            format: self.format.clone(),
+            span: self.span,
+            fragment: None,
+        }
+    }
+}
+
+/// Two places with the same tokens: a snippet's (a buffer's, a diff's added
+/// code's) place and the codebase place it duplicates, or a clone's first
+/// and second place.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Duplication {
+    /// The place checked (of a clone: the one that comes first).
+    pub place: Place,
+    /// The place it duplicates (of a clone: the other one).
+    pub other: Place,
+    /// Tokens matched (of a near-miss copy: in its parts).
+    pub tokens: u32,
+    /// A hash of the matched token identities (`content_hash`), the same
+    /// wherever the code moves: what SARIF and baselines match runs by.
+    pub content_hash: u64,
+    /// A near-miss copy's similarity and gaps; `None` for an exact one.
+    pub near: Option<Near>,
+    /// Diff checks only: how many of `place`'s lines the diff adds.
+    pub added_lines: Option<u32>,
+}
+
+impl Duplication {
+    /// The duplication `m` of the code at `place` (its span `m.snippet`),
+    /// found in `file` (the file `m.file` names), equal in `mode`: the
+    /// codebase place quoted, the hash of its matched run.
+    pub(crate) fn of_match(
+        place: Place,
+        m: SnippetMatch,
+        file: &SourceFile,
+        registry: &Registry,
+        mode: Mode,
+    ) -> Duplication {
+        let run = m.run;
+        let last = run.b + run.len - 1;
+        Duplication {
+            other: Place::quoted(file, registry, m.codebase, run.b, last),
+            tokens: m.matched(),
+            content_hash: content_hash(&file.tokens[run.b as usize..=last as usize], mode),
+            near: m.near.map(Near::of),
+            added_lines: None,
+            place,
+        }
+    }
+
+    /// Lines of the larger place.
+    pub(crate) fn larger_lines(&self) -> u32 {
+        self.place.lines().max(self.other.lines())
+    }
+}
+
+/// What a near-miss copy (type 3) adds to an exact one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Near {
+    /// Matched tokens over the tokens spanned, on the side that spans more
+    /// (unrounded).
+    pub similarity: f64,
+    /// What is unmatched between its parts, in order.
+    pub gaps: Vec<Gap>,
+}
+
+impl Near {
+    /// The near-miss part of a snippet's match.
+    fn of(near: NearMiss) -> Near {
+        Near {
+            similarity: near.similarity(),
+            gaps: near
+                .gaps
+                .into_iter()
+                .map(|g| Gap {
+                    place: g.snippet,
+                    other: g.codebase,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One gap of a near-miss copy: the unmatched text in each place, `None`
+/// in a place where nothing is (code inserted in the other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Gap {
+    /// In the [`Duplication`]'s `place`.
+    pub place: Option<Span>,
+    /// In its `other` place.
+    pub other: Option<Span>,
+}
+
+/// `duplications` largest first (lines of the larger place, then tokens),
+/// then by their places (relative path, line, column): the order of
+/// `dupcheck report`.
+pub(crate) fn sort_largest_first(duplications: &mut [Duplication]) {
+    let key = |d: &Duplication| {
+        let at = |p: &Place| (p.rel.clone(), p.span.start.line, p.span.start.column);
+        (
+            Reverse(d.larger_lines()),
+            Reverse(d.tokens),
+            at(&d.place),
+            at(&d.other),
+        )
+    };
+    duplications.sort_by_cached_key(key);
+}
