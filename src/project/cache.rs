@@ -367,13 +367,9 @@ fn decode_from<R: std::io::Read>(
         if u64::from(n) > most_tokens(meta.size) {
             return Err("more tokens than the file can have");
         }
-        let tokens = r.records::<TOKEN_BYTES, _>(n as usize, |c| {
+        let tokens = r.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
             Token::from_raw(le32(&c[..4]), le32(&c[4..8]), le32(&c[8..]))
         })?;
-        let tokens = tokens
-            .into_iter()
-            .collect::<Option<Vec<Token>>>()
-            .ok_or("bad token")?;
         files.insert(rel, CachedFile { meta, tokens });
     }
     let mut stored = [0; 8];
@@ -427,12 +423,15 @@ impl<R: std::io::Read> Reader<R> {
         Ok(out)
     }
 
-    /// `n` records of `N` bytes each, each made by `make`, read in pieces
-    /// (a damaged count allocates no more than the input holds).
+    /// `n` records of `N` bytes each, each made by `make` (`None`: the
+    /// record is refused, for `bad`), read in pieces (a damaged count
+    /// allocates no more than the input holds). The vector is exactly as
+    /// long as its records: a scan keeps it as the index's own.
     fn records<const N: usize, T>(
         &mut self,
         n: usize,
-        make: impl Fn(&[u8]) -> T,
+        bad: &'static str,
+        make: impl Fn(&[u8]) -> Option<T>,
     ) -> Result<Vec<T>, &'static str> {
         let per_piece = (1 << 16) / N;
         let mut piece = vec![0u8; per_piece * N];
@@ -442,9 +441,12 @@ impl<R: std::io::Read> Reader<R> {
             let count = left.min(per_piece);
             let bytes = &mut piece[..count * N];
             self.fill(bytes)?;
-            out.extend(bytes.chunks_exact(N).map(&make));
+            for record in bytes.chunks_exact(N) {
+                out.push(make(record).ok_or(bad)?);
+            }
             left -= count;
         }
+        out.shrink_to_fit();
         Ok(out)
     }
 

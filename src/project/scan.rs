@@ -60,8 +60,9 @@ pub struct Reuse<'a> {
     /// The previous snapshot's index, whose postings of the files reused
     /// are reused too.
     pub index: Option<&'a Index>,
-    /// Files of the cache, by relative path.
-    pub cached: HashMap<String, CachedFile>,
+    /// Files of the cache, by relative path; a scan takes the tokens of
+    /// those it reuses.
+    pub cached: HashMap<String, Mutex<CachedFile>>,
     /// For updates: files whose size and mtime are unchanged and that no
     /// event named are reused without reading. `None` for full scans.
     pub changed: Option<&'a HashSet<PathBuf>>,
@@ -335,15 +336,20 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
     let same = |m: &FileMeta| m.content_hash == meta.content_hash && m.size == meta.size;
     let known = previous
         .filter(|p| same(&p.meta))
-        .map(|p| &p.tokens)
+        .map(|p| p.tokens.clone())
         .or_else(|| {
-            let cached = reuse.cached.get(&c.rel)?;
-            (same(&cached.meta) && cached.fits(&text)).then_some(&cached.tokens)
+            // Taken, not copied: the cache's tokens are the index's from
+            // here on, so a warm start holds them once (1.5 GB for the
+            // Linux kernel).
+            let mut cached = reuse
+                .cached
+                .get(&c.rel)?
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            (same(&cached.meta) && cached.fits(&text)).then(|| std::mem::take(&mut cached.tokens))
         });
     let file = match known {
-        Some(tokens) => {
-            SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens.clone(), meta)
-        }
+        Some(tokens) => SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens, meta),
         None => {
             let file = SourceFile::new(
                 path,

@@ -187,9 +187,12 @@ impl Scanner {
 
     /// The files of the cache that fits this configuration (none when
     /// caching is off or no cache fits).
-    fn cached_files(&self) -> HashMap<String, CachedFile> {
+    fn cached_files(&self) -> HashMap<String, Mutex<CachedFile>> {
         match &self.config.cache_dir {
-            Some(dir) => cache::load(dir, cache::key_of(&self.config)),
+            Some(dir) => cache::load(dir, cache::key_of(&self.config))
+                .into_iter()
+                .map(|(rel, file)| (rel, Mutex::new(file)))
+                .collect(),
             None => HashMap::default(),
         }
     }
