@@ -1,5 +1,5 @@
 # Targets mirror CI: `make ci` = lint + test + fuzz-ci.
-.PHONY: build run test lint fmt bench quality corpora peers ci fuzz fuzz-smoke fuzz-ci fuzz-tool stress
+.PHONY: build run test lint fmt bench bench-scale quality corpora peers ci fuzz fuzz-smoke fuzz-ci fuzz-tool stress
 
 CARGO ?= cargo
 DIR ?= .
@@ -34,6 +34,18 @@ peers:
 bench: corpora peers
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) run --release -p dupcheck-bench --bin bench
+
+# Growth with the codebase's size (bench/src/scale/): the Linux kernel at
+# 1/8, 1/4, 1/2 and all of its tree (hard-linked into
+# .corpora/linux-6.12-scale/): scan, clone detection, memory, checks, the
+# other endpoints, a warm restart and jscpd 5 per fraction
+# (target/bench-scale.json). SCALE_FLAGS passes options, e.g.
+# `make bench-scale SCALE_FLAGS="--fractions 8,4 --quick --no-peer"`.
+SCALE_FLAGS ?=
+bench-scale:
+	bash bench/fetch-kernel.sh
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) run --release -p dupcheck-bench --bin scale -- $(SCALE_FLAGS)
 
 # Clone-injection quality of every language against its pinned corpora
 # (bench/src/quality/): recall, exactness, false positives, scan / parse floor.

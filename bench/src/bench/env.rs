@@ -1,8 +1,9 @@
 //! The benchmark's surroundings: where the server, the corpora and the
 //! peers are, how much of everything to do (`--quick` or not), whether the
 //! server binary is older than its sources, the files dupcheck scans in a
-//! corpus, and what /proc says about a process (CPU seconds, RSS) and about
-//! every other process (the CPU a shared machine spends elsewhere).
+//! corpus (and how long parsing them alone takes), and what /proc says
+//! about a process (CPU seconds, RSS) and about every other process (the
+//! CPU a shared machine spends elsewhere).
 
 use std::ffi::OsString;
 use std::fs;
@@ -12,7 +13,9 @@ use std::time::{Duration, Instant};
 use clap::Parser as _;
 use dupcheck::engine::grammar::{FormatId, Registry};
 use dupcheck::engine::hash::HashMap;
+use dupcheck::engine::parse::Budget;
 use dupcheck::project::config::{Cli, Config};
+use rayon::prelude::*;
 
 /// Corpora of the cold scan, in table order; `four` holds the other four
 /// side by side (`.corpora/all`, which `make quality` serves, holds every
@@ -97,6 +100,20 @@ pub(crate) struct Env {
 impl Env {
     /// Finds the server and the corpora, and makes the scratch folder.
     pub(crate) fn new() -> Result<Env, String> {
+        let env = Env::without_corpora()?;
+        for corpus in CORPORA {
+            if !env.corpus(corpus).is_dir() {
+                return Err(format!(
+                    ".corpora/{corpus} is missing: bash bench/fetch-corpora.sh"
+                ));
+            }
+        }
+        Ok(env)
+    }
+
+    /// Finds the server and makes the scratch folder, whatever corpora
+    /// there are (the scale benchmark brings its own).
+    pub(crate) fn without_corpora() -> Result<Env, String> {
         let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
         let server = root.join("target/release/dupcheck");
         if !server.is_file() {
@@ -104,13 +121,6 @@ impl Env {
                 "{} is missing: cargo build --release --bin dupcheck",
                 server.display()
             ));
-        }
-        for corpus in CORPORA {
-            if !root.join(".corpora").join(corpus).is_dir() {
-                return Err(format!(
-                    ".corpora/{corpus} is missing: bash bench/fetch-corpora.sh"
-                ));
-            }
         }
         let tmp = tempfile::Builder::new()
             .prefix("dupcheck-bench.")
@@ -277,6 +287,26 @@ pub(crate) fn default_config(dir: &Path, registry: &Registry) -> Result<Config, 
     let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     Config::resolve(&cli, &cwd, registry, |_| {}).map_err(|e| e.to_string())
+}
+
+/// Wall seconds to parse every text once on all cores (the fastest of
+/// `runs`, after one untimed run that makes each thread's parsers): the
+/// floor under a scan of the same files.
+pub(crate) fn parse_floor(registry: &Registry, sources: &[Source], runs: usize) -> f64 {
+    let parse_all = || {
+        let started = Instant::now();
+        sources.par_iter().for_each(|s| {
+            let budget = Budget::for_file(s.text.len());
+            let tree =
+                dupcheck::engine::parse::parse(registry.get(s.format), &s.text, None, &budget);
+            std::hint::black_box(tree.expect("the corpora parse within their budget"));
+        });
+        started.elapsed().as_secs_f64()
+    };
+    if runs > 1 {
+        parse_all();
+    }
+    (0..runs).map(|_| parse_all()).fold(f64::INFINITY, f64::min)
 }
 
 /// The files `dupcheck DIR` (default options) scans, read as it reads them.

@@ -18,14 +18,24 @@ pub(crate) struct Output {
     lines: Vec<String>,
     /// The report, one key per part.
     pub(crate) json: Map<String, Value>,
+    /// Where the report goes, relative to the repository.
+    report: &'static str,
 }
 
 impl Output {
-    /// A table that starts with `heading`, and an empty report.
+    /// A table that starts with `heading`, and an empty report for
+    /// `target/bench.json`.
     pub(crate) fn new(heading: String) -> Output {
+        Output::writing(heading, REPORT)
+    }
+
+    /// A table that starts with `heading`, and an empty report for
+    /// `report` (the scale benchmark's is a file of its own).
+    pub(crate) fn writing(heading: String, report: &'static str) -> Output {
         Output {
             lines: vec![heading],
             json: Map::new(),
+            report,
         }
     }
 
@@ -56,7 +66,7 @@ impl Output {
     }
 
     /// Prints the table with the load average at the end, and writes the
-    /// report to `target/bench.json`.
+    /// report (`target/bench.json`, or where [`Output::writing`] said).
     pub(crate) fn finish(mut self, env: &Env) -> Result<(), String> {
         let load = load_average();
         self.line(format!("load average at the end: {load}"));
@@ -65,7 +75,7 @@ impl Output {
         for line in &self.lines {
             println!("{line}");
         }
-        let path = env.root.join(REPORT);
+        let path = env.root.join(self.report);
         let text =
             serde_json::to_string_pretty(&Value::Object(self.json)).map_err(|e| e.to_string())?;
         fs::write(&path, text + "\n")

@@ -13,12 +13,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use dupcheck::engine::grammar::Registry;
-use dupcheck::engine::parse::Budget;
-use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::env::{
-    default_config, proc_cpu_seconds, proc_status_mb, scanned_sources, Counts, Env, Source,
+    default_config, parse_floor, proc_cpu_seconds, proc_status_mb, scanned_sources, Counts, Env,
     CORPORA, PEER_FORMATS,
 };
 use crate::output::{or_dash, progress, verdict, Output};
@@ -49,25 +47,6 @@ fn dupcheck_cold(env: &Env, dir: &Path) -> Result<DupcheckRun, String> {
     };
     server.stop();
     Ok(run)
-}
-
-/// Wall seconds to parse every text once on all cores (the fastest of
-/// `runs`, after one untimed run that makes each thread's parsers).
-fn parse_floor(registry: &Registry, sources: &[Source], runs: usize) -> f64 {
-    let parse_all = || {
-        let started = Instant::now();
-        sources.par_iter().for_each(|s| {
-            let budget = Budget::for_file(s.text.len());
-            let tree =
-                dupcheck::engine::parse::parse(registry.get(s.format), &s.text, None, &budget);
-            std::hint::black_box(tree.expect("the corpora parse within their budget"));
-        });
-        started.elapsed().as_secs_f64()
-    };
-    if runs > 1 {
-        parse_all();
-    }
-    (0..runs).map(|_| parse_all()).fold(f64::INFINITY, f64::min)
 }
 
 /// Wall seconds of `dupcheck::project::scan::scan` of `dir` with default options,

@@ -50,11 +50,23 @@ impl Server {
     /// Starts `target/release/dupcheck DIR` on a free port and reads the
     /// port from its `listening on` line.
     pub(crate) fn dupcheck(env: &Env, dir: &Path, flags: &[&str]) -> Result<Server, String> {
+        Server::dupcheck_with(env, dir, flags, &[])
+    }
+
+    /// [`Server::dupcheck`] with environment variables of its own (the
+    /// scale benchmark's `DUPCHECK_LOG`, for the memory lines).
+    pub(crate) fn dupcheck_with(
+        env: &Env,
+        dir: &Path,
+        flags: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Result<Server, String> {
         let spawned = Instant::now();
         let mut child = Command::new(&env.server)
             .arg(dir)
             .args(["--port", "0", "--host", "127.0.0.1"])
             .args(flags)
+            .envs(vars.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -125,22 +137,28 @@ impl Server {
         let mut scanned = None;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.stderr.recv_timeout(left) {
-                Ok((at, line)) if line.starts_with("dupcheck: scanned") => {
+            match self.line(left) {
+                Some((at, line)) if line.starts_with("dupcheck: scanned") => {
                     if line.contains(" clones, ") {
                         return Ok((at, line));
                     }
                     scanned = Some((at, line));
                 }
-                Ok((_, line)) if line.contains(" duplicated lines, detected in ") => {
+                Some((_, line)) if line.contains(" duplicated lines, detected in ") => {
                     if let Some(scanned) = scanned {
                         return Ok(scanned);
                     }
                 }
-                Ok(_) => continue,
-                Err(_) => return Err(format!("no summary lines within {limit:?}")),
+                Some(_) => continue,
+                None => return Err(format!("no summary lines within {limit:?}")),
             }
         }
+    }
+
+    /// Its next stderr line and when it was read, waiting up to `limit`;
+    /// `None` after `limit`, or at once when stderr is closed and read.
+    pub(crate) fn line(&self, limit: Duration) -> Option<(Instant, String)> {
+        self.stderr.recv_timeout(limit).ok()
     }
 
     /// Its VmRSS now, in MB.
