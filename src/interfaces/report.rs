@@ -107,7 +107,7 @@ pub(crate) fn run(
             progress.finish();
             if summary {
                 crate::stderr_line(&scanned);
-                crate::stderr_line(&clones_line(&stats, detected));
+                crate::stderr_line(&clones_line(&stats, detected, false));
             }
             Found {
                 clones,

@@ -28,7 +28,7 @@ use crate::engine::index::{FileMeta, SourceFile};
 use crate::engine::tokens::{Normalization, Token};
 use crate::project::config::Config;
 
-/// The first bytes of a cache file.
+/// The first bytes of an index cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
 /// (2: a token's third number packs its length and class; 3: its text id
@@ -120,7 +120,7 @@ pub fn file_in(dir: &Path) -> PathBuf {
 pub(crate) fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
     remove_stale_temp_files(dir);
     let path = file_in(dir);
-    let decoded = open_regular_file(&path).and_then(|(mut file, len)| {
+    let decoded = open_regular_file(&path, MAGIC).and_then(|(mut file, len)| {
         let checksum = checksum_of(&mut file, len)?;
         file.seek(std::io::SeekFrom::Start(0))?;
         let reader = std::io::BufReader::with_capacity(1 << 20, file.take(len));
@@ -146,11 +146,14 @@ pub(crate) fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
     }
 }
 
-/// Opens `path` only if it is a regular file that starts as a cache: not
+/// Opens `path` only if it is a regular file that starts with `magic`: not
 /// through a link, never a device or a FIFO (opened without blocking); a
 /// file of another kind (a sparse file of zeros) is refused after its
 /// first bytes. Returns it, rewound, with its length.
-fn open_regular_file(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+pub(crate) fn open_regular_file(
+    path: &Path,
+    magic: &[u8],
+) -> std::io::Result<(std::fs::File, u64)> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -164,8 +167,8 @@ fn open_regular_file(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
     if !meta.is_file() {
         return Err(refuse("not a regular file"));
     }
-    let mut magic = [0; MAGIC.len()];
-    if file.read_exact(&mut magic).is_err() || &magic != MAGIC {
+    let mut start = vec![0; magic.len()];
+    if file.read_exact(&mut start).is_err() || start != magic {
         return Err(refuse("not a dupcheck cache"));
     }
     file.seek(std::io::SeekFrom::Start(0))?;
@@ -194,19 +197,21 @@ fn checksum_of(file: &mut std::fs::File, len: u64) -> std::io::Result<u64> {
     Ok(u64::from_le_bytes(stored))
 }
 
-/// The prefix of temporary cache files; the writer's process id follows.
-fn temp_prefix() -> String {
-    format!("{FILE_NAME}.tmp.")
+/// The prefix of the temporary files of the cache file `name`; the
+/// writer's process id follows.
+fn temp_prefix_of(name: &str) -> String {
+    format!("{name}.tmp.")
 }
 
-/// Removes the temporary files of writers that are no longer running.
+/// Removes the temporary files (of any cache file) of writers that are no
+/// longer running.
 fn remove_stale_temp_files(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(&temp_prefix())) else {
+        let Some((_, pid)) = name.to_str().and_then(|n| n.split_once(".tmp.")) else {
             continue;
         };
         if !process_runs(pid) {
@@ -239,6 +244,18 @@ fn process_runs(pid: &str) -> bool {
 /// file behind. The cache is written as it is encoded, never held whole in
 /// memory.
 pub(crate) fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<()> {
+    write_atomically(dir, FILE_NAME, |out| encode_to(out, key, files).map(drop))
+}
+
+/// Writes the file `name` of the cache folder `dir` with `write`, to a
+/// temporary file renamed into place once synced, so that a crash or a
+/// stop during the write leaves the previous file whole; and the folder's
+/// `.gitignore` if missing. A failed write leaves no temporary file.
+pub(crate) fn write_atomically(
+    dir: &Path,
+    name: &str,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
@@ -247,12 +264,12 @@ pub(crate) fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::
             "# Created by dupcheck: its cache never belongs in git.\n*\n",
         )?;
     }
-    let tmp = dir.join(format!("{}{}", temp_prefix(), std::process::id()));
+    let tmp = dir.join(format!("{}{}", temp_prefix_of(name), std::process::id()));
     let written = (|| {
-        let out = std::fs::File::create(&tmp)?;
-        let out = encode_to(std::io::BufWriter::with_capacity(1 << 20, out), key, files)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        write(&mut out)?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, file_in(dir))
+        std::fs::rename(&tmp, dir.join(name))
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -663,7 +680,7 @@ mod tests {
         std::fs::remove_file(&real).unwrap();
         let zeros = std::fs::File::create(&real).unwrap();
         zeros.set_len(1 << 20).unwrap();
-        let err = open_regular_file(&real).unwrap_err();
+        let err = open_regular_file(&real, MAGIC).unwrap_err();
         assert_eq!(err.to_string(), "not a dupcheck cache");
     }
 
@@ -672,8 +689,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("c");
         save(&cache, 7, &files()).unwrap();
-        let ours = cache.join(format!("{}{}", temp_prefix(), std::process::id()));
-        let dead = cache.join(format!("{}{}", temp_prefix(), u32::MAX));
+        let ours = cache.join(format!(
+            "{}{}",
+            temp_prefix_of(FILE_NAME),
+            std::process::id()
+        ));
+        let dead = cache.join(format!("{}{}", temp_prefix_of(FILE_NAME), u32::MAX));
         std::fs::write(&dead, b"half a cache").unwrap();
         std::fs::write(&ours, b"being written").unwrap();
         assert_eq!(load(&cache, 7).len(), 1);

@@ -8,6 +8,8 @@
 pub mod buffers;
 /// The persisted index for warm restarts.
 pub mod cache;
+/// The persisted clone list, for warm restarts with their statistics.
+pub(crate) mod clone_cache;
 /// Flags and the config file, merged into one validated `Config`.
 pub mod config;
 /// The generated-file rules.

@@ -110,16 +110,21 @@ pub(crate) fn scanned_line(s: &Snapshot, seconds: Duration) -> String {
     line
 }
 
+/// What a clones line ends with when the list was the last run's, kept in
+/// the cache, not detected again.
+pub(crate) const KEPT: &str = " (the last run's, kept in the cache)";
+
 /// The line of the whole project's clones, detected in `seconds` once the
-/// scan was done.
-pub(crate) fn clones_line(stats: &ProjectStats, seconds: Duration) -> String {
+/// scan was done, or `kept` from the last run.
+pub(crate) fn clones_line(stats: &ProjectStats, seconds: Duration, kept: bool) -> String {
     let total = &stats.total;
     format!(
-        "dupcheck: {} clone{}, {}% duplicated lines, detected in {:.2} s",
+        "dupcheck: {} clone{}, {}% duplicated lines, detected in {:.2} s{}",
         total.clones,
         if total.clones == 1 { "" } else { "s" },
         total.percentage,
         seconds.as_secs_f64(),
+        if kept { KEPT } else { "" },
     )
 }
 

@@ -19,6 +19,7 @@ use crate::engine::grammar::Registry;
 use crate::engine::hash::{HashMap, HashSet};
 use crate::panic_message;
 use crate::project::cache::{self, CachedFile};
+use crate::project::clone_cache;
 use crate::project::config::Config;
 use crate::project::progress::{clones_line, footprint_line, scanned_line, Progress};
 use crate::project::scan::{gather, scan, Reuse, ScanError};
@@ -231,16 +232,60 @@ impl Scanner {
                 self.save_cache_in_background(snapshot);
             }
             tracing::debug!("after the scan, {}", footprint_line(snapshot));
+            let kept = first && self.adopt_kept_clones(snapshot);
             progress.phase("detecting clones");
             let detecting = Instant::now();
             let stats = snapshot.stats(&self.config, &self.registry);
-            say(clones_line(&stats, detecting.elapsed()));
+            say(clones_line(&stats, detecting.elapsed(), kept));
+            if !kept {
+                self.keep_clones(snapshot);
+            }
             tracing::debug!("after clone detection, {}", footprint_line(snapshot));
         }
         progress.finish();
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = None;
         // Nobody waiting is fine: the snapshot is published already.
         let _ = tx.send(Some(outcome));
+    }
+
+    /// The key of the clone list of `snapshot` with this configuration.
+    fn clone_list_key(&self, snapshot: &Snapshot) -> u64 {
+        clone_cache::key(
+            cache::key_of(&self.config),
+            &Snapshot::clone_settings(&self.config),
+            &snapshot.index,
+        )
+    }
+
+    /// Takes the clone list kept in the cache for `snapshot`'s very files
+    /// and this configuration, if there is one; whether it did.
+    fn adopt_kept_clones(&self, snapshot: &Snapshot) -> bool {
+        let Some(dir) = &self.config.cache_dir else {
+            return false;
+        };
+        let key = self.clone_list_key(snapshot);
+        match clone_cache::load(dir, key, &snapshot.index) {
+            Some(clones) => {
+                snapshot.adopt_clones(&self.config, clones);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps `snapshot`'s clones (detected for this configuration) in the
+    /// cache, for the next start; failures are logged.
+    fn keep_clones(&self, snapshot: &Snapshot) {
+        let Some(dir) = &self.config.cache_dir else {
+            return;
+        };
+        if !snapshot.has_clones(&self.config) {
+            return;
+        }
+        let clones = snapshot.clones(&self.config);
+        if let Err(err) = clone_cache::save(dir, self.clone_list_key(snapshot), &clones) {
+            tracing::warn!("cannot keep the clone list in {}: {err}", dir.display());
+        }
     }
 
     /// Writes the cache of `snapshot` on a thread of its own, counted

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
 use crate::engine::matching::{project_clones, ClonePair, Thresholds};
+use crate::engine::runs::Run;
 use crate::engine::stats::ProjectStats;
 use crate::engine::tokens::Mode;
 use crate::project::config::Config;
@@ -151,6 +152,29 @@ impl Snapshot {
         })
     }
 
+    /// Takes `clones` (found for these very files with `config`'s settings,
+    /// as [`clone_cache`](crate::project::clone_cache) keeps them) as the
+    /// snapshot's clones for those settings, unless detection ran already.
+    pub(crate) fn adopt_clones(&self, config: &Config, clones: (Vec<ClonePair>, usize)) {
+        self.clones
+            .get_or_init(CloneSettings::of(config), || clones);
+    }
+
+    /// What `config`'s clones depend on besides the files, as text: part
+    /// of the key of a kept clone list.
+    pub(crate) fn clone_settings(config: &Config) -> String {
+        format!("{:?}", CloneSettings::of(config))
+    }
+
+    /// Whether `config`'s clones were detected (or adopted) already.
+    pub(crate) fn has_clones(&self, config: &Config) -> bool {
+        let settings = CloneSettings::of(config);
+        let cells = self.clones.0.lock().unwrap_or_else(|e| e.into_inner());
+        cells
+            .iter()
+            .any(|(s, cell)| *s == settings && cell.get().is_some())
+    }
+
     /// Bytes held by the clone lists detected so far (one per set of
     /// settings that asked), for the memory breakdown.
     pub(crate) fn clone_list_bytes(&self) -> u64 {
@@ -161,7 +185,7 @@ impl Snapshot {
                 .filter_map(|c| c.near.as_deref())
                 .map(|chain| {
                     std::mem::size_of_val(chain)
-                        + chain.parts.capacity() * std::mem::size_of_val(&chain.parts[..1])
+                        + chain.parts.capacity() * std::mem::size_of::<Run>()
                 });
             (clones.capacity() * std::mem::size_of::<ClonePair>() + chains.sum::<usize>()) as u64
         };

@@ -298,6 +298,55 @@ fn warm_restarts_reuse_the_cache_and_never_trust_a_bad_one() {
     stop(child);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_warm_start_over_the_same_files_takes_the_kept_clone_list() {
+    const KEPT: &str = " (the last run's, kept in the cache)";
+    let temp = fixture("project");
+    let dir = temp.path();
+    let list = dir.join(".dupcheck-cache/clones-v1.bin");
+    // The clones line of a start with `args` (the line after the scan's),
+    // and the child (to stop).
+    let clones_line = |args: &[&str]| {
+        use std::io::BufRead;
+        let mut args = args.to_vec();
+        args.push("--no-watch");
+        let mut child = spawn_with_stderr(dir, &args);
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let mut next = || lines.next().expect("a line").expect("stderr");
+        assert!(next().starts_with("dupcheck: scanned"));
+        (next(), child)
+    };
+    // "N clones, P% duplicated lines" of a clones line.
+    let counts = |line: &str| line.split(", detected in").next().map(str::to_owned);
+
+    let (cold, child) = clones_line(&[]);
+    assert!(
+        cold.contains(" clones, ") && !cold.ends_with(KEPT),
+        "{cold}"
+    );
+    eventually("the clone list kept", || list.exists().then_some(()));
+    stop(child);
+
+    let (warm, child) = clones_line(&[]);
+    assert!(warm.ends_with(KEPT), "{warm}");
+    assert_eq!(counts(&warm), counts(&cold));
+    stop(child);
+
+    // Other settings, or other files: detected again (and kept anew).
+    let (mild, child) = clones_line(&["--mode", "mild"]);
+    assert!(!mild.ends_with(KEPT), "{mild}");
+    stop(child);
+    let (again, child) = clones_line(&["--mode", "mild"]);
+    assert!(again.ends_with(KEPT), "{again}");
+    stop(child);
+    write(dir, "py/stats.py", "def changed():\n    return 1\n");
+    let (changed, child) = clones_line(&["--mode", "mild"]);
+    assert!(!changed.ends_with(KEPT), "{changed}");
+    stop(child);
+}
+
 #[test]
 fn no_cache_writes_nothing_and_cache_dir_moves_it() {
     let temp = fixture("stats");
