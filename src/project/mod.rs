@@ -12,6 +12,8 @@ pub mod cache;
 pub mod config;
 /// The generated-file rules.
 pub mod generated;
+/// The clones in page order, by id and by place, for the clone list.
+pub mod listing;
 /// What a scan shows while it runs and says when done.
 pub mod progress;
 /// One scan of DIR: walk, read and tokenize on all cores, index.

@@ -1,6 +1,7 @@
 //! Snapshots: everything one scan produced (the index, what was skipped,
 //! when), immutable once published; and what is computed from one on first
-//! use, once per configuration asking (its clones and statistics).
+//! use, once per configuration asking (its clones and statistics, and what
+//! the clone list reads of them).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -12,6 +13,7 @@ use crate::engine::matching::{project_clones, ClonePair, Thresholds};
 use crate::engine::stats::ProjectStats;
 use crate::engine::tokens::Mode;
 use crate::project::config::Config;
+use crate::project::listing::Listing;
 use crate::project::walk::SkipCounts;
 
 /// Everything one scan produced; immutable once published.
@@ -34,6 +36,8 @@ pub struct Snapshot {
     clones: PerSettings<(Vec<ClonePair>, usize)>,
     /// Whole-project statistics, computed on first use, likewise.
     stats: PerSettings<ProjectStats>,
+    /// The clones in page order, by id and by place, likewise.
+    listing: PerSettings<Listing>,
 }
 
 /// What a snapshot's clones (and so its statistics) depend on besides its
@@ -125,6 +129,7 @@ impl Snapshot {
             folders,
             clones: PerSettings::default(),
             stats: PerSettings::default(),
+            listing: PerSettings::default(),
         }
     }
 
@@ -195,6 +200,15 @@ impl Snapshot {
                 *capped,
                 crate::project::time::iso8601(self.finished),
             )
+        })
+    }
+}
+
+impl Snapshot {
+    /// The clone list's index of [`Snapshot::clones`] (built on first call).
+    pub(crate) fn listing(&self, config: &Config) -> Memo<Listing> {
+        self.listing.get_or_init(CloneSettings::of(config), || {
+            Listing::new(&self.index, &self.clones(config).0)
         })
     }
 }
