@@ -10,6 +10,8 @@ pub mod buffers;
 pub mod cache;
 /// Flags and the config file, merged into one validated `Config`.
 pub mod config;
+/// Every folder's figures and children, for the folder tree.
+pub mod folders;
 /// The generated-file rules.
 pub mod generated;
 /// The clones in page order, by id and by place, for the clone list.

@@ -1,7 +1,7 @@
 //! Snapshots: everything one scan produced (the index, what was skipped,
 //! when), immutable once published; and what is computed from one on first
 //! use, once per configuration asking (its clones and statistics, and what
-//! the clone list reads of them).
+//! the clone list and the folder tree read of them).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -13,6 +13,7 @@ use crate::engine::matching::{project_clones, ClonePair, Thresholds};
 use crate::engine::stats::ProjectStats;
 use crate::engine::tokens::Mode;
 use crate::project::config::Config;
+use crate::project::folders::Folders;
 use crate::project::listing::Listing;
 use crate::project::walk::SkipCounts;
 
@@ -38,6 +39,8 @@ pub struct Snapshot {
     stats: PerSettings<ProjectStats>,
     /// The clones in page order, by id and by place, likewise.
     listing: PerSettings<Listing>,
+    /// Every folder's figures and ordered children, likewise.
+    folder_totals: PerSettings<Folders>,
 }
 
 /// What a snapshot's clones (and so its statistics) depend on besides its
@@ -130,6 +133,7 @@ impl Snapshot {
             clones: PerSettings::default(),
             stats: PerSettings::default(),
             listing: PerSettings::default(),
+            folder_totals: PerSettings::default(),
         }
     }
 
@@ -210,6 +214,16 @@ impl Snapshot {
         self.listing.get_or_init(CloneSettings::of(config), || {
             Listing::new(&self.index, &self.clones(config).0)
         })
+    }
+
+    /// The folder tree's figures, from [`Snapshot::stats`] (built on first
+    /// call).
+    pub(crate) fn folder_totals(&self, config: &Config, registry: &Registry) -> Memo<Folders> {
+        self.folder_totals
+            .get_or_init(CloneSettings::of(config), || {
+                let stats = self.stats(config, registry);
+                Folders::new(&self.index, &self.clones(config).0, &stats, registry)
+            })
     }
 }
 
