@@ -12,8 +12,12 @@ pub mod cache;
 pub(crate) mod clone_cache;
 /// Flags and the config file, merged into one validated `Config`.
 pub mod config;
+/// Every folder's figures and children, for the folder tree.
+pub mod folders;
 /// The generated-file rules.
 pub mod generated;
+/// The clones in page order, by id and by place, for the clone list.
+pub mod listing;
 /// What a scan shows while it runs and says when done.
 pub mod progress;
 /// One scan of DIR: walk, read and tokenize on all cores, index.

@@ -1,6 +1,7 @@
 //! Snapshots: everything one scan produced (the index, what was skipped,
 //! when), immutable once published; and what is computed from one on first
-//! use, once per configuration asking (its clones and statistics).
+//! use, once per configuration asking (its clones and statistics, and what
+//! the clone list and the folder tree read of them).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -13,6 +14,8 @@ use crate::engine::runs::Run;
 use crate::engine::stats::ProjectStats;
 use crate::engine::tokens::Mode;
 use crate::project::config::Config;
+use crate::project::folders::Folders;
+use crate::project::listing::Listing;
 use crate::project::walk::SkipCounts;
 
 /// Everything one scan produced; immutable once published.
@@ -35,6 +38,10 @@ pub struct Snapshot {
     clones: PerSettings<(Vec<ClonePair>, usize)>,
     /// Whole-project statistics, computed on first use, likewise.
     stats: PerSettings<ProjectStats>,
+    /// The clones in page order, by id and by place, likewise.
+    listing: PerSettings<Listing>,
+    /// Every folder's figures and ordered children, likewise.
+    folder_totals: PerSettings<Folders>,
 }
 
 /// What a snapshot's clones (and so its statistics) depend on besides its
@@ -126,6 +133,8 @@ impl Snapshot {
             folders,
             clones: PerSettings::default(),
             stats: PerSettings::default(),
+            listing: PerSettings::default(),
+            folder_totals: PerSettings::default(),
         }
     }
 
@@ -220,6 +229,25 @@ impl Snapshot {
                 crate::project::time::iso8601(self.finished),
             )
         })
+    }
+}
+
+impl Snapshot {
+    /// The clone list's index of [`Snapshot::clones`] (built on first call).
+    pub(crate) fn listing(&self, config: &Config) -> Memo<Listing> {
+        self.listing.get_or_init(CloneSettings::of(config), || {
+            Listing::new(&self.index, &self.clones(config).0)
+        })
+    }
+
+    /// The folder tree's figures, from [`Snapshot::stats`] (built on first
+    /// call).
+    pub(crate) fn folder_totals(&self, config: &Config, registry: &Registry) -> Memo<Folders> {
+        self.folder_totals
+            .get_or_init(CloneSettings::of(config), || {
+                let stats = self.stats(config, registry);
+                Folders::new(&self.index, &self.clones(config).0, &stats, registry)
+            })
     }
 }
 

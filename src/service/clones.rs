@@ -11,13 +11,19 @@
 //! the sort key of the last clone listed (keyset pagination): it stays
 //! meaningful across rescans, where an offset would shift. A clone's `id`
 //! is a hash of its two places and size: the same clone keeps its id while
-//! those do not change.
+//! those do not change. The order, the ids and which clones have a place
+//! in each file, folder and format are the snapshot's
+//! [`Listing`], made once per snapshot and settings: a page is a binary
+//! search and the page, a clone's detail a look-up by its id.
+
+use std::borrow::Cow;
 
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
 use crate::engine::matching::{content_hash, ClonePair, Span};
 use crate::engine::tokens::{Mode, Token};
 use crate::project::config::Config;
+use crate::project::listing::{self, span, Listing};
 use crate::project::snapshot::Snapshot;
 use crate::service::answer::{sort_largest_first, Duplication, Gap, Near, Place};
 
@@ -132,7 +138,10 @@ pub(crate) struct PagedClone {
     pub clone: Duplication,
 }
 
-/// The page of the project's clones that `query` asks for.
+/// The page of the project's clones that `query` asks for: read off the
+/// snapshot's [`Listing`], so a page costs a binary search and the page
+/// itself (a walk over what one filter keeps when `path` and `format` are
+/// both given).
 pub(crate) fn list(
     snapshot: &Snapshot,
     config: &Config,
@@ -142,6 +151,7 @@ pub(crate) fn list(
     let files = &snapshot.index.files;
     let found = snapshot.clones(config);
     let clones = &found.0[..];
+    let listing = snapshot.listing(config);
     let in_path = |file: &SourceFile| {
         let prefix = query.path.as_str();
         prefix.is_empty()
@@ -155,56 +165,148 @@ pub(crate) fn list(
             && (in_path(a) || in_path(b))
             && query.format.is_none_or(|f| a.format == f || b.format == f)
     };
-    let mut keyed: Vec<(Cursor, &ClonePair)> = clones
-        .iter()
-        .filter(|c| wanted(c))
-        .map(|c| (key(snapshot, c), c))
-        .collect();
-    let total = keyed.len();
-    if let Some(after) = &query.after {
-        keyed.retain(|(k, _)| k > after);
-    }
+    let by_path =
+        (!query.path.is_empty()).then(|| in_path_positions(snapshot, &listing, &query.path));
+    let by_format = query.format.map(|f| Cow::Borrowed(listing.in_format(f)));
+    // Walk the shorter list; only with both filters may it hold clones
+    // the other leaves out.
+    let both = by_path.is_some() && by_format.is_some();
+    let walk = match (by_path, by_format) {
+        (Some(p), Some(f)) => Positions::Some(if p.len() <= f.len() { p } else { f }),
+        (Some(one), None) | (None, Some(one)) => Positions::Some(one),
+        (None, None) => Positions::Every(listing.len()),
+    };
+    let clone_at = |position: u32| &clones[listing.at(position) as usize];
+    // The order is largest first: the clones of `min_tokens` or more lead.
+    let end = walk.leading(|p| clone_at(p).len >= query.min_tokens);
+    let total = match both {
+        true => (0..end).filter(|&i| wanted(clone_at(walk.get(i)))).count(),
+        false => end,
+    };
+    let start = query.after.as_ref().map_or(0, |after| {
+        walk.leading(|p| key_of(snapshot, clone_at(p)) <= after.as_ref())
+    });
     let limit = query.limit.clamp(1, MAX_LIMIT);
-    // Only the page is sorted in full: the rest need only be after it.
-    if keyed.len() > limit {
-        keyed.select_nth_unstable_by(limit - 1, |a, b| a.0.cmp(&b.0));
-        keyed.truncate(limit);
-        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let last = keyed.last().map(|(k, _)| k.encode());
-        return ClonesPage {
-            clones: paged(snapshot, config, registry, &keyed, query.fragments),
-            total,
-            next_cursor: last,
-        };
+    // One clone past the page says whether another page follows.
+    let mut page: Vec<(Cursor, &ClonePair)> = Vec::with_capacity(limit + 1);
+    for i in start..end {
+        let c = clone_at(walk.get(i));
+        if both && !wanted(c) {
+            continue;
+        }
+        if page.len() == limit {
+            return ClonesPage {
+                next_cursor: page.last().map(|(k, _)| k.encode()),
+                clones: paged(snapshot, config, registry, &page, query.fragments),
+                total,
+            };
+        }
+        page.push((key(snapshot, c), c));
     }
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     ClonesPage {
-        clones: paged(snapshot, config, registry, &keyed, query.fragments),
+        clones: paged(snapshot, config, registry, &page, query.fragments),
         total,
         next_cursor: None,
     }
 }
 
-/// The sort key of a clone: size, then its places by path and byte offset.
-fn key(snapshot: &Snapshot, c: &ClonePair) -> Cursor {
-    let files = &snapshot.index.files;
-    let place = |(f, start): (u32, u32)| {
-        let file = &files[f as usize];
-        (file.rel.clone(), file.tokens[start as usize].start)
-    };
-    Cursor {
-        smaller: u32::MAX - c.len,
-        shorter: u32::MAX - lines(snapshot, c),
-        first: place(c.first),
-        second: place(c.second),
+/// Positions in a [`Listing`], ascending: every one, or some.
+enum Positions<'l> {
+    Every(usize),
+    Some(Cow<'l, [u32]>),
+}
+
+impl Positions<'_> {
+    fn get(&self, i: usize) -> u32 {
+        match self {
+            Positions::Every(_) => i as u32,
+            Positions::Some(list) => list[i],
+        }
+    }
+
+    /// How many positions lead for which `holds` is true (it must be true
+    /// of a prefix of them and false after).
+    fn leading(&self, holds: impl Fn(u32) -> bool) -> usize {
+        match self {
+            Positions::Every(n) => {
+                // A binary search over the positions `0..n` themselves.
+                let (mut low, mut high) = (0, *n);
+                while low < high {
+                    let mid = low + (high - low) / 2;
+                    if holds(mid as u32) {
+                        low = mid + 1;
+                    } else {
+                        high = mid;
+                    }
+                }
+                low
+            }
+            Positions::Some(list) => list.partition_point(|&p| holds(p)),
+        }
     }
 }
 
-fn span(file: &SourceFile, start: u32, len: u32) -> Span {
-    Span {
-        start: file.token_start(start),
-        end: file.token_end(start + len - 1),
+/// The positions of the clones with a place that `path` names, as the
+/// list's filter reads it: with a final `/`, a file under that folder;
+/// without, that file or a file under the folder of that name.
+fn in_path_positions<'l>(snapshot: &Snapshot, listing: &'l Listing, path: &str) -> Cow<'l, [u32]> {
+    if let Some(folder) = path.strip_suffix('/') {
+        return Cow::Borrowed(listing.in_folder(folder));
     }
+    let under = listing.in_folder(path);
+    match snapshot.index.file_by_rel(path).map(|f| listing.in_file(f)) {
+        None => Cow::Borrowed(under),
+        Some(file) if under.is_empty() => Cow::Borrowed(file),
+        Some(file) => {
+            let mut both: Vec<u32> = file.iter().chain(under).copied().collect();
+            both.sort_unstable();
+            both.dedup();
+            Cow::Owned(both)
+        }
+    }
+}
+
+/// The sort key of a clone: size, then its places by path and byte offset.
+fn key(snapshot: &Snapshot, c: &ClonePair) -> Cursor {
+    let (smaller, shorter, first, second) = key_of(snapshot, c);
+    Cursor {
+        smaller,
+        shorter,
+        first: (first.0.to_owned(), first.1),
+        second: (second.0.to_owned(), second.1),
+    }
+}
+
+/// A [`Cursor`]'s fields, borrowed: what a cursor is compared with.
+type KeyRef<'s> = (u32, u32, (&'s str, u32), (&'s str, u32));
+
+impl Cursor {
+    fn as_ref(&self) -> KeyRef<'_> {
+        fn place((rel, at): &(String, u32)) -> (&str, u32) {
+            (rel.as_str(), *at)
+        }
+        (
+            self.smaller,
+            self.shorter,
+            place(&self.first),
+            place(&self.second),
+        )
+    }
+}
+
+/// The sort key of a clone, borrowed from the snapshot.
+fn key_of<'s>(snapshot: &'s Snapshot, c: &ClonePair) -> KeyRef<'s> {
+    let files = &snapshot.index.files;
+    let place = |(f, start): (u32, u32)| {
+        let file = &files[f as usize];
+        (file.rel.as_str(), file.tokens[start as usize].start)
+    };
+    (
+        u32::MAX - c.len,
+        u32::MAX - listing::lines(&snapshot.index, c),
+        place(c.first),
+        place(c.second),
+    )
 }
 
 /// One place of a clone: its file, its tokens and their span.
@@ -226,12 +328,6 @@ fn places<'s>(snapshot: &'s Snapshot, c: &ClonePair) -> [At<'s>; 2] {
             span: span(file, start, len),
         }
     })
-}
-
-/// Lines of the larger place of `c`.
-fn lines(snapshot: &Snapshot, c: &ClonePair) -> u32 {
-    let [first, second] = places(snapshot, c);
-    first.span.lines().max(second.span.lines())
 }
 
 /// The tokens `range` of `file` as a span; `None` when it is empty.
@@ -362,10 +458,13 @@ pub(crate) fn detail(
     id_wanted: &str,
 ) -> Option<CloneDetail> {
     let found = snapshot.clones(config);
-    let clones = &found.0[..];
-    let c = clones
-        .iter()
-        .find(|c| id(&key(snapshot, c), c.len) == id_wanted)?;
+    // Ids are 16 lower-case hex digits, as `id` writes them.
+    let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    if id_wanted.len() != 16 || !id_wanted.bytes().all(hex) {
+        return None;
+    }
+    let wanted = u64::from_str_radix(id_wanted, 16).ok()?;
+    let c = &found.0[snapshot.listing(config).by_id(wanted)? as usize];
     // The matched tokens of each place, pair by pair: a near-miss clone's
     // gaps are in the places' text but not among their tokens.
     let matched = |second: bool| -> Vec<u32> {
@@ -424,21 +523,266 @@ fn text_of(file: &SourceFile, i: u32) -> &str {
     &file.text[token.start as usize..token.end() as usize]
 }
 
-/// A clone's id: a hash of its places and size.
+/// A clone's id: a hash of its places and size ([`listing::id`]).
 fn id(key: &Cursor, tokens: u32) -> String {
-    let mut bytes = Vec::with_capacity(key.first.0.len() + key.second.0.len() + 16);
-    for (rel, at) in [&key.first, &key.second] {
-        bytes.extend_from_slice(rel.as_bytes());
-        bytes.push(0);
-        bytes.extend_from_slice(&at.to_le_bytes());
-    }
-    bytes.extend_from_slice(&tokens.to_le_bytes());
-    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
+    let id = listing::id(
+        (&key.first.0, key.first.1),
+        (&key.second.0, key.second.1),
+        tokens,
+    );
+    format!("{id:016x}")
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::project::progress::Progress;
+    use crate::project::scan::{scan, Reuse};
+
+    /// A scanned project of JavaScript, TypeScript and Python files in
+    /// nested folders, sharing functions in varied runs: clones of many
+    /// sizes, across folders and formats. Keep the directory while the
+    /// snapshot is read.
+    pub(crate) fn generated(
+        mode: &str,
+    ) -> (
+        tempfile::TempDir,
+        Snapshot,
+        Config,
+        std::sync::Arc<Registry>,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let js = |k: usize| {
+            let extra = "    total{k} -= item.discount{k};\n".repeat(k % 4);
+            format!(
+                "export function f{k}(items, limit) {{\n  let total{k} = 0;\n  for (const item of items) {{\n    if (item.price{k} > limit + {k}) {{\n      total{k} += item.price * item.count{k};\n{extra}    }}\n  }}\n  return total{k};\n}}\n"
+            )
+            .replace("{k}", &k.to_string())
+        };
+        let py = |k: usize| {
+            let extra = "            total{k} -= item.discount{k}\n".repeat(k % 3);
+            format!(
+                "def f{k}(items, limit):\n    total{k} = 0\n    for item in items:\n        if item.price{k} > limit + {k}:\n            total{k} += item.price * item.count{k}\n{extra}    return total{k}\n"
+            )
+            .replace("{k}", &k.to_string())
+        };
+        let names = [
+            "a/x.js",
+            "a/b/y.ts",
+            "a/b/z.js",
+            "a/b/c/deep.js",
+            "ab/w.js",
+            "ab.js",
+            "c.js",
+            "d/e.ts",
+            "d/f.js",
+            "a/p.py",
+            "a/b/q.py",
+            "r.py",
+            "d/s.py",
+        ];
+        // A fixed generator: each file takes its own run of functions.
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for (i, name) in names.iter().enumerate() {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let mut text = String::new();
+            for j in 0..4 + next(5) {
+                let k = next(8) as usize;
+                if name.ends_with(".py") {
+                    text.push_str(&py(k));
+                    text.push_str(&format!("def own{i}_{j}():\n    return {i}\n\n"));
+                } else {
+                    text.push_str(&js(k));
+                    if next(2) == 0 {
+                        text.push_str(&format!("const own{i}_{j} = {i};\n"));
+                    }
+                }
+            }
+            std::fs::write(path, text).unwrap();
+        }
+        use clap::Parser as _;
+        let cli = crate::project::config::Cli::try_parse_from([
+            "dupcheck",
+            dir.path().to_str().unwrap(),
+            "--no-cache",
+            "--min-tokens",
+            "20",
+            "--min-lines",
+            "3",
+            "--mode",
+            mode,
+        ])
+        .unwrap();
+        let registry = Registry::builtin();
+        let config = Config::resolve(&cli, dir.path(), &registry, |_| {}).unwrap();
+        let snapshot = scan(&config, &registry, &Reuse::default(), &Progress::quiet()).unwrap();
+        (dir, snapshot, config, registry)
+    }
+
+    /// The list as it was made before the listing: every clone filtered,
+    /// keyed and sorted on each call.
+    fn reference(
+        snapshot: &Snapshot,
+        config: &Config,
+        query: &ClonesQuery,
+    ) -> (Vec<Cursor>, usize) {
+        let files = &snapshot.index.files;
+        let found = snapshot.clones(config);
+        let in_path = |file: &SourceFile| {
+            let prefix = query.path.as_str();
+            prefix.is_empty()
+                || file.rel.strip_prefix(prefix).is_some_and(|rest| {
+                    rest.is_empty() || rest.starts_with('/') || prefix.ends_with('/')
+                })
+        };
+        let wanted = |c: &ClonePair| {
+            let (a, b) = (&files[c.first.0 as usize], &files[c.second.0 as usize]);
+            c.len >= query.min_tokens
+                && (in_path(a) || in_path(b))
+                && query.format.is_none_or(|f| a.format == f || b.format == f)
+        };
+        let key = |c: &ClonePair| {
+            let [first, second] = places(snapshot, c);
+            let place = |(f, start): (u32, u32)| {
+                let file = &files[f as usize];
+                (file.rel.clone(), file.tokens[start as usize].start)
+            };
+            Cursor {
+                smaller: u32::MAX - c.len,
+                shorter: u32::MAX - first.span.lines().max(second.span.lines()),
+                first: place(c.first),
+                second: place(c.second),
+            }
+        };
+        let mut keys: Vec<Cursor> = found.0.iter().filter(|c| wanted(c)).map(key).collect();
+        let total = keys.len();
+        if let Some(after) = &query.after {
+            keys.retain(|k| k > after);
+        }
+        keys.sort();
+        (keys, total)
+    }
+
+    #[test]
+    fn every_filter_pages_through_the_listing_as_through_a_sort_of_every_clone() {
+        let (_dir, snapshot, config, registry) = generated("strict");
+        let clones = snapshot.clones(&config).0.len();
+        assert!(clones > 40, "{clones} clones");
+        let format = |name: &str| registry.lookup(name).map(|f| f.id);
+        let mut paths: Vec<String> = ["", "a", "a/", "a/b", "a/b/", "a/b/z.js", "ab", "ab.js"]
+            .into_iter()
+            .chain(["d", "nope", "a//", "/", "a/b/c/deep.js/", "r.py", "a/b/c"])
+            .map(str::to_owned)
+            .collect();
+        paths.extend(snapshot.index.files.iter().map(|f| f.rel.clone()));
+        let mut checked = 0;
+        for path in &paths {
+            for format in [
+                None,
+                format("javascript"),
+                format("typescript"),
+                format("python"),
+            ] {
+                for min_tokens in [0, 30, 45, 1_000] {
+                    let wanted = ClonesQuery {
+                        path: path.clone(),
+                        format,
+                        min_tokens,
+                        ..ClonesQuery::default()
+                    };
+                    let (keys, total) = reference(&snapshot, &config, &wanted);
+                    for limit in [1, 3, 1_000] {
+                        // Page through, each page from the cursor of the last.
+                        let mut query = ClonesQuery {
+                            limit,
+                            ..wanted.clone()
+                        };
+                        let mut listed = Vec::new();
+                        loop {
+                            let page = list(&snapshot, &config, &registry, &query);
+                            assert_eq!(page.total, total, "{query:?}");
+                            assert!(page.clones.len() <= limit);
+                            listed.extend(page.clones.into_iter().map(|c| c.id));
+                            match page.next_cursor {
+                                Some(next) => query.after = Cursor::decode(&next),
+                                None => break,
+                            }
+                        }
+                        let expected: Vec<String> =
+                            keys.iter().map(|k| id(k, u32::MAX - k.smaller)).collect();
+                        assert_eq!(listed, expected, "{wanted:?}, limit {limit}");
+                        checked += listed.len();
+                    }
+                    // A cursor no clone has lists what sorts after it.
+                    for (tokens, lines, rel) in [(30, 9, "a/b"), (44, 0, "b"), (25, 99, "")] {
+                        let after = Cursor {
+                            smaller: u32::MAX - tokens,
+                            shorter: u32::MAX - lines,
+                            first: (rel.to_owned(), 10),
+                            second: (rel.to_owned(), 10),
+                        };
+                        let query = ClonesQuery {
+                            after: Some(after),
+                            limit: MAX_LIMIT,
+                            ..wanted.clone()
+                        };
+                        let (keys, total) = reference(&snapshot, &config, &query);
+                        let page = list(&snapshot, &config, &registry, &query);
+                        let ids: Vec<String> = page.clones.into_iter().map(|c| c.id).collect();
+                        let expected: Vec<String> =
+                            keys.iter().map(|k| id(k, u32::MAX - k.smaller)).collect();
+                        assert_eq!((ids, page.total), (expected, total), "{query:?}");
+                    }
+                }
+            }
+        }
+        assert!(checked > 1_000, "{checked} clones listed");
+    }
+
+    #[test]
+    fn each_listed_id_finds_its_clone_and_no_other_text_does() {
+        let (_dir, snapshot, config, registry) = generated("mild");
+        let mut query = ClonesQuery {
+            limit: MAX_LIMIT,
+            ..ClonesQuery::default()
+        };
+        let mut listed = Vec::new();
+        loop {
+            let page = list(&snapshot, &config, &registry, &query);
+            listed.extend(page.clones);
+            match page.next_cursor {
+                Some(next) => query.after = Cursor::decode(&next),
+                None => break,
+            }
+        }
+        assert_eq!(listed.len(), snapshot.clones(&config).0.len());
+        for listed in &listed {
+            let detail = detail(&snapshot, &config, &registry, &listed.id).unwrap();
+            assert_eq!((&detail.id, &detail.clone), (&listed.id, &listed.clone));
+        }
+        let id = &listed[0].id;
+        let upper = id.to_uppercase();
+        let plus = format!("+{}", &id[1..]);
+        for bad in [
+            &upper,
+            &plus,
+            &id[1..],
+            "",
+            "0000000000000000",
+            "zzzzzzzzzzzzzzzz",
+        ] {
+            if bad != id.as_str() {
+                assert_eq!(detail(&snapshot, &config, &registry, bad), None, "{bad}");
+            }
+        }
+    }
 
     #[test]
     fn cursors_round_trip_and_refuse_anything_else() {
