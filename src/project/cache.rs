@@ -31,8 +31,8 @@ use crate::project::config::Config;
 /// The first bytes of an index cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
-/// (2: a token's third number packs its length and class; 3: its text id
-/// is 32 bits, and fingerprints are not kept.)
+/// (2: a token's third number packs its length and class; 3: fingerprints
+/// are not kept.)
 pub const FORMAT_VERSION: u32 = 3;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
@@ -346,7 +346,7 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'s
 }
 
 /// Bytes per token in a cache entry.
-const TOKEN_BYTES: usize = 12;
+const TOKEN_BYTES: usize = 16;
 
 /// The most tokens a file of `size` bytes can have: one per byte, and a
 /// wall between any two.
@@ -385,7 +385,7 @@ fn decode_from<R: std::io::Read>(
             return Err("more tokens than the file can have");
         }
         let tokens = r.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
-            Token::from_raw(le32(&c[..4]), le32(&c[4..8]), le32(&c[8..]))
+            Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..]))
         })?;
         files.insert(rel, CachedFile { meta, tokens });
     }
@@ -606,7 +606,8 @@ mod tests {
             }
             body.extend_from_slice(&tokens.to_le_bytes());
             for i in 0..tokens {
-                for v in [1, i / 2, 1] {
+                body.extend_from_slice(&1u64.to_le_bytes());
+                for v in [i / 2, 1] {
                     body.extend_from_slice(&u32::to_le_bytes(v));
                 }
             }

@@ -53,26 +53,7 @@ pub(crate) const NORMALIZATION_VERSION: u32 = 4;
 /// between the tokens before and after it. Matching takes it for equal to
 /// no token, itself included, so no run crosses suppressed code (its lines
 /// are never inside a duplication). Never first or last in a stream.
-pub(crate) const WALL: u32 = fold(fnv1a(b"\0$wall"));
-
-/// The 32 bits of a 64-bit text hash that a token keeps: its two halves
-/// xored. Keeping 32 bits makes a token 12 bytes, not 16 (the index's
-/// biggest array: 130 million tokens in the Linux kernel). Two texts that
-/// share them compare equal, but for a run to be taken for a copy every
-/// one of its 50 or more tokens must be equal, and among the 2^32 values a
-/// codebase's few million distinct texts seldom meet twice.
-const fn fold(hash: u64) -> u32 {
-    (hash ^ (hash >> 32)) as u32
-}
-
-/// The text id a token keeps of `hash`, a 64-bit hash of its text: its
-/// [`fold`], never [`WALL`] (which only walls have).
-const fn text_id(hash: u64) -> u32 {
-    match fold(hash) {
-        WALL => WALL ^ 1,
-        id => id,
-    }
-}
+pub(crate) const WALL: u64 = fnv1a(b"\0$wall");
 
 /// How much of a token's text its identity keeps (docs/matching.md, "Tokens and modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -186,14 +167,13 @@ impl TokenClass {
 /// class.
 pub(crate) const MAX_TOKEN_LEN: u32 = (1 << 29) - 1;
 
-/// One normalized token: what is compared, and where it is. 12 bytes (the
-/// index's biggest array): the text hash folded to 32 bits, the class
-/// packed with the length.
+/// One normalized token: what is compared, and where it is. 16 bytes (the
+/// index's biggest array): the class is packed with the length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
-    /// [`text_id`] of the [`fnv1a`] of the text (lower-cased with
-    /// `--ignoreCase`): the identity in strict mode.
-    text: u32,
+    /// [`fnv1a`] of the text (lower-cased with `--ignoreCase`): the
+    /// identity in strict mode.
+    text: u64,
     /// Byte offset of the first byte.
     pub start: u32,
     /// The length in bytes (low 29 bits) and the [`TokenClass`] (high 3).
@@ -201,41 +181,26 @@ pub struct Token {
 }
 
 /// The id of `$id`, the identity of identifiers in mild and weak modes.
-/// Placeholders keep all 64 bits of their hash, and a text id is 32 bits
-/// wide, so no text is ever equal to a placeholder.
 const ABSTRACT_IDENTIFIER: u64 = fnv1a(ID.as_bytes());
 
 impl Token {
-    /// The token of text hash `text` (64-bit [`fnv1a`]) and class `class`
-    /// at `start..end` (at most [`MAX_TOKEN_LEN`] bytes).
+    /// The token of text hash `text` and class `class` at `start..end`
+    /// (at most [`MAX_TOKEN_LEN`] bytes).
     pub(crate) fn new(text: u64, class: TokenClass, start: u32, end: u32) -> Token {
         let len = end - start;
         debug_assert!(len <= MAX_TOKEN_LEN, "a token of {len} bytes");
         Token {
-            text: text_id(text),
+            text,
             start,
             len_class: (len & MAX_TOKEN_LEN) | (class as u32) << 29,
         }
     }
 
-    /// A [`WALL`] at byte `at`.
-    pub(crate) fn wall(at: u32) -> Token {
-        Token {
-            text: WALL,
-            start: at,
-            len_class: 0,
-        }
-    }
-
     /// The token of the cache's three numbers (see [`Token::raw`]), unless
     /// they name no class.
-    pub(crate) fn from_raw(text: u32, start: u32, len_class: u32) -> Option<Token> {
+    pub(crate) fn from_raw(text: u64, start: u32, len_class: u32) -> Option<Token> {
         TokenClass::from_code(len_class >> 29)?;
         start.checked_add(len_class & MAX_TOKEN_LEN)?;
-        // Only walls have the wall's id, and they are empty.
-        if text == WALL && len_class != 0 {
-            return None;
-        }
         Some(Token {
             text,
             start,
@@ -243,8 +208,8 @@ impl Token {
         })
     }
 
-    /// The three numbers a cache stores: text id, start, length and class.
-    pub(crate) fn raw(self) -> (u32, u32, u32) {
+    /// The three numbers a cache stores: text hash, start, length and class.
+    pub(crate) fn raw(self) -> (u64, u32, u32) {
         (self.text, self.start, self.len_class)
     }
 
@@ -285,7 +250,7 @@ impl Token {
             (Mode::Weak, 2) => ABSTRACT_LITERALS[0],
             (Mode::Weak, 3) => ABSTRACT_LITERALS[1],
             (Mode::Weak, 4) => ABSTRACT_LITERALS[2],
-            _ => u64::from(self.text),
+            _ => self.text,
         }
     }
 
@@ -323,31 +288,16 @@ pub(crate) const ABSTRACT_LITERALS: [u64; 3] = [
 
 /// Ids of the separators between the entries of a table of literals.
 pub(crate) const TABLE_SEPARATORS: [u64; 9] = [
-    text_id(fnv1a(b",")) as u64,
-    text_id(fnv1a(b";")) as u64,
-    text_id(fnv1a(b":")) as u64,
-    text_id(fnv1a(b"(")) as u64,
-    text_id(fnv1a(b")")) as u64,
-    text_id(fnv1a(b"[")) as u64,
-    text_id(fnv1a(b"]")) as u64,
-    text_id(fnv1a(b"{")) as u64,
-    text_id(fnv1a(b"}")) as u64,
+    fnv1a(b","),
+    fnv1a(b";"),
+    fnv1a(b":"),
+    fnv1a(b"("),
+    fnv1a(b")"),
+    fnv1a(b"["),
+    fnv1a(b"]"),
+    fnv1a(b"{"),
+    fnv1a(b"}"),
 ];
-
-// Placeholders are wider than any text id (see ABSTRACT_IDENTIFIER).
-const _: () = {
-    let placeholders = [
-        ABSTRACT_IDENTIFIER,
-        ABSTRACT_LITERALS[0],
-        ABSTRACT_LITERALS[1],
-        ABSTRACT_LITERALS[2],
-    ];
-    let mut i = 0;
-    while i < placeholders.len() {
-        assert!(placeholders[i] > u32::MAX as u64);
-        i += 1;
-    }
-};
 
 /// The identity as a person reads it: placeholders without their NUL.
 fn readable(identity: &str) -> &str {
@@ -379,7 +329,7 @@ mod tests {
 
     /// Asserts that the ids of the tokens of `code` in each mode
     /// ([`Token::id_in`]) are the hashes of the identity texts that mode
-    /// gives (folded to 32 bits for texts) (what a token stream of one mode held before tokens kept
+    /// gives (what a token stream of one mode held before tokens kept
     /// their class).
     fn ids_are_derived(format: &Format, code: &str, normalization: &Normalization) {
         let tokens = tokenize(format, code, normalization).unwrap();
@@ -390,17 +340,11 @@ mod tests {
             for_each_leaf(format, code, |leaf| {
                 if let Fate::Kept(class) = normalizer.decide(format, leaf) {
                     let source = &code[leaf.start as usize..leaf.end as usize];
-                    let placeholder = mode.placeholder(class);
-                    let identity = placeholder.unwrap_or(source);
-                    let hash = if normalization.ignore_case {
+                    let identity = mode.placeholder(class).unwrap_or(source);
+                    expected.push(if normalization.ignore_case {
                         fnv1a_lowercase(identity)
                     } else {
                         fnv1a(identity.as_bytes())
-                    };
-                    // Placeholders keep their whole hash, texts its fold.
-                    expected.push(match placeholder {
-                        Some(_) => hash,
-                        None => u64::from(text_id(hash)),
                     });
                 }
             })
@@ -914,8 +858,8 @@ mod tests {
     }
 
     #[test]
-    fn a_token_is_12_bytes_and_keeps_its_range_and_class() {
-        assert_eq!(std::mem::size_of::<Token>(), 12);
+    fn a_token_is_16_bytes_and_keeps_its_range_and_class() {
+        assert_eq!(std::mem::size_of::<Token>(), 16);
         let classes = [
             TokenClass::Other,
             TokenClass::Identifier,
@@ -932,15 +876,6 @@ mod tests {
         // Codes 5 to 7 name no class; a range past 4 GiB is no range.
         assert_eq!(Token::from_raw(7, 0, 5 << 29), None);
         assert_eq!(Token::from_raw(7, u32::MAX, 2), None);
-        // Only an empty token has the wall's id, and no text does.
-        let wall = Token::wall(3);
-        assert!(wall.is_wall() && wall.start == 3 && wall.end() == 3);
-        assert_eq!(Token::from_raw(WALL, 3, 0), Some(wall));
-        assert_eq!(Token::from_raw(WALL, 3, 1), None);
-        // A text whose hash folds to the wall's id gets another.
-        let unlucky = u64::from(WALL);
-        assert_eq!(fold(unlucky), WALL);
-        assert!(!Token::new(unlucky, TokenClass::Other, 0, 1).is_wall());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 
 use super::leaves::Leaf;
-use super::{readable, Mode, Token, TokenClass, MAX_TOKEN_LEN};
+use super::{readable, Mode, Token, TokenClass, MAX_TOKEN_LEN, WALL};
 use crate::engine::grammar::{Class, Format};
 use crate::engine::hash::{fnv1a, fnv1a_lowercase};
 use crate::engine::patterns::{IgnorePatterns, Skipper};
@@ -150,7 +150,7 @@ impl Normalizer<'_, '_> {
         }
         if let Some(at) = self.wall_at.take() {
             if !tokens.is_empty() {
-                tokens.push(Token::wall(at));
+                tokens.push(Token::new(WALL, TokenClass::Other, at, at));
             }
         }
         let text = &self.text[leaf.start as usize..leaf.end as usize];
