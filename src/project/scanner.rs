@@ -206,11 +206,16 @@ impl Scanner {
         } else {
             Progress::quiet()
         };
+        // Files the cache held: a first scan that reuses exactly these
+        // leaves the cache as it is (no rewrite of gigabytes to say the
+        // same).
+        let mut cached = None;
         let outcome = self.build(|previous| {
             let mut reuse = Reuse::previous(previous.map(|p| &**p));
             if first && self.config.cache_dir.is_some() {
                 progress.phase("reading the cache");
                 reuse.cached = self.cached_files();
+                cached = Some(reuse.cached.len());
             }
             scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
         });
@@ -228,7 +233,8 @@ impl Scanner {
             // beside it: a stop during the minutes clone detection takes
             // on a big tree still leaves a cache for the next start.
             say(scanned_line(snapshot, progress.elapsed()));
-            if first || snapshot.parsed > 0 {
+            let cache_current = cached == Some(snapshot.index.files.len());
+            if snapshot.parsed > 0 || (first && !cache_current) {
                 self.save_cache_in_background(snapshot);
             }
             tracing::debug!("after the scan, {}", footprint_line(snapshot));
