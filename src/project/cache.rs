@@ -111,20 +111,19 @@ pub fn file_in(dir: &Path) -> PathBuf {
 /// `key`; an empty map otherwise (the reason is logged). Temporary files
 /// left by runs that were killed while writing are removed first.
 ///
-/// The file is read twice, in pieces, never whole: once for its checksum,
-/// then for its entries. So a warm start needs no buffer the size of the
-/// cache (2 GB for the Linux kernel) beside what it decodes, and there is
-/// no limit on its size but what its entries describe: each entry's tokens
-/// must be few enough for its file's size (see [`decode_from`]), so what is
-/// decoded is in proportion to the files it stands for.
+/// The file is read once, in pieces, never whole, and its checksum made as
+/// it is decoded (what was decoded is dropped if it does not match). So a
+/// warm start needs no buffer the size of the cache (2 GB for the Linux
+/// kernel) beside what it decodes, and there is no limit on its size but
+/// what its entries describe: each entry's tokens must be few enough for
+/// its file's size (see [`decode_from`]), so what is decoded is in
+/// proportion to the files it stands for.
 pub(crate) fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
     remove_stale_temp_files(dir);
     let path = file_in(dir);
-    let decoded = open_regular_file(&path, MAGIC).and_then(|(mut file, len)| {
-        let checksum = checksum_of(&mut file, len)?;
-        file.seek(std::io::SeekFrom::Start(0))?;
+    let decoded = open_regular_file(&path, MAGIC).map(|(file, len)| {
         let reader = std::io::BufReader::with_capacity(1 << 20, file.take(len));
-        Ok(decode_from(reader, key, checksum))
+        decode_from(reader, len, key)
     });
     match decoded {
         Ok(Ok(files)) => files,
@@ -173,28 +172,6 @@ pub(crate) fn open_regular_file(
     }
     file.seek(std::io::SeekFrom::Start(0))?;
     Ok((file, meta.len()))
-}
-
-/// The checksum stored at the end of a cache file of `len` bytes, if the
-/// bytes before it hash to it; read in pieces.
-fn checksum_of(file: &mut std::fs::File, len: u64) -> std::io::Result<u64> {
-    let damaged = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
-    let body = len.checked_sub(8).ok_or_else(|| damaged("truncated"))?;
-    let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
-    let mut piece = vec![0; 1 << 20];
-    let mut left = body;
-    while left > 0 {
-        let n = piece.len().min(left as usize);
-        file.read_exact(&mut piece[..n])?;
-        hasher.update(&piece[..n]);
-        left -= n as u64;
-    }
-    let mut stored = [0; 8];
-    file.read_exact(&mut stored)?;
-    if hasher.digest() != u64::from_le_bytes(stored) {
-        return Err(damaged("checksum mismatch (corrupt or truncated)"));
-    }
-    Ok(u64::from_le_bytes(stored))
 }
 
 /// The prefix of the temporary files of the cache file `name`; the
@@ -342,7 +319,7 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'s
     if checksum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
         return Err("checksum mismatch (corrupt or truncated)");
     }
-    decode_from(bytes, key, le64(checksum))
+    decode_from(bytes, bytes.len() as u64, key)
 }
 
 /// Bytes per token in a cache entry.
@@ -354,16 +331,22 @@ fn most_tokens(size: u64) -> u64 {
     size.saturating_mul(2).saturating_add(1)
 }
 
-/// The files of the cache read from `input` (all of a cache file, whose
-/// stored checksum, already verified, is `checksum`), or why they cannot
-/// be used. Nothing is allocated for an entry before its bytes are read,
-/// and no entry may hold more tokens than its file's size allows.
+/// The files of the cache read from `input` (all of a cache file, `len`
+/// bytes), or why they cannot be used: its checksum is made as it is read
+/// and compared at the end. Nothing is allocated for an entry before its
+/// bytes are read, and no entry may hold more tokens than its file's size
+/// allows.
 fn decode_from<R: std::io::Read>(
     input: R,
+    len: u64,
     key: u64,
-    checksum: u64,
 ) -> Result<HashMap<String, CachedFile>, &'static str> {
-    let mut r = Reader::new(input);
+    let body = len.checked_sub(8).ok_or("truncated")?;
+    let mut r = Reader::new(Hashed {
+        input,
+        left: body,
+        hasher: xxhash_rust::xxh3::Xxh3Default::new(),
+    });
     let mut magic = [0; MAGIC.len()];
     r.fill(&mut magic)?;
     if &magic != MAGIC {
@@ -389,15 +372,37 @@ fn decode_from<R: std::io::Read>(
         })?;
         files.insert(rel, CachedFile { meta, tokens });
     }
+    if r.input.left > 0 {
+        return Err("trailing bytes");
+    }
+    let made = r.input.hasher.digest();
     let mut stored = [0; 8];
     r.fill(&mut stored)?;
-    if u64::from_le_bytes(stored) != checksum {
+    if u64::from_le_bytes(stored) != made {
         return Err("checksum mismatch (corrupt or truncated)");
     }
     if !r.at_end() {
         return Err("trailing bytes");
     }
     Ok(files)
+}
+
+/// A reader that hashes the first `left` bytes read through it: a cache
+/// file's body, whose checksum follows it.
+struct Hashed<R> {
+    input: R,
+    left: u64,
+    hasher: xxhash_rust::xxh3::Xxh3Default,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.input.read(buf)?;
+        let hashed = n.min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        self.hasher.update(&buf[..hashed]);
+        self.left -= hashed as u64;
+        Ok(n)
+    }
 }
 
 fn le64(b: &[u8]) -> u64 {
