@@ -559,6 +559,26 @@ pub(crate) fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint>
     out
 }
 
+/// JavaScript files of `(path, text)`, for tests.
+#[cfg(test)]
+pub(crate) fn js_files(registry: &Registry, files: &[(&str, &str)]) -> Vec<Arc<SourceFile>> {
+    let js = registry.lookup("js").unwrap();
+    let file = |(path, text): &(&str, &str)| {
+        let meta = FileMeta::of(text, text.len() as u64, 0);
+        let (path, text) = (path.to_string(), text.to_string());
+        let file = SourceFile::new(
+            path.clone(),
+            path,
+            js,
+            text,
+            meta,
+            &Normalization::default(),
+        );
+        Arc::new(file.unwrap())
+    };
+    files.iter().map(file).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -601,7 +621,6 @@ mod tests {
     #[test]
     fn repeated_lists_what_a_lookup_finds_beside_itself_in_position_order() {
         let registry = Registry::builtin();
-        let js = registry.lookup("js").unwrap();
         let winnow = Winnow::for_min_tokens(20);
         let shared =
             "function add(a, b) { const sum = a + b; console.log(sum); return sum * 2; }\n";
@@ -610,23 +629,8 @@ mod tests {
             format!("{shared}const unique = [9, 8, 7].map((n) => n * n);\n{shared}"),
             "while (true) { if (done()) { break; } tick(counter++, 'unique text'); }\n".into(),
         ];
-        let files = texts
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let path = format!("f{i}.js");
-                let meta = FileMeta::of(text, text.len() as u64, 0);
-                let file = SourceFile::new(
-                    path.clone(),
-                    path,
-                    js,
-                    text.clone(),
-                    meta,
-                    &Normalization::default(),
-                );
-                Arc::new(file.unwrap())
-            })
-            .collect();
+        let [a, b, c] = texts.each_ref().map(String::as_str);
+        let files = js_files(&registry, &[("f0.js", a), ("f1.js", b), ("f2.js", c)]);
         let index = Index::build(files, &registry, winnow);
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
         for (file_id, file) in index.files.iter().enumerate() {
@@ -650,25 +654,6 @@ mod tests {
         let [first, second, third] = [0, 1, 2].map(|f| &index.repeated()[f]);
         assert!(!first.fingerprints.is_empty() && !second.seeds.is_empty());
         assert!(third.fingerprints.is_empty() && third.seeds.is_empty());
-    }
-
-    /// JavaScript files of `(path, text)`.
-    fn js_files(registry: &Registry, files: &[(&str, &str)]) -> Vec<Arc<SourceFile>> {
-        let js = registry.lookup("js").unwrap();
-        let file = |(path, text): &(&str, &str)| {
-            let meta = FileMeta::of(text, text.len() as u64, 0);
-            let (path, text) = (path.to_string(), text.to_string());
-            let file = SourceFile::new(
-                path.clone(),
-                path,
-                js,
-                text,
-                meta,
-                &Normalization::default(),
-            );
-            Arc::new(file.unwrap())
-        };
-        files.iter().map(file).collect()
     }
 
     #[test]

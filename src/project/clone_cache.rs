@@ -221,47 +221,30 @@ impl Words<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
-    use crate::engine::index::{FileMeta, SourceFile};
+    use crate::engine::index::js_files;
     use crate::engine::matching::{project_clones, Thresholds};
-    use crate::engine::tokens::{Mode, Normalization};
+    use crate::engine::tokens::Mode;
 
     /// An index of three JavaScript files, two with a near-miss copy and
     /// one with an exact copy of a function.
     fn index() -> Index {
         let registry = Registry::builtin();
-        let js = registry.lookup("js").unwrap();
         let body = |extra: &str| {
             format!(
                 "function total(items, rate) {{\n  let sum = 0;\n  for (const item of items) {{\n    sum += item.price * item.count;\n    {extra}\n  }}\n  const taxed = sum * (1 + rate);\n  console.log('total', taxed);\n  return Math.round(taxed * 100) / 100;\n}}\n"
             )
         };
-        let texts = [
-            body("log(item);"),
+        let (same, other) = (
             body("log(item);"),
             body("if (item.free) { continue; } audit(item.id, 'checked');"),
-        ];
-        let files = texts
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let rel = format!("f{i}.js");
-                let meta = FileMeta::of(text, text.len() as u64, 0);
-                let file = SourceFile::new(
-                    rel.clone(),
-                    rel,
-                    js,
-                    text.clone(),
-                    meta,
-                    &Normalization::default(),
-                );
-                Arc::new(file.unwrap())
-            })
-            .collect();
+        );
+        let files = js_files(
+            &registry,
+            &[("f0.js", &same), ("f1.js", &same), ("f2.js", &other)],
+        );
         Index::build(files, &registry, Winnow::for_min_tokens(20))
     }
 

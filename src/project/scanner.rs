@@ -280,15 +280,13 @@ impl Scanner {
         }
     }
 
-    /// Keeps `snapshot`'s clones (detected for this configuration) in the
-    /// cache, for the next start; failures are logged.
+    /// Keeps `snapshot`'s clones (detected for this configuration: called
+    /// once its statistics are) in the cache, for the next start; failures
+    /// are logged.
     fn keep_clones(&self, snapshot: &Snapshot) {
         let Some(dir) = &self.config.cache_dir else {
             return;
         };
-        if !snapshot.has_clones(&self.config) {
-            return;
-        }
         let clones = snapshot.clones(&self.config);
         if let Err(err) = clone_cache::save(dir, self.clone_list_key(snapshot), &clones) {
             tracing::warn!("cannot keep the clone list in {}: {err}", dir.display());

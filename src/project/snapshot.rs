@@ -175,15 +175,6 @@ impl Snapshot {
         format!("{:?}", CloneSettings::of(config))
     }
 
-    /// Whether `config`'s clones were detected (or adopted) already.
-    pub(crate) fn has_clones(&self, config: &Config) -> bool {
-        let settings = CloneSettings::of(config);
-        let cells = self.clones.0.lock().unwrap_or_else(|e| e.into_inner());
-        cells
-            .iter()
-            .any(|(s, cell)| *s == settings && cell.get().is_some())
-    }
-
     /// Bytes held by the clone lists detected so far (one per set of
     /// settings that asked), for the memory breakdown.
     pub(crate) fn clone_list_bytes(&self) -> u64 {
