@@ -281,19 +281,14 @@ impl Index {
     ) -> Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let previous = previous.filter(|p| p.winnow == winnow);
-        // Where each file of `previous` is in `files`, if it is there.
-        let mut moved = vec![u32::MAX; previous.map_or(0, |p| p.files.len())];
-        let mut fresh = Vec::new();
-        for (id, file) in files.iter().enumerate() {
-            let shared = previous.and_then(|p| {
-                let old = p.file_by_rel(&file.rel)?;
-                Arc::ptr_eq(&p.files[old as usize], file).then_some(old)
-            });
-            match shared {
-                Some(old) => moved[old as usize] = id as u32,
-                None => fresh.push(id as u32),
-            }
+        let moved = previous.map_or_else(Vec::new, |p| moved(p, &files));
+        let mut shared = vec![false; files.len()];
+        for &id in moved.iter().filter(|&&id| id != u32::MAX) {
+            shared[id as usize] = true;
         }
+        let fresh: Vec<u32> = (0..files.len() as u32)
+            .filter(|&id| !shared[id as usize])
+            .collect();
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
         let prints: Vec<Prints> = fresh
             .par_iter()
@@ -417,6 +412,12 @@ impl Index {
                 + bytes_of(repeated);
         }
         f
+    }
+
+    /// Where each file of `previous` is in this index (built on it), or
+    /// `u32::MAX` where it is not: the same `Arc` at the same path.
+    pub(crate) fn moved_from(&self, previous: &Index) -> Vec<u32> {
+        moved(previous, &self.files)
     }
 
     /// The file at a path relative to DIR.
@@ -547,6 +548,20 @@ impl Table {
         let len = within[start..].partition_point(|p| p.hash == hash);
         &within[start..start + len]
     }
+}
+
+/// Where each file of `previous` is among `files` (sorted by path), or
+/// `u32::MAX` where it is not: the same `Arc` at the same path.
+fn moved(previous: &Index, files: &[Arc<SourceFile>]) -> Vec<u32> {
+    let mut moved = vec![u32::MAX; previous.files.len()];
+    for (id, file) in files.iter().enumerate() {
+        if let Some(old) = previous.file_by_rel(&file.rel) {
+            if Arc::ptr_eq(&previous.files[old as usize], file) {
+                moved[old as usize] = id as u32;
+            }
+        }
+    }
+    moved
 }
 
 /// The winnowed fingerprints of a token stream, made of its weak ids (the

@@ -21,12 +21,8 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use crate::engine::fingerprint::{Fingerprint, Winnow};
-use crate::engine::index::{
-    fingerprints, folder_of, Index, Posting, Postings, SourceFile, SEED_TOKENS,
-};
+use crate::engine::index::{fingerprints, Index, Posting, Postings, SourceFile, SEED_TOKENS};
 use crate::engine::near_miss;
 use crate::engine::runs::{
     find_runs, is_abstract_literal, is_repetitive, is_table_token, split, table_stretch, Expired,
@@ -286,20 +282,20 @@ pub(crate) fn snippet_matches(
 }
 
 /// What near-miss detection asks of a query.
-struct NearQuery<'q> {
+pub(crate) struct NearQuery<'q> {
     /// The query's tokens.
-    tokens: &'q [Token],
+    pub tokens: &'q [Token],
     /// Its seeds ([`Postings::Seeds`]): all of them, or those that occur
     /// elsewhere too.
-    seeds: &'q [Fingerprint],
+    pub seeds: &'q [Fingerprint],
     /// Its format family.
-    family: usize,
+    pub family: usize,
     /// The mode its parts are equal in.
-    mode: Mode,
+    pub mode: Mode,
     /// Matched tokens a copy needs, less what its edits cost.
-    min_tokens: u32,
+    pub min_tokens: u32,
     /// The least similarity of a copy.
-    similarity: f64,
+    pub similarity: f64,
 }
 
 /// The near-miss copies of `query` in the index, reconciled with its exact
@@ -307,7 +303,7 @@ struct NearQuery<'q> {
 /// that an exact run matching at least as many tokens overlaps is that run,
 /// and exact runs inside a copy that matches more are its parts, taken out
 /// of `runs`. `keep` decides which seed postings to try.
-fn near_copies(
+pub(crate) fn near_copies(
     index: &Index,
     query: &NearQuery<'_>,
     weak_runs: &[Run],
@@ -373,160 +369,8 @@ pub(crate) fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
     hasher.digest()
 }
 
-/// A clone inside the project: two places with the same tokens, or, of a
-/// near-miss clone, the same parts in the same order with small gaps.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct ClonePair {
-    /// The place that comes first (by file, then position): its file and
-    /// first token.
-    pub first: (u32, u32),
-    /// The other place.
-    pub second: (u32, u32),
-    /// Tokens matched: those of each place of an exact clone.
-    pub len: u32,
-    /// A near-miss clone's parts (`a` in the first place's file, `b` in
-    /// the second's); `None` for an exact clone.
-    pub near: Option<Box<near_miss::Chain>>,
-}
-
-impl ClonePair {
-    /// An exact clone: `len` tokens equal from each place on.
-    pub(crate) fn exact(first: (u32, u32), second: (u32, u32), len: u32) -> ClonePair {
-        ClonePair {
-            first,
-            second,
-            len,
-            near: None,
-        }
-    }
-
-    /// Tokens spanned by the first and by the second place.
-    pub(crate) fn extent(&self) -> (u32, u32) {
-        self.near.as_ref().map_or((self.len, self.len), |chain| {
-            (chain.a().len() as u32, chain.b().len() as u32)
-        })
-    }
-
-    /// The matched runs, in order: each as its first token in the first
-    /// place's file, in the second's, and its length.
-    pub(crate) fn parts(&self) -> Vec<(u32, u32, u32)> {
-        match &self.near {
-            None => vec![(self.first.1, self.second.1, self.len)],
-            Some(chain) => chain.parts.iter().map(|p| (p.a, p.b, p.len)).collect(),
-        }
-    }
-
-    /// Matched tokens over the tokens spanned on the longer side, of a
-    /// near-miss clone.
-    pub(crate) fn similarity(&self) -> Option<f64> {
-        self.near.as_ref().map(|chain| chain.similarity())
-    }
-}
-
-/// Whole-project detection (docs/matching.md, "Clones in the project"): every maximal run equal in `mode`
-/// between two different locations meeting both thresholds on both sides,
-/// once per unordered pair, and with `near_miss` (a least similarity)
-/// every near-miss copy too, as a snippet check finds them. Returns the
-/// clones, sorted, and how many fingerprint lookups were skipped by
-/// [`POSTING_CAP`].
-pub(crate) fn project_clones(
-    index: &Index,
-    mode: Mode,
-    thresholds: Thresholds,
-    skip_local: bool,
-    near_miss: Option<f64>,
-) -> (Vec<ClonePair>, usize) {
-    // Only what occurs elsewhere can be found elsewhere (read here, once,
-    // not from inside the tasks below).
-    let repeated_of = index.repeated();
-    let per_file: Vec<(Vec<ClonePair>, usize)> = (0..index.files.len() as u32)
-        .into_par_iter()
-        .with_max_len(1)
-        .map(|fa| {
-            let file = &index.files[fa as usize];
-            let repeated = &repeated_of[fa as usize];
-            // Each unordered pair is found from its first location only.
-            let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
-            let found = find_runs(
-                &file.tokens,
-                &repeated.fingerprints,
-                index,
-                Postings::Fingerprints,
-                file.family,
-                None,
-                keep,
-            );
-            let (weak_runs, capped) = without_deadline(found);
-            let mut runs = Vec::with_capacity(weak_runs.len());
-            for run in &weak_runs {
-                let target = &index.files[run.file as usize].tokens;
-                split(
-                    *run,
-                    &file.tokens,
-                    target,
-                    mode,
-                    thresholds.min_tokens,
-                    &mut runs,
-                );
-            }
-            let chains = match near_miss {
-                Some(similarity) => {
-                    let query = NearQuery {
-                        tokens: &file.tokens,
-                        seeds: &repeated.seeds,
-                        family: file.family,
-                        mode,
-                        min_tokens: thresholds.min_tokens,
-                        similarity,
-                    };
-                    without_deadline(near_copies(
-                        index, &query, &weak_runs, &mut runs, None, keep,
-                    ))
-                }
-                None => Vec::new(),
-            };
-            let exact = runs.into_iter().filter_map(|run| {
-                let mut len = run.len;
-                if run.file == fa {
-                    // Two places of one file must not overlap.
-                    len = len.min(run.b.saturating_sub(run.a));
-                }
-                let clone = ClonePair::exact((fa, run.a), (run.file, run.b), len);
-                (clone.first < clone.second && qualifies(index, &clone, mode, thresholds))
-                    .then_some(clone)
-            });
-            let near = chains.into_iter().filter_map(|chain| {
-                let (a, b) = (chain.a(), chain.b());
-                let clone = ClonePair {
-                    first: (fa, a.start),
-                    second: (chain.file, b.start),
-                    len: chain.matched(),
-                    near: Some(Box::new(chain)),
-                };
-                let apart = clone.first.0 != clone.second.0 || a.end <= b.start;
-                (apart && clone.first < clone.second && spans_min_lines(index, &clone, thresholds))
-                    .then_some(clone)
-            });
-            let clones = exact
-                .chain(near)
-                .filter(|c| {
-                    !skip_local
-                        || folder_of(&index.files[c.first.0 as usize].rel)
-                            != folder_of(&index.files[c.second.0 as usize].rel)
-                })
-                .collect();
-            (clones, capped)
-        })
-        .collect();
-    let capped = per_file.iter().map(|(_, c)| c).sum();
-    let mut clones: Vec<ClonePair> = per_file.into_iter().flat_map(|(c, _)| c).collect();
-    clones.sort_unstable();
-    clones.dedup();
-    (clones, capped)
-}
-
 /// The answer of matching run without a deadline, which never expires.
-fn without_deadline<T>(found: Result<T, Expired>) -> T {
+pub(crate) fn without_deadline<T>(found: Result<T, Expired>) -> T {
     match found {
         Ok(found) => found,
         Err(Expired) => unreachable!("matching without a deadline never expires"),
@@ -535,7 +379,7 @@ fn without_deadline<T>(found: Result<T, Expired>) -> T {
 
 /// One side of a run: its tokens and the text they index.
 #[derive(Clone, Copy)]
-struct Place<'a> {
+pub(crate) struct Place<'a> {
     text: &'a str,
     tokens: &'a [Token],
 }
@@ -548,7 +392,7 @@ impl<'a> Place<'a> {
         }
     }
 
-    fn of(file: &'a SourceFile, start: u32, len: u32) -> Place<'a> {
+    pub(crate) fn of(file: &'a SourceFile, start: u32, len: u32) -> Place<'a> {
         Place::new(&file.text, &file.tokens, start, len)
     }
 
@@ -568,7 +412,7 @@ impl<'a> Place<'a> {
 /// where every number is `$num`, a declaration before a long table is not
 /// a duplication of another table; a table copied as it is still is, as in
 /// the stricter modes, and so is a copy whose data alone was changed.
-fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds) -> bool {
+pub(crate) fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds) -> bool {
     let ids: Vec<u64> = a.tokens.iter().map(|t| t.id_in(mode)).collect();
     if is_repetitive(&ids) {
         return false;
@@ -595,29 +439,10 @@ fn edited_table(a: Place<'_>, b: Place<'_>, ids: &[u64], table: Range<usize>) ->
         && context().all(|i| a.text_of(i) == b.text_of(i))
 }
 
-/// Whether an exact clone meets min-tokens, says something about copying
-/// ([`informative`]) and meets min-lines on both sides.
-fn qualifies(index: &Index, clone: &ClonePair, mode: Mode, t: Thresholds) -> bool {
-    let place = |(f, start): (u32, u32)| Place::of(&index.files[f as usize], start, clone.len);
-    clone.len >= t.min_tokens
-        && informative(place(clone.first), place(clone.second), mode, t)
-        && spans_min_lines(index, clone, t)
-}
-
-/// Whether both places of a clone span min-lines.
-fn spans_min_lines(index: &Index, clone: &ClonePair, t: Thresholds) -> bool {
-    let (first, second) = clone.extent();
-    [(clone.first, first), (clone.second, second)]
-        .iter()
-        .all(|&((f, start), len)| {
-            let file = &index.files[f as usize];
-            file.token_end(start + len - 1).line - file.token_start(start).line + 1 >= t.min_lines
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::clones::{project_clones, CloneSettings};
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
     use crate::engine::index::{FileMeta, SourceFile};
@@ -1029,7 +854,15 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, capped) = project_clones(&idx, Mode::Strict, t, false, None);
+        let (clones, capped) = project_clones(
+            &idx,
+            CloneSettings {
+                mode: Mode::Strict,
+                thresholds: t,
+                skip_local: false,
+                similarity: None,
+            },
+        );
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(
             pairs,
@@ -1068,8 +901,28 @@ mod tests {
             min_lines: 5,
         };
         // Either half is under min-tokens: no exact clone.
-        assert_eq!(project_clones(&idx, Mode::Mild, t, false, None).0, []);
-        let (clones, _) = project_clones(&idx, Mode::Mild, t, false, Some(0.8));
+        assert_eq!(
+            project_clones(
+                &idx,
+                CloneSettings {
+                    mode: Mode::Mild,
+                    thresholds: t,
+                    skip_local: false,
+                    similarity: None
+                }
+            )
+            .0,
+            []
+        );
+        let (clones, _) = project_clones(
+            &idx,
+            CloneSettings {
+                mode: Mode::Mild,
+                thresholds: t,
+                skip_local: false,
+                similarity: Some(0.8),
+            },
+        );
         assert_eq!(clones.len(), 1, "{clones:?}");
         let clone = &clones[0];
         let (a, b) = (&idx.files[0], &idx.files[1]);
@@ -1088,7 +941,16 @@ mod tests {
         let similarity = clone.similarity().unwrap();
         assert!((similarity - f64::from(clone.len) / b.tokens.len() as f64).abs() < 1e-9);
         // In strict mode the same, as nothing is renamed; nothing else.
-        let strict = project_clones(&idx, Mode::Strict, t, false, Some(0.8)).0;
+        let strict = project_clones(
+            &idx,
+            CloneSettings {
+                mode: Mode::Strict,
+                thresholds: t,
+                skip_local: false,
+                similarity: Some(0.8),
+            },
+        )
+        .0;
         assert_eq!(strict, clones);
     }
 
@@ -1100,7 +962,15 @@ mod tests {
             min_tokens: 50,
             min_lines: 5,
         };
-        let (clones, _) = project_clones(&idx, Mode::Mild, t, false, Some(0.8));
+        let (clones, _) = project_clones(
+            &idx,
+            CloneSettings {
+                mode: Mode::Mild,
+                thresholds: t,
+                skip_local: false,
+                similarity: Some(0.8),
+            },
+        );
         assert_eq!(clones.len(), 1, "{clones:?}");
         let (first, second) = clones[0].extent();
         assert_eq!(clones[0].first, (0, 0));
@@ -1115,7 +985,15 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, Mode::Strict, t, false, None);
+        let (clones, _) = project_clones(
+            &idx,
+            CloneSettings {
+                mode: Mode::Strict,
+                thresholds: t,
+                skip_local: false,
+                similarity: None,
+            },
+        );
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(pairs, [((0, 0), (0, 19), 19)]);
     }
@@ -1127,7 +1005,15 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, Mode::Strict, t, true, None);
+        let (clones, _) = project_clones(
+            &idx,
+            CloneSettings {
+                mode: Mode::Strict,
+                thresholds: t,
+                skip_local: true,
+                similarity: None,
+            },
+        );
         assert_eq!(clones.len(), 2);
     }
 
@@ -1147,7 +1033,15 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(&idx, Mode::Strict, t, false, None);
+        let (clones, _) = project_clones(
+            &idx,
+            CloneSettings {
+                mode: Mode::Strict,
+                thresholds: t,
+                skip_local: false,
+                similarity: None,
+            },
+        );
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         // a.js's second copy starts after the wall (token 20), b.js's at 19;
         // without the wall a.js and b.js would be one clone of 38 tokens.
@@ -1346,8 +1240,24 @@ mod tests {
                 assert_eq!(runs, brute, "round {round}, {mode:?}");
                 found[m] += got.iter().map(|m| m.run.len as usize).sum::<usize>();
                 assert_eq!(
-                    project_clones(&index, mode, t, false, None),
-                    project_clones(&per_mode, Mode::Strict, t, false, None),
+                    project_clones(
+                        &index,
+                        CloneSettings {
+                            mode,
+                            thresholds: t,
+                            skip_local: false,
+                            similarity: None
+                        }
+                    ),
+                    project_clones(
+                        &per_mode,
+                        CloneSettings {
+                            mode: Mode::Strict,
+                            thresholds: t,
+                            skip_local: false,
+                            similarity: None
+                        }
+                    ),
                     "round {round}, {mode:?}"
                 );
             }

@@ -2,14 +2,16 @@
 //! ([`grammar`]), parsing within a budget ([`parse`]), normalization into
 //! token streams ([`tokens`], [`embed`] for markup, [`snippet`] for code cut
 //! out of its file, [`patterns`] for code blocks skipped), winnowing
-//! ([`fingerprint`]), the index ([`index`]) and verified matching
-//! ([`matching`]).
+//! ([`fingerprint`]), the index ([`index`]), verified matching
+//! ([`matching`]) and whole-project clones ([`clones`]).
 //!
 //! The stages are pure: code in, tokens, fingerprints, index, runs and
 //! clones out. Nothing here knows a directory, a request or an output
 //! format, and nothing touches the file system, the network or the clock
 //! beyond a parse's deadline.
 
+/// Whole-project clones, and their update after a change.
+pub mod clones;
 /// Unified diffs: changed files, hunks, new texts rebuilt from their base.
 pub mod diff;
 /// The `<script>` code of markup formats (HTML, Vue, Svelte).
@@ -22,7 +24,7 @@ pub mod grammar;
 pub mod hash;
 /// Files and sorted fingerprint postings.
 pub mod index;
-/// Snippet matches and project clones, from verified runs.
+/// Snippet matches, from verified runs.
 pub mod matching;
 /// Near-miss copies: parts between edits, chained.
 pub mod near_miss;

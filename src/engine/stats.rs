@@ -10,9 +10,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::engine::clones::ClonePair;
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
-use crate::engine::matching::{ClonePair, SnippetMatch};
+use crate::engine::matching::SnippetMatch;
 
 /// A percentage rounded to 2 decimals; displayed as an integer when whole
 /// (`60`, not `60.0`), as JavaScript prints numbers.

@@ -22,8 +22,8 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use crate::engine::clones::ClonePair;
 use crate::engine::index::Index;
-use crate::engine::matching::ClonePair;
 use crate::engine::near_miss::Chain;
 use crate::engine::runs::Run;
 use crate::project::cache;
@@ -222,10 +222,11 @@ impl Words<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::clones::{project_clones, CloneSettings};
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
     use crate::engine::index::js_files;
-    use crate::engine::matching::{project_clones, Thresholds};
+    use crate::engine::matching::Thresholds;
     use crate::engine::tokens::Mode;
 
     /// An index of three JavaScript files, two with a near-miss copy and
@@ -253,7 +254,15 @@ mod tests {
             min_tokens: 20,
             min_lines: 3,
         };
-        project_clones(index, Mode::Strict, thresholds, false, Some(0.7))
+        project_clones(
+            index,
+            CloneSettings {
+                mode: Mode::Strict,
+                thresholds,
+                skip_local: false,
+                similarity: Some(0.7),
+            },
+        )
     }
 
     #[test]

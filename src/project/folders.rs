@@ -12,10 +12,10 @@
 //! settings, on the tree's first use: a folder's answer is then its page
 //! of children, not a pass over every file and clone.
 
+use crate::engine::clones::ClonePair;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
 use crate::engine::index::Index;
-use crate::engine::matching::ClonePair;
 use crate::engine::stats::ProjectStats;
 
 /// The figures of a folder or file.

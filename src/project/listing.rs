@@ -15,10 +15,11 @@
 //! list's first use, so that a page costs a binary search and the page,
 //! not a sort of every clone (332,196 on the Linux kernel).
 
+use crate::engine::clones::ClonePair;
 use crate::engine::grammar::FormatId;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{Index, SourceFile};
-use crate::engine::matching::{ClonePair, Span};
+use crate::engine::matching::Span;
 
 /// A clone's place in page order, in numbers: tokens and lines (each
 /// subtracted from `u32::MAX`, larger first), then the rank of the first

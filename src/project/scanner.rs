@@ -354,9 +354,11 @@ impl Scanner {
                 return Ok(Arc::clone(previous));
             }
             updated = true;
-            Ok(Arc::new(
-                gathered.index(&self.registry, Some(&previous.index)),
-            ))
+            let snapshot = gathered.index(&self.registry, Some(&previous.index));
+            // Its clones from the previous ones, before it is published:
+            // the statistics never go blank for a saved file.
+            snapshot.carry_clones(previous);
+            Ok(Arc::new(snapshot))
         });
         if updated {
             *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());

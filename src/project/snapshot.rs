@@ -7,12 +7,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::engine::clones::{project_clones, updated_clones, ClonePair, CloneSettings};
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
-use crate::engine::matching::{project_clones, ClonePair, Thresholds};
 use crate::engine::runs::Run;
 use crate::engine::stats::ProjectStats;
-use crate::engine::tokens::Mode;
 use crate::project::config::Config;
 use crate::project::folders::Folders;
 use crate::project::listing::Listing;
@@ -35,7 +34,7 @@ pub struct Snapshot {
     pub folders: Vec<PathBuf>,
     /// Whole-project clones and capped lookups, detected on first use,
     /// per set of settings asking.
-    clones: PerSettings<(Vec<ClonePair>, usize)>,
+    clones: PerSettings<Detected>,
     /// Whole-project statistics, computed on first use, likewise.
     stats: PerSettings<ProjectStats>,
     /// The clones in page order, by id and by place, likewise.
@@ -44,24 +43,17 @@ pub struct Snapshot {
     folder_totals: PerSettings<Folders>,
 }
 
-/// What a snapshot's clones (and so its statistics) depend on besides its
-/// files: the settings of the configuration that asks.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct CloneSettings {
-    mode: Mode,
-    thresholds: Thresholds,
-    skip_local: bool,
-    similarity: Option<f64>,
-}
+/// A clone list, sorted, and the lookups the posting cap skipped.
+type Detected = (Vec<ClonePair>, usize);
 
-impl CloneSettings {
-    fn of(config: &Config) -> CloneSettings {
-        CloneSettings {
-            mode: config.mode,
-            thresholds: config.thresholds,
-            skip_local: config.skip_local,
-            similarity: config.near_miss.then_some(config.similarity),
-        }
+/// The settings of `config` that its clones (and so its statistics)
+/// depend on besides the files.
+fn settings_of(config: &Config) -> CloneSettings {
+    CloneSettings {
+        mode: config.mode,
+        thresholds: config.thresholds,
+        skip_local: config.skip_local,
+        similarity: config.near_miss.then_some(config.similarity),
     }
 }
 
@@ -143,15 +135,10 @@ impl Snapshot {
     /// `/api/stats` counts and `dupcheck report` lists (see
     /// [`crate::engine::stats::clone_list`]).
     pub(crate) fn clones(&self, config: &Config) -> Memo<(Vec<ClonePair>, usize)> {
-        self.clones.get_or_init(CloneSettings::of(config), || {
+        let settings = settings_of(config);
+        self.clones.get_or_init(settings, || {
             let started = Instant::now();
-            let found = project_clones(
-                &self.index,
-                config.mode,
-                config.thresholds,
-                config.skip_local,
-                config.near_miss.then_some(config.similarity),
-            );
+            let found = project_clones(&self.index, settings);
             tracing::debug!(
                 "clone detection: {} clones in {:?}",
                 found.0.len(),
@@ -161,18 +148,42 @@ impl Snapshot {
         })
     }
 
+    /// Brings the clones `previous` (the snapshot this one's index was
+    /// built on) detected, for each set of settings, up to date for this
+    /// snapshot: the files the update changed are looked up, not every
+    /// file. Settings `previous` had no clones for are left to first use.
+    pub(crate) fn carry_clones(&self, previous: &Snapshot) {
+        let detected: Vec<(CloneSettings, Arc<OnceLock<Detected>>)> = {
+            let cells = previous.clones.0.lock().unwrap_or_else(|e| e.into_inner());
+            cells.iter().map(|(s, c)| (*s, Arc::clone(c))).collect()
+        };
+        for (settings, cell) in detected {
+            let Some(found) = cell.get() else { continue };
+            self.clones.get_or_init(settings, || {
+                let started = Instant::now();
+                let updated = updated_clones(&previous.index, found, &self.index, settings);
+                let clones = updated.unwrap_or_else(|| project_clones(&self.index, settings));
+                tracing::debug!(
+                    "clone detection after an update: {} clones in {:?}",
+                    clones.0.len(),
+                    started.elapsed()
+                );
+                clones
+            });
+        }
+    }
+
     /// Takes `clones` (found for these very files with `config`'s settings,
     /// as [`clone_cache`](crate::project::clone_cache) keeps them) as the
     /// snapshot's clones for those settings, unless detection ran already.
     pub(crate) fn adopt_clones(&self, config: &Config, clones: (Vec<ClonePair>, usize)) {
-        self.clones
-            .get_or_init(CloneSettings::of(config), || clones);
+        self.clones.get_or_init(settings_of(config), || clones);
     }
 
     /// What `config`'s clones depend on besides the files, as text: part
     /// of the key of a kept clone list.
     pub(crate) fn clone_settings(config: &Config) -> String {
-        format!("{:?}", CloneSettings::of(config))
+        format!("{:?}", settings_of(config))
     }
 
     /// Bytes held by the clone lists detected so far (one per set of
@@ -209,7 +220,7 @@ impl Snapshot {
 
     /// Whole-project statistics (clone detection runs on first call).
     pub(crate) fn stats(&self, config: &Config, registry: &Registry) -> Memo<ProjectStats> {
-        self.stats.get_or_init(CloneSettings::of(config), || {
+        self.stats.get_or_init(settings_of(config), || {
             let clones = self.clones(config);
             let (clones, capped) = &*clones;
             ProjectStats::compute(
@@ -226,7 +237,7 @@ impl Snapshot {
 impl Snapshot {
     /// The clone list's index of [`Snapshot::clones`] (built on first call).
     pub(crate) fn listing(&self, config: &Config) -> Memo<Listing> {
-        self.listing.get_or_init(CloneSettings::of(config), || {
+        self.listing.get_or_init(settings_of(config), || {
             Listing::new(&self.index, &self.clones(config).0)
         })
     }
@@ -234,11 +245,10 @@ impl Snapshot {
     /// The folder tree's figures, from [`Snapshot::stats`] (built on first
     /// call).
     pub(crate) fn folder_totals(&self, config: &Config, registry: &Registry) -> Memo<Folders> {
-        self.folder_totals
-            .get_or_init(CloneSettings::of(config), || {
-                let stats = self.stats(config, registry);
-                Folders::new(&self.index, &self.clones(config).0, &stats, registry)
-            })
+        self.folder_totals.get_or_init(settings_of(config), || {
+            let stats = self.stats(config, registry);
+            Folders::new(&self.index, &self.clones(config).0, &stats, registry)
+        })
     }
 }
 

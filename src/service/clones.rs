@@ -18,9 +18,10 @@
 
 use std::borrow::Cow;
 
+use crate::engine::clones::ClonePair;
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
-use crate::engine::matching::{content_hash, ClonePair, Span};
+use crate::engine::matching::{content_hash, Span};
 use crate::engine::tokens::{Mode, Token};
 use crate::project::config::Config;
 use crate::project::listing::{self, span, Listing};
