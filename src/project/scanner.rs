@@ -364,6 +364,15 @@ impl Scanner {
             *self.last_update.lock().unwrap_or_else(|e| e.into_inner()) = Some(SystemTime::now());
             self.cache_dirty.store(true, Ordering::SeqCst);
         }
+        if let (true, Ok(snapshot)) = (updated, &outcome) {
+            // With its clones carried, the statistics, the clone list's
+            // index and the folder tree are made here, not by the next
+            // request (on a big tree they take a second).
+            if snapshot.has_clones(&self.config) {
+                snapshot.folder_totals(&self.config, &self.registry);
+                snapshot.listing(&self.config);
+            }
+        }
         outcome
     }
 

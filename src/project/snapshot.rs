@@ -87,6 +87,13 @@ impl<T> PerSettings<T> {
         cell.get_or_init(init);
         Memo { cell }
     }
+
+    /// Whether the value for `settings` is computed.
+    fn is_set(&self, settings: CloneSettings) -> bool {
+        let cells = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cell = cells.iter().filter(|(s, _)| *s == settings);
+        cell.any(|(_, cell)| cell.get().is_some())
+    }
 }
 
 /// A value a snapshot computed once (its clones, its statistics), shared.
@@ -171,6 +178,13 @@ impl Snapshot {
                 clones
             });
         }
+    }
+
+    /// Whether this snapshot's clones for `config`'s settings are known
+    /// (detected, carried from the snapshot before it, or adopted), without
+    /// detecting them.
+    pub(crate) fn has_clones(&self, config: &Config) -> bool {
+        self.clones.is_set(settings_of(config))
     }
 
     /// Takes `clones` (found for these very files with `config`'s settings,
