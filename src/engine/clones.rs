@@ -13,6 +13,8 @@
 //! so the clones between two files the update kept are kept, unless a hash
 //! they share crossed a cap, and then both files are looked up again.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use rayon::prelude::*;
 
 use crate::engine::fingerprint::{Fingerprint, Winnow};
@@ -115,6 +117,16 @@ impl ClonePair {
 /// Returns the clones, sorted, and how many fingerprint lookups were
 /// skipped by [`POSTING_CAP`].
 pub(crate) fn project_clones(index: &Index, settings: CloneSettings) -> (Vec<ClonePair>, usize) {
+    project_clones_counted(index, settings, &AtomicUsize::new(0))
+}
+
+/// [`project_clones`], counting in `done` the files looked up so far (a
+/// progress to show while detection runs).
+pub(crate) fn project_clones_counted(
+    index: &Index,
+    settings: CloneSettings,
+    done: &AtomicUsize,
+) -> (Vec<ClonePair>, usize) {
     // Only what occurs elsewhere can be found elsewhere (read here, once,
     // not from inside the tasks below).
     let repeated_of = index.repeated();
@@ -126,7 +138,9 @@ pub(crate) fn project_clones(index: &Index, settings: CloneSettings) -> (Vec<Clo
             // Each unordered pair is found from its first location only.
             let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
             let prints = (&repeated.fingerprints[..], &repeated.seeds[..]);
-            file_clones(index, fa, prints, settings, keep)
+            let found = file_clones(index, fa, prints, settings, keep);
+            done.fetch_add(1, Ordering::Relaxed);
+            found
         })
         .collect();
     let capped = per_file.iter().map(|(_, c)| c).sum();

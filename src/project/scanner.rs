@@ -293,6 +293,21 @@ impl Scanner {
         }
     }
 
+    /// Detects the clones of `snapshot` with this configuration (and its
+    /// statistics) on a thread of its own.
+    pub(crate) fn detect_in_background(self: &Arc<Self>, snapshot: &Arc<Snapshot>) {
+        let (this, snapshot) = (Arc::clone(self), Arc::clone(snapshot));
+        let spawned = std::thread::Builder::new()
+            .name("clone detection".into())
+            .spawn(move || {
+                snapshot.stats(&this.config, &this.registry);
+                release_free_memory();
+            });
+        if let Err(err) = spawned {
+            tracing::error!("cannot start clone detection: {err}");
+        }
+    }
+
     /// Writes the cache of `snapshot` on a thread of its own, counted
     /// among the scan threads that a stop waits for (within
     /// [`LAST_CACHE_WRITE`]; a write cut short leaves the previous cache).

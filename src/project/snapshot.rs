@@ -4,10 +4,13 @@
 //! the clone list and the folder tree read of them).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engine::clones::{project_clones, updated_clones, ClonePair, CloneSettings};
+use crate::engine::clones::{
+    project_clones, project_clones_counted, updated_clones, ClonePair, CloneSettings,
+};
 use crate::engine::grammar::Registry;
 use crate::engine::index::Index;
 use crate::engine::runs::Run;
@@ -41,6 +44,52 @@ pub struct Snapshot {
     listing: PerSettings<Listing>,
     /// Every folder's figures and ordered children, likewise.
     folder_totals: PerSettings<Folders>,
+    /// How far clone detection has come.
+    detection: Detection,
+}
+
+/// How far whole-project clone detection has come on a snapshot (the last
+/// detection that started, of whichever settings).
+#[derive(Debug, Default)]
+struct Detection {
+    /// Whether a detection was asked for in the background.
+    requested: AtomicBool,
+    /// Files looked up so far.
+    done: AtomicUsize,
+    /// When it started, how long it took once ended; and the signal of its
+    /// end.
+    times: Mutex<(Option<Instant>, Option<Duration>)>,
+    ended: Condvar,
+}
+
+/// Where clone detection is, as `/api/health` tells it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum DetectionState {
+    /// Not started (it starts after the scan, or on first use).
+    Pending,
+    /// Running: files looked up so far, of how many, seconds so far.
+    Running {
+        done: usize,
+        files: usize,
+        seconds: f64,
+    },
+    /// Ended, in so many seconds (a list carried from the previous
+    /// snapshot or kept in the cache takes its own time).
+    Done { seconds: f64 },
+}
+
+impl Detection {
+    fn start(&self) {
+        self.done.store(0, Ordering::Relaxed);
+        *self.times.lock().unwrap_or_else(|e| e.into_inner()) = (Some(Instant::now()), None);
+    }
+
+    fn end(&self) {
+        let mut times = self.times.lock().unwrap_or_else(|e| e.into_inner());
+        let started = *times.0.get_or_insert_with(Instant::now);
+        times.1 = Some(started.elapsed());
+        self.ended.notify_all();
+    }
 }
 
 /// A clone list, sorted, and the lookups the posting cap skipped.
@@ -90,9 +139,16 @@ impl<T> PerSettings<T> {
 
     /// Whether the value for `settings` is computed.
     fn is_set(&self, settings: CloneSettings) -> bool {
+        self.get(settings).is_some()
+    }
+
+    /// The value for `settings`, if it is computed.
+    fn get(&self, settings: CloneSettings) -> Option<Memo<T>> {
         let cells = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let mut cell = cells.iter().filter(|(s, _)| *s == settings);
-        cell.any(|(_, cell)| cell.get().is_some())
+        let (_, cell) = cells.iter().find(|(s, _)| *s == settings)?;
+        cell.get().is_some().then(|| Memo {
+            cell: Arc::clone(cell),
+        })
     }
 }
 
@@ -134,6 +190,7 @@ impl Snapshot {
             stats: PerSettings::default(),
             listing: PerSettings::default(),
             folder_totals: PerSettings::default(),
+            detection: Detection::default(),
         }
     }
 
@@ -143,16 +200,74 @@ impl Snapshot {
     /// [`crate::engine::stats::clone_list`]).
     pub(crate) fn clones(&self, config: &Config) -> Memo<(Vec<ClonePair>, usize)> {
         let settings = settings_of(config);
-        self.clones.get_or_init(settings, || {
-            let started = Instant::now();
-            let found = project_clones(&self.index, settings);
-            tracing::debug!(
-                "clone detection: {} clones in {:?}",
-                found.0.len(),
-                started.elapsed()
-            );
+        self.detect(settings, || {
+            let found = project_clones_counted(&self.index, settings, &self.detection.done);
+            tracing::debug!("clone detection: {} clones", found.0.len());
             found
         })
+    }
+
+    /// The clones for `settings`, found by `work` if no one did yet, with
+    /// the detection's progress kept (its end signalled once they are
+    /// known).
+    fn detect(&self, settings: CloneSettings, work: impl FnOnce() -> Detected) -> Memo<Detected> {
+        let mut ran = false;
+        let memo = self.clones.get_or_init(settings, || {
+            ran = true;
+            self.detection.start();
+            work()
+        });
+        if ran {
+            self.detection.end();
+        }
+        memo
+    }
+
+    /// Where clone detection is.
+    pub(crate) fn detection(&self) -> DetectionState {
+        let times = self.detection.times.lock();
+        let (started, took) = *times.unwrap_or_else(|e| e.into_inner());
+        match (started, took) {
+            (_, Some(took)) => DetectionState::Done {
+                seconds: took.as_secs_f64(),
+            },
+            (Some(started), None) => DetectionState::Running {
+                done: self.detection.done.load(Ordering::Relaxed),
+                files: self.index.files.len(),
+                seconds: started.elapsed().as_secs_f64(),
+            },
+            (None, None) => DetectionState::Pending,
+        }
+    }
+
+    /// Whether a detection in the background should start now: true once
+    /// per snapshot, and only if none started.
+    pub(crate) fn claim_detection(&self) -> bool {
+        let times = self.detection.times.lock();
+        let started = times.unwrap_or_else(|e| e.into_inner()).0.is_some();
+        !started && !self.detection.requested.swap(true, Ordering::SeqCst)
+    }
+
+    /// Waits at most `budget` for a running detection to end; whether the
+    /// clones of `config` are known then.
+    pub(crate) fn wait_for_clones(&self, config: &Config, budget: Duration) -> bool {
+        let deadline = Instant::now() + budget;
+        let mut times = self
+            .detection
+            .times
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        while !self.has_clones(config) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            times = match self.detection.ended.wait_timeout(times, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        true
     }
 
     /// Brings the clones `previous` (the snapshot this one's index was
@@ -166,7 +281,7 @@ impl Snapshot {
         };
         for (settings, cell) in detected {
             let Some(found) = cell.get() else { continue };
-            self.clones.get_or_init(settings, || {
+            self.detect(settings, || {
                 let started = Instant::now();
                 let updated = updated_clones(&previous.index, found, &self.index, settings);
                 let clones = updated.unwrap_or_else(|| project_clones(&self.index, settings));
@@ -187,11 +302,19 @@ impl Snapshot {
         self.clones.is_set(settings_of(config))
     }
 
+    /// How many clones this snapshot has for `config`'s settings, if they
+    /// are known (without detecting them).
+    pub(crate) fn known_clones(&self, config: &Config) -> Option<usize> {
+        self.clones
+            .get(settings_of(config))
+            .map(|found| found.0.len())
+    }
+
     /// Takes `clones` (found for these very files with `config`'s settings,
     /// as [`clone_cache`](crate::project::clone_cache) keeps them) as the
     /// snapshot's clones for those settings, unless detection ran already.
     pub(crate) fn adopt_clones(&self, config: &Config, clones: (Vec<ClonePair>, usize)) {
-        self.clones.get_or_init(settings_of(config), || clones);
+        self.detect(settings_of(config), || clones);
     }
 
     /// What `config`'s clones depend on besides the files, as text: part
@@ -272,6 +395,52 @@ mod tests {
     use crate::project::progress::Progress;
     use crate::project::scan::{scan, Reuse};
 
+    /// A configuration of `dir` in `mode`, with 20 tokens and 3 lines.
+    fn config_of(dir: &std::path::Path, mode: &str) -> Config {
+        use clap::Parser as _;
+        let cli = crate::project::config::Cli::try_parse_from([
+            "dupcheck",
+            dir.to_str().unwrap(),
+            "--no-cache",
+            "--min-tokens",
+            "20",
+            "--min-lines",
+            "3",
+            "--mode",
+            mode,
+        ])
+        .unwrap();
+        Config::resolve(&cli, dir, &Registry::builtin(), |_| {}).unwrap()
+    }
+
+    #[test]
+    fn detection_is_pending_until_it_runs_and_its_end_wakes_who_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = "export function total(items, limit) {\n  let sum = 0;\n  for (const item of items) {\n    if (item.price > limit) {\n      sum += item.price * item.count;\n    }\n  }\n  return sum;\n}\n";
+        std::fs::write(dir.path().join("a.js"), code).unwrap();
+        std::fs::write(dir.path().join("b.js"), code).unwrap();
+        let config = config_of(dir.path(), "strict");
+        let registry = Registry::builtin();
+        let snapshot = scan(&config, &registry, &Reuse::default(), &Progress::quiet()).unwrap();
+        let snapshot = Arc::new(snapshot);
+        assert_eq!(snapshot.detection(), DetectionState::Pending);
+        assert_eq!(snapshot.known_clones(&config), None);
+        assert!(!snapshot.wait_for_clones(&config, Duration::ZERO));
+        // One detection in the background per snapshot.
+        assert!(snapshot.claim_detection());
+        assert!(!snapshot.claim_detection());
+        let detecting = {
+            let (snapshot, config) = (Arc::clone(&snapshot), config.clone());
+            std::thread::spawn(move || snapshot.clones(&config).0.len())
+        };
+        assert!(snapshot.wait_for_clones(&config, Duration::from_secs(60)));
+        assert_eq!(snapshot.known_clones(&config), Some(1));
+        assert!(matches!(snapshot.detection(), DetectionState::Done { .. }));
+        assert_eq!(detecting.join().unwrap(), 1);
+        // Other settings are detected on their own.
+        assert_eq!(snapshot.known_clones(&config_of(dir.path(), "weak")), None);
+    }
+
     #[test]
     fn each_configuration_reading_a_snapshot_gets_its_own_clones_and_statistics() {
         let dir = tempfile::tempdir().unwrap();
@@ -282,22 +451,7 @@ mod tests {
         };
         std::fs::write(dir.path().join("a.js"), code("sumOver")).unwrap();
         std::fs::write(dir.path().join("b.js"), code("totalAbove")).unwrap();
-        let config = |mode: &str| {
-            use clap::Parser as _;
-            let cli = crate::project::config::Cli::try_parse_from([
-                "dupcheck",
-                dir.path().to_str().unwrap(),
-                "--no-cache",
-                "--min-tokens",
-                "20",
-                "--min-lines",
-                "3",
-                "--mode",
-                mode,
-            ])
-            .unwrap();
-            Config::resolve(&cli, dir.path(), &Registry::builtin(), |_| {}).unwrap()
-        };
+        let config = |mode: &str| config_of(dir.path(), mode);
         let (strict, mild) = (config("strict"), config("mild"));
         let registry = Registry::builtin();
         let snapshot = scan(&strict, &registry, &Reuse::default(), &Progress::quiet()).unwrap();

@@ -21,6 +21,7 @@
 //! [`Workspace::check_buffer`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -31,7 +32,7 @@ use crate::project::config::Config;
 use crate::project::progress::Progress;
 use crate::project::scan::ScanError;
 use crate::project::scanner::Scanner;
-use crate::project::snapshot::Snapshot;
+use crate::project::snapshot::{DetectionState, Snapshot};
 use crate::project::watch::Watch;
 use crate::service::check::{Admission, CheckAnswer, CheckRequest, Refusal};
 use crate::service::clones::{CloneDetail, ClonesPage, ClonesQuery};
@@ -52,12 +53,22 @@ pub(crate) struct Workspace {
     _watch: Option<Watch>,
 }
 
+/// How long a call that needs the project's clones (statistics, the clone
+/// list, the tree) waits for a detection running before it answers
+/// [`ServiceError::Detecting`]: on a big tree detection takes minutes, and
+/// a client is better told how far it has come.
+pub(crate) const DETECTION_WAIT: Duration = Duration::from_secs(3);
+
 /// Why a call of the service was not answered.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ServiceError {
     /// The first scan has not finished.
     #[error("the first scan has not finished")]
     NotReady,
+    /// Whole-project clone detection is running: files looked up so far,
+    /// of how many.
+    #[error("clone detection is running ({done} of {files} files looked up)")]
+    Detecting { done: usize, files: usize },
     /// A snippet check was refused (too large, too complex, too busy).
     #[error(transparent)]
     Refused(#[from] Refusal),
@@ -217,7 +228,7 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&ProjectStats) -> Result<T, E> + Send + 'static,
     {
-        self.on_snapshot("stats", move |this, snapshot| {
+        self.on_clones("stats", move |this, snapshot| {
             render(&snapshot.stats(this.config(), this.registry()))
         })
         .await
@@ -234,7 +245,7 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&ClonesPage) -> Result<T, E> + Send + 'static,
     {
-        self.on_snapshot("clone list", move |this, snapshot| {
+        self.on_clones("clone list", move |this, snapshot| {
             let page =
                 crate::service::clones::list(snapshot, this.config(), this.registry(), &query);
             render(&page)
@@ -255,7 +266,7 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&CloneDetail) -> Result<T, E> + Send + 'static,
     {
-        self.on_snapshot(
+        self.on_clones(
             "clone detail",
             move |this, snapshot| match crate::service::clones::detail(
                 snapshot,
@@ -278,7 +289,7 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&Folder) -> Result<T, E> + Send + 'static,
     {
-        self.on_snapshot(
+        self.on_clones(
             "tree",
             move |this, snapshot| match crate::service::tree::folder(
                 snapshot,
@@ -335,6 +346,51 @@ impl Workspace {
         let snapshot = self.snapshot()?;
         let this = Arc::clone(self);
         blocking(what, move || work(&this, &snapshot)).await
+    }
+
+    /// Runs `work` with the current snapshot on the blocking pool, once its
+    /// clones are known: after a detection running ends, within
+    /// [`DETECTION_WAIT`] ([`ServiceError::Detecting`] after that); one
+    /// not started yet is started in the background.
+    async fn on_clones<T, E>(
+        self: &Arc<Self>,
+        what: &str,
+        work: impl FnOnce(&Workspace, &Snapshot) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<ServiceError> + Send + 'static,
+    {
+        let snapshot = self.snapshot()?;
+        let this = Arc::clone(self);
+        blocking(what, move || {
+            this.clones_known(&snapshot, DETECTION_WAIT)?;
+            work(&this, &snapshot)
+        })
+        .await
+    }
+
+    /// `Ok` once the clones of `snapshot` with the server's settings are
+    /// known, waiting at most `budget` for them; starts their detection in
+    /// the background if none runs.
+    fn clones_known(&self, snapshot: &Arc<Snapshot>, budget: Duration) -> Result<(), ServiceError> {
+        let config = self.config();
+        if snapshot.has_clones(config) {
+            return Ok(());
+        }
+        if snapshot.claim_detection() {
+            self.scanner.detect_in_background(snapshot);
+        }
+        if snapshot.wait_for_clones(config, budget) {
+            return Ok(());
+        }
+        let files = snapshot.index.files.len();
+        match snapshot.detection() {
+            DetectionState::Running { done, files, .. } => {
+                Err(ServiceError::Detecting { done, files })
+            }
+            _ => Err(ServiceError::Detecting { done: 0, files }),
+        }
     }
 
     /// A full rescan now (or the one running), and its snapshot.

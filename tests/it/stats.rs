@@ -94,15 +94,30 @@ fn health_reports_state_and_skips() {
     write(temp.path(), "big.js", "var a = 1;\n".repeat(200));
     write(temp.path(), ".hidden/h.js", "var a = 1;\n");
     let server = Server::start_in(temp, &["--max-size", "1kb", "--no-watch"]);
-    let (status, mut body) = server.get("/api/health");
-    assert_eq!(status, 200);
+    // Clone detection runs after the scan: done within moments here.
+    let mut body = json!(null);
+    for _ in 0..200 {
+        let (status, health) = server.get("/api/health");
+        assert_eq!(status, 200);
+        body = health;
+        if body["clones"]["status"] == "done" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     assert!(is_iso8601_millis(&body["lastScanTime"]), "{body}");
     body["lastScanTime"] = json!("T");
+    for pointer in ["/scanSeconds", "/clones/seconds"] {
+        let seconds = body.pointer_mut(pointer).expect("seconds");
+        assert!(seconds.as_f64().is_some_and(|s| s >= 0.0), "{seconds}");
+        *seconds = json!("S");
+    }
     let dir = std::fs::canonicalize(&server.dir).expect("canonical dir");
     assert_json!(
         body,
         json!({"status": "ready", "workingDirectory": dir.to_str(), "lastScanTime": "T", "lastUpdateTime": null, "scanning": false,
-               "files": 3, "mode": "strict", "minTokens": 50, "minLines": 5,
+               "files": 3, "lines": 20, "scanSeconds": "S", "clones": {"status": "done", "seconds": "S", "count": 1},
+               "mode": "strict", "minTokens": 50, "minLines": 5,
                "skipped": {"tooLarge": 1, "binary": 1, "notUtf8": 1}, "version": "0.1.0"})
     );
 }

@@ -83,20 +83,45 @@ function colour(percentage) {
 async function refreshState(health) {
   const stats = await api("/api/stats");
   const total = stats.statistics.total;
-  $("dir").textContent = health.workingDirectory;
-  $("dir").title = health.workingDirectory;
+  showKnown(health);
   $("s-files").textContent = fmt(total.sources);
   $("s-lines").textContent = fmt(total.lines);
   $("s-dup").textContent = `${fmt(total.duplicatedLines)} (${pct(total.percentage)})`;
   $("s-clones").textContent = fmt(total.clones);
+}
+
+/** What /api/health knows, shown before the statistics are (the scan's
+ * files, lines and time, the server's settings). */
+function showKnown(health) {
+  $("dir").textContent = health.workingDirectory;
+  $("dir").title = health.workingDirectory;
+  $("s-files").textContent = fmt(health.files);
+  $("s-lines").textContent = fmt(health.lines);
   $("s-mode").textContent = `${health.mode} · ${health.minTokens} · ${health.minLines}`;
-  $("s-scan").textContent = time(health.lastScanTime);
+  const took = health.scanSeconds === null ? "" : ` (${seconds(health.scanSeconds)})`;
+  $("s-scan").textContent = time(health.lastScanTime) + took;
   $("s-update").textContent = time(health.lastUpdateTime);
   $("s-scanning").textContent = health.scanning ? "yes" : "no";
   // The Try form's mode starts as the server's; a choice made is kept.
   if (!view.mode) $("check-mode").value = health.mode;
   view.mode = health.mode;
   $("mode-note").textContent = `The server's mode is ${health.mode}; at least ${health.minTokens} tokens.`;
+}
+
+/** Clone detection's progress, where its figures will be. */
+function showDetecting(health) {
+  showKnown(health);
+  const d = health.clones;
+  const progress = d.status === "running"
+    ? `detecting: ${fmt(d.filesDone)} of ${fmt(d.files)} files (${seconds(d.seconds)})`
+    : "detecting…";
+  $("s-dup").textContent = progress;
+  $("s-clones").textContent = progress;
+  $("live").textContent = `Checks are answered; the statistics, the tree and the clone list follow when clone detection ends (${progress}).`;
+}
+
+function seconds(s) {
+  return `${Number(s).toLocaleString("en-US", { maximumFractionDigits: 1 })} s`;
 }
 
 // ---------------------------------------------------------------- tree
@@ -492,7 +517,9 @@ async function poll() {
     const health = await api("/api/health");
     const version = `${health.lastScanTime}|${health.lastUpdateTime}`;
     $("s-scanning").textContent = health.scanning ? "yes" : "no";
-    if (health.status === "ready" && version !== view.seen) {
+    if (health.status === "ready" && version !== view.seen && health.clones.status !== "done") {
+      showDetecting(health);
+    } else if (health.status === "ready" && version !== view.seen) {
       const first = view.seen === null;
       view.seen = version;
       await Promise.all([

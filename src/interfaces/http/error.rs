@@ -81,6 +81,9 @@ pub enum ApiError {
     TooComplex(String),
     /// The first scan has not finished.
     NotReady,
+    /// Whole-project clone detection is running: files looked up so far,
+    /// of how many.
+    Detecting { done: usize, files: usize },
     /// Too many checks are running or waiting.
     Busy,
     /// The server is stopping and its grace period for requests is over.
@@ -117,7 +120,9 @@ impl ApiError {
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooComplex(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::NotReady | Self::Busy | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NotReady | Self::Detecting { .. } | Self::Busy | Self::ShuttingDown => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Scan(_) | Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Mcp { status, .. } => *status,
         }
@@ -139,7 +144,7 @@ impl ApiError {
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::TooComplex(_) => "SnippetTooComplex",
-            Self::NotReady => "NotReady",
+            Self::NotReady | Self::Detecting { .. } => "NotReady",
             Self::Busy => "Busy",
             Self::ShuttingDown => "ShuttingDown",
             Self::Scan(_) => "ScanError",
@@ -178,6 +183,10 @@ impl ApiError {
             Self::NotReady | Self::Busy => {
                 res.headers_mut()
                     .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            Self::Detecting { .. } => {
+                res.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("5"));
             }
             _ => {}
         }
@@ -230,6 +239,10 @@ impl fmt::Display for ApiError {
                 write!(f, "Content-Type {got:?} is not supported; send {accepted}")
             }
             Self::NotReady => f.write_str("The initial scan is still running; retry shortly"),
+            Self::Detecting { done, files } => write!(
+                f,
+                "Clone detection is still running ({done} of {files} files looked up); retry shortly, /api/health tells how far it has come"
+            ),
             Self::Busy => f.write_str("Too many checks are running or waiting; retry shortly"),
             Self::ShuttingDown => f.write_str("The server is stopping; send the request to its next run"),
             Self::Scan(cause) => write!(f, "Rescan failed: {cause}; the previous index keeps serving"),
@@ -266,6 +279,7 @@ impl From<ServiceError> for ApiError {
     fn from(error: ServiceError) -> ApiError {
         match error {
             ServiceError::NotReady => ApiError::NotReady,
+            ServiceError::Detecting { done, files } => ApiError::Detecting { done, files },
             ServiceError::Refused(refusal) => refusal.into(),
             ServiceError::DiffRefused(refusal) => refusal.into(),
             ServiceError::Scan(message) => ApiError::Scan(message),

@@ -22,6 +22,8 @@ use crate::interfaces::render::answers;
 use crate::interfaces::render::clones::{CloneDetailJson, ClonesPageJson};
 use crate::interfaces::render::sarif::{Extras, Notice, Snippet};
 use crate::interfaces::render::tree::FolderJson;
+use crate::project::config::Config;
+use crate::project::snapshot::{DetectionState, Snapshot};
 use crate::project::time::iso8601;
 use crate::service::diff_check::DiffOptions;
 use crate::VERSION;
@@ -188,6 +190,15 @@ pub(crate) struct HealthBody<'a> {
     scanning: bool,
     /// Files in the index.
     files: usize,
+    /// Lines of the files in the index, as an editor counts them.
+    lines: u64,
+    /// How long the last full scan took, in seconds; null before the
+    /// first.
+    #[schema(required = true, examples(52.3))]
+    scan_seconds: Option<f64>,
+    /// Whole-project clone detection: what `/api/stats`, `/api/clones`
+    /// and `/api/tree` wait for.
+    clones: CloneDetection,
     /// How tokens are compared (`--mode`): `strict`, `mild` or `weak`.
     mode: &'static str,
     /// The smallest clone, in tokens (`--min-tokens`).
@@ -200,6 +211,73 @@ pub(crate) struct HealthBody<'a> {
     skipped: std::collections::BTreeMap<&'a str, u64>,
     /// dupcheck's version.
     version: &'a str,
+}
+
+/// Where whole-project clone detection is: `pending` before it starts,
+/// `running` with the files looked up so far (`/api/stats`, `/api/clones`
+/// and `/api/tree` answer 503 `NotReady` meanwhile, after a few seconds),
+/// `done` with the clones found.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CloneDetection {
+    /// `pending`, `running` or `done`.
+    #[schema(examples("running"))]
+    status: &'static str,
+    /// Files looked up so far, while running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files_done: Option<usize>,
+    /// Files to look up, while running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files: Option<usize>,
+    /// Seconds it has run, or took (a list carried over by an update or
+    /// kept in the cache takes its own time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seconds: Option<f64>,
+    /// Clones found, once done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<usize>,
+}
+
+impl CloneDetection {
+    fn of(snapshot: Option<&Snapshot>, config: &Config) -> CloneDetection {
+        let state = snapshot.map_or(DetectionState::Pending, |s| s.detection());
+        let mut body = CloneDetection {
+            status: "pending",
+            files_done: None,
+            files: None,
+            seconds: None,
+            count: None,
+        };
+        match (state, snapshot.and_then(|s| s.known_clones(config))) {
+            (_, Some(count)) => {
+                body.status = "done";
+                if let DetectionState::Done { seconds: took } = state {
+                    body.seconds = Some(seconds(took));
+                }
+                body.count = Some(count);
+            }
+            (
+                DetectionState::Running {
+                    done,
+                    files,
+                    seconds: so_far,
+                },
+                None,
+            ) => {
+                body.status = "running";
+                body.files_done = Some(done);
+                body.files = Some(files);
+                body.seconds = Some(seconds(so_far));
+            }
+            _ => {}
+        }
+        body
+    }
+}
+
+/// Seconds rounded to milliseconds.
+fn seconds(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
 }
 
 /// Whether the first scan has completed.
@@ -227,6 +305,9 @@ pub(crate) fn health(state: &State) -> HttpResponse {
         last_update_time: scanner.last_update().map(iso8601),
         scanning: scanner.is_scanning(),
         files: snapshot.as_ref().map_or(0, |s| s.index.files.len()),
+        lines: snapshot.as_ref().map_or(0, |s| s.size().0),
+        scan_seconds: snapshot.as_ref().map(|s| seconds(s.duration.as_secs_f64())),
+        clones: CloneDetection::of(snapshot.as_deref(), scanner.config()),
         mode: scanner.config().mode.name(),
         min_tokens: scanner.config().thresholds.min_tokens,
         min_lines: scanner.config().thresholds.min_lines,

@@ -52,6 +52,7 @@ pub(super) enum Kind {
     Internal,
     Scan,
     NotReady,
+    Detecting,
     Busy,
     ShuttingDown,
     HttpVersionNotSupported,
@@ -79,10 +80,10 @@ pub(super) fn errors_of(endpoint: Endpoint) -> Vec<Kind> {
         Endpoint::Root | Endpoint::Health | Endpoint::OpenApi | Endpoint::DashboardAsset => {
             vec![]
         }
-        Endpoint::Tree => vec![TreeValidation, FolderMissing, NotReady],
-        Endpoint::CloneDetail => vec![CloneValidation, CloneMissing, NotReady],
-        Endpoint::Stats => vec![NotReady],
-        Endpoint::Clones => vec![ClonesValidation, UnsupportedFormat, NotReady],
+        Endpoint::Tree => vec![TreeValidation, FolderMissing, NotReady, Detecting],
+        Endpoint::CloneDetail => vec![CloneValidation, CloneMissing, NotReady, Detecting],
+        Endpoint::Stats => vec![NotReady, Detecting],
+        Endpoint::Clones => vec![ClonesValidation, UnsupportedFormat, NotReady, Detecting],
         Endpoint::Recheck => vec![Scan],
         Endpoint::Check => vec![
             Validation,
@@ -340,6 +341,16 @@ impl ErrorExamples {
                 )],
             ),
             (NotReady, vec![("notReady", ApiError::NotReady)]),
+            (
+                Detecting,
+                vec![(
+                    "detecting",
+                    ApiError::Detecting {
+                        done: 25_000,
+                        files: 62_281,
+                    },
+                )],
+            ),
             (Busy, vec![("busy", ApiError::Busy)]),
             (ShuttingDown, vec![("shuttingDown", ApiError::ShuttingDown)]),
             (HttpVersionNotSupported, vec![("http2", ApiError::Http2)]),
@@ -453,16 +464,19 @@ impl ErrorExamples {
                     .build(),
             );
         }
-        let retry = examples
-            .iter()
-            .any(|(_, e)| matches!(e, ApiError::NotReady | ApiError::Busy));
+        let retry = examples.iter().any(|(_, e)| {
+            matches!(
+                e,
+                ApiError::NotReady | ApiError::Detecting { .. } | ApiError::Busy
+            )
+        });
         if retry {
             response = response.header(
                 "Retry-After",
                 HeaderBuilder::new()
                     .schema(Some(ObjectBuilder::new().schema_type(Type::Integer)))
                     .description(Some(
-                        "With NotReady and Busy: the seconds to wait before retrying (1)",
+                        "With NotReady and Busy: the seconds to wait before retrying (1; 5 while clone detection runs)",
                     ))
                     .build(),
             );
