@@ -24,9 +24,9 @@ fuzz_target!(|data: &[u8]| {
         framed.extend_from_slice(&checksum.to_le_bytes());
         framed
     };
-    if let Ok(files) = decode(&bytes, KEY) {
+    if let Ok(cached) = decode(&bytes, KEY) {
         let text = String::from_utf8_lossy(rest);
-        for file in files.values() {
+        for file in cached.files.values() {
             // A decoded entry is only used when it fits the file's text.
             let _ = file.fits(&text);
         }

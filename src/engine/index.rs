@@ -215,6 +215,30 @@ impl From<&Posting> for Fingerprint {
 /// A file's id, fingerprints and seeds, made for an index.
 type Prints = (u32, Vec<Fingerprint>, Vec<Fingerprint>);
 
+/// The postings of an index as a cache keeps them: per family, the files'
+/// fingerprints, then their seeds, each list sorted by hash, file and
+/// position, the files numbered as the cache's entries.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct PostingLists {
+    /// Per family, of the fingerprints.
+    pub postings: Vec<Vec<Posting>>,
+    /// Per family, of the seeds.
+    pub seeds: Vec<Vec<Posting>>,
+}
+
+/// The postings a new index takes from an older one: its tables (shared)
+/// or the lists a cache kept (taken).
+enum Older<'a> {
+    Index(&'a Index),
+    Cached(PostingLists),
+}
+
+/// What one table of a new index takes from an older one.
+enum Old<'a> {
+    Table(&'a Table),
+    List(Vec<Posting>),
+}
+
 /// Which fingerprints a lookup searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Postings {
@@ -282,6 +306,49 @@ impl Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let previous = previous.filter(|p| p.winnow == winnow);
         let moved = previous.map_or_else(Vec::new, |p| moved(p, &files));
+        Index::assemble(previous.map(Older::Index), moved, files, registry, winnow)
+    }
+
+    /// Indexes `files` as [`Index::build`] does, but takes the postings of
+    /// the files made from a cache's entries from the lists it kept
+    /// (`cached`, made with the same winnowing: the cache's key holds
+    /// min-tokens): `entries` gives the entry of each such file, by
+    /// relative path, of the cache's `count`. A warm start sorts no
+    /// postings and fingerprints only the files that changed.
+    pub(crate) fn build_on_cached(
+        cached: PostingLists,
+        entries: &HashMap<String, u32>,
+        count: usize,
+        mut files: Vec<Arc<SourceFile>>,
+        registry: &Registry,
+        winnow: Winnow,
+    ) -> Index {
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let families = registry.families().len();
+        if cached.postings.len() != families || cached.seeds.len() != families {
+            return Index::assemble(None, Vec::new(), files, registry, winnow);
+        }
+        let mut moved = vec![u32::MAX; count];
+        for (id, file) in files.iter().enumerate() {
+            if let Some(&entry) = entries.get(&file.rel) {
+                if let Some(slot) = moved.get_mut(entry as usize) {
+                    *slot = id as u32;
+                }
+            }
+        }
+        Index::assemble(Some(Older::Cached(cached)), moved, files, registry, winnow)
+    }
+
+    /// The index of `files` (sorted by path): the postings of the files
+    /// `moved` maps from `older` (its id → theirs) taken from it, the
+    /// others' fingerprinted on all cores.
+    fn assemble(
+        older: Option<Older<'_>>,
+        moved: Vec<u32>,
+        files: Vec<Arc<SourceFile>>,
+        registry: &Registry,
+        winnow: Winnow,
+    ) -> Index {
         let mut shared = vec![false; files.len()];
         for &id in moved.iter().filter(|&&id| id != u32::MAX) {
             shared[id as usize] = true;
@@ -319,24 +386,27 @@ impl Index {
         let fresh_postings = by_family(|p| &p.1);
         let fresh_seeds = by_family(|p| &p.2);
         drop(prints);
-        let old = |tables: fn(&Index) -> &Vec<Table>, family: usize| {
-            previous.and_then(|p| tables(p).get(family))
+        // Per table (fingerprints, then seeds, by family), what the older
+        // index or cache holds of it.
+        let olds: Vec<Old<'_>> = match older {
+            None => Vec::new(),
+            Some(Older::Index(p)) => p.postings.iter().chain(&p.seeds).map(Old::Table).collect(),
+            Some(Older::Cached(lists)) => {
+                let lists = lists.postings.into_iter().chain(lists.seeds);
+                lists.map(Old::List).collect()
+            }
         };
-        let jobs: Vec<(Option<&Table>, Vec<Posting>)> = fresh_postings
+        let jobs: Vec<(Option<Old<'_>>, Vec<Posting>)> = olds
             .into_iter()
-            .enumerate()
-            .map(|(family, list)| (old(|p| &p.postings, family), list))
-            .chain(
-                fresh_seeds
-                    .into_iter()
-                    .enumerate()
-                    .map(|(family, list)| (old(|p| &p.seeds, family), list)),
-            )
+            .map(Some)
+            .chain(std::iter::repeat_with(|| None))
+            .zip(fresh_postings.into_iter().chain(fresh_seeds))
             .collect();
         let mut tables: Vec<Table> = jobs
             .into_par_iter()
             .map(|(old, list)| match old {
-                Some(old) => old.merged(&moved, list),
+                Some(Old::Table(old)) => old.merged(&moved, list),
+                Some(Old::List(old)) => Table::taken(old, &moved, list),
                 None => Table::new(list),
             })
             .collect();
@@ -418,6 +488,14 @@ impl Index {
     /// `u32::MAX` where it is not: the same `Arc` at the same path.
     pub(crate) fn moved_from(&self, previous: &Index) -> Vec<u32> {
         moved(previous, &self.files)
+    }
+
+    /// The postings of every table, as a cache keeps them.
+    pub(crate) fn posting_lists(&self) -> impl Iterator<Item = &[Posting]> {
+        self.postings
+            .iter()
+            .chain(&self.seeds)
+            .map(|t| &t.postings[..])
     }
 
     /// The file at a path relative to DIR.
@@ -504,6 +582,23 @@ impl Table {
         }
         postings.extend(fresh);
         Table::of_sorted(postings)
+    }
+
+    /// The table of `old` (a cache's list, sorted), its postings of the
+    /// files that `moved` maps to a new id kept under their new ids, with
+    /// `fresh` added: in place when nothing is added (a warm start over
+    /// the same files).
+    fn taken(mut old: Vec<Posting>, moved: &[u32], fresh: Vec<Posting>) -> Table {
+        old.retain_mut(|p| {
+            let file = moved.get(p.file as usize).copied().unwrap_or(u32::MAX);
+            p.file = file;
+            file != u32::MAX
+        });
+        if fresh.is_empty() {
+            return Table::of_sorted(old);
+        }
+        let identity: Vec<u32> = (0..moved.len() as u32).collect();
+        Table::of_sorted(old).merged(&identity, fresh)
     }
 
     /// The table of `postings`, already sorted by hash, file and position.
@@ -598,6 +693,48 @@ pub(crate) fn js_files(registry: &Registry, files: &[(&str, &str)]) -> Vec<Arc<S
 mod tests {
     use super::*;
     use crate::engine::hash::mix64;
+
+    #[test]
+    fn an_index_built_on_a_caches_lists_is_the_index_built_afresh() {
+        let registry = Registry::builtin();
+        let unit = "function f(a, b) { const c = a * b + 1; return c * c - a; }\n";
+        let texts = [
+            unit.repeat(3),
+            format!("{unit}let x = 1;\n{unit}"),
+            unit.repeat(2),
+        ];
+        let files = js_files(
+            &registry,
+            &[
+                ("a.js", &texts[0]),
+                ("b.js", &texts[1]),
+                ("c.js", &texts[2]),
+            ],
+        );
+        let winnow = Winnow::for_min_tokens(10);
+        let old = Index::build(files.clone(), &registry, winnow);
+        let lists: Vec<Vec<Posting>> = old.posting_lists().map(|l| l.to_vec()).collect();
+        let half = lists.len() / 2;
+        let cached = || PostingLists {
+            postings: lists[..half].to_vec(),
+            seeds: lists[half..].to_vec(),
+        };
+        // The same files: everything from the lists.
+        let entries: HashMap<String, u32> = [("a.js", 0), ("b.js", 1), ("c.js", 2)]
+            .into_iter()
+            .map(|(rel, entry)| (rel.to_string(), entry))
+            .collect();
+        let warm = Index::build_on_cached(cached(), &entries, 3, files.clone(), &registry, winnow);
+        assert!(warm.posting_lists().eq(old.posting_lists()));
+        // b.js changed, c.js gone, d.js new: only a.js from the lists.
+        let mut now = js_files(&registry, &[("b.js", &texts[0]), ("d.js", &texts[1])]);
+        now.push(Arc::clone(&files[0]));
+        let only_a: HashMap<String, u32> = [("a.js".to_string(), 0)].into_iter().collect();
+        let warm = Index::build_on_cached(cached(), &only_a, 3, now.clone(), &registry, winnow);
+        let fresh = Index::build(now, &registry, winnow);
+        assert!(warm.posting_lists().eq(fresh.posting_lists()));
+        assert!(fresh.posting_lists().any(|l| l.len() > 1));
+    }
 
     #[test]
     fn a_table_sorts_its_postings_by_hash_file_and_position() {

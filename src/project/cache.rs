@@ -5,8 +5,12 @@
 //! and, on start, the [`CachedFile`]s a scan may reuse instead of parsing.
 //!
 //! Layout (little-endian): magic, format version, key, entry count, entries
-//! (path, size, mtime, content hash, tokens), then an XXH3
-//! checksum of everything before it. The key hashes everything that changes
+//! in path order (path, size, mtime, content hash, tokens), the index's
+//! posting lists (per family, the fingerprints' then the seeds', each a
+//! count and its postings sorted by hash, entry and position), then an
+//! XXH3 checksum of everything before it. A warm start takes the lists of
+//! the files it reuses instead of fingerprinting them and sorting their
+//! postings again. The key hashes everything that changes
 //! tokens: dupcheck's version, the normalization version, the
 //! [`Normalization`] (`--ignoreCase`, `--ignore-pattern`s,
 //! `--keep-imports`), `grammars.toml`, min-tokens. Not the mode: tokens
@@ -24,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::hash::HashMap;
-use crate::engine::index::{FileMeta, SourceFile};
+use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
 use crate::engine::tokens::{Normalization, Token};
 use crate::project::config::Config;
 
@@ -32,23 +36,36 @@ use crate::project::config::Config;
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
 /// (2: a token's third number packs its length and class; 3: fingerprints
-/// are not kept.)
-pub const FORMAT_VERSION: u32 = 3;
+/// are not kept; 4: the index's posting lists are.)
+pub const FORMAT_VERSION: u32 = 4;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
     "made for another version, case or ignore patterns, grammar set or min-tokens";
 
-/// The tokens of one file, as the cache stored them. (Not their
-/// fingerprints: the index makes them again on all cores in about a tenth
-/// of the time a warm start takes, and they would make the cache a third
-/// larger.)
+/// The tokens of one file, as the cache stored them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedFile {
+    /// Its place among the cache's entries: the file its postings name.
+    pub entry: u32,
     /// Size, mtime and content hash of the text they were made from.
     pub meta: FileMeta,
     /// Normalized tokens.
     pub tokens: Vec<Token>,
+    /// Whether a scan took the tokens (and so may take the postings).
+    pub taken: bool,
+}
+
+/// What a cache holds: its files by relative path, and the index's posting
+/// lists, whose files are numbered as the entries.
+#[derive(Debug, Default)]
+pub struct Cached {
+    /// The files, by relative path.
+    pub files: HashMap<String, CachedFile>,
+    /// How many entries there are.
+    pub entries: usize,
+    /// The posting lists.
+    pub(crate) lists: PostingLists,
 }
 
 impl CachedFile {
@@ -118,7 +135,7 @@ pub fn file_in(dir: &Path) -> PathBuf {
 /// what its entries describe: each entry's tokens must be few enough for
 /// its file's size (see [`decode_from`]), so what is decoded is in
 /// proportion to the files it stands for.
-pub(crate) fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
+pub(crate) fn load(dir: &Path, key: u64) -> Cached {
     remove_stale_temp_files(dir);
     let path = file_in(dir);
     let decoded = open_regular_file(&path, MAGIC).map(|(file, len)| {
@@ -130,17 +147,17 @@ pub(crate) fn load(dir: &Path, key: u64) -> HashMap<String, CachedFile> {
         Ok(Err(OTHER_KEY)) => {
             // Another mode or version is routine; damage is worth a warning.
             tracing::info!("cache {} not used: {OTHER_KEY}", path.display());
-            HashMap::new()
+            Cached::default()
         }
         Ok(Err(why)) => {
             tracing::warn!("cache {} ignored and rebuilt: {why}", path.display());
-            HashMap::new()
+            Cached::default()
         }
         Err(err) => {
             if err.kind() != std::io::ErrorKind::NotFound {
                 tracing::warn!("cache {} not read, rebuilding: {err}", path.display());
             }
-            HashMap::new()
+            Cached::default()
         }
     }
 }
@@ -220,8 +237,8 @@ fn process_runs(pid: &str) -> bool {
 /// the folder's `.gitignore` if missing. A failed write leaves no temporary
 /// file behind. The cache is written as it is encoded, never held whole in
 /// memory.
-pub(crate) fn save(dir: &Path, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<()> {
-    write_atomically(dir, FILE_NAME, |out| encode_to(out, key, files).map(drop))
+pub(crate) fn save(dir: &Path, key: u64, index: &Index) -> std::io::Result<()> {
+    write_atomically(dir, FILE_NAME, |out| encode_to(out, key, index).map(drop))
 }
 
 /// Writes the file `name` of the cache folder `dir` with `write`, to a
@@ -267,8 +284,20 @@ impl<W: Write> Hashing<W> {
     }
 }
 
-/// Writes the cache of `files` made with `key` to `out`; returns `out`.
-fn encode_to<W: Write>(out: W, key: u64, files: &[Arc<SourceFile>]) -> std::io::Result<W> {
+/// Writes the cache of `index` made with `key` to `out`; returns `out`.
+fn encode_to<W: Write>(out: W, key: u64, index: &Index) -> std::io::Result<W> {
+    let lists: Vec<&[Posting]> = index.posting_lists().collect();
+    encode_parts(out, key, &index.files, &lists)
+}
+
+/// Writes a cache of `files` and posting `lists` made with `key` to
+/// `out`; returns `out`.
+fn encode_parts<W: Write>(
+    out: W,
+    key: u64,
+    files: &[Arc<SourceFile>],
+    lists: &[&[Posting]],
+) -> std::io::Result<W> {
     let mut out = Hashing {
         out,
         hasher: xxhash_rust::xxh3::Xxh3Default::new(),
@@ -294,20 +323,33 @@ fn encode_to<W: Write>(out: W, key: u64, files: &[Arc<SourceFile>]) -> std::io::
         }
         out.put(&piece)?;
     }
+    out.put(&(lists.len() as u32).to_le_bytes())?;
+    for list in lists {
+        out.put(&(list.len() as u64).to_le_bytes())?;
+        for postings in list.chunks(1 << 12) {
+            piece.clear();
+            for p in postings {
+                piece.extend_from_slice(&p.hash.to_le_bytes());
+                piece.extend_from_slice(&p.file.to_le_bytes());
+                piece.extend_from_slice(&p.pos.to_le_bytes());
+            }
+            out.put(&piece)?;
+        }
+    }
     let checksum = out.hasher.digest();
     out.out.write_all(&checksum.to_le_bytes())?;
     Ok(out.out)
 }
 
-/// The bytes of the cache of `files` made with `key`.
+/// The bytes of the cache of `index` made with `key`.
 #[cfg(test)]
-fn encode(key: u64, files: &[Arc<SourceFile>]) -> Vec<u8> {
-    encode_to(Vec::new(), key, files).expect("writing to memory does not fail")
+fn encode(key: u64, index: &Index) -> Vec<u8> {
+    encode_to(Vec::new(), key, index).expect("writing to memory does not fail")
 }
 
 /// The files of a cache file's `bytes` made with `key`, or why they cannot
 /// be used.
-pub fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'static str> {
+pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
     let body_len = bytes.len().checked_sub(8).ok_or("truncated")?;
     let (body, checksum) = bytes.split_at(body_len);
     if !body.starts_with(MAGIC) {
@@ -325,6 +367,13 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<HashMap<String, CachedFile>, &'s
 /// Bytes per token in a cache entry.
 const TOKEN_BYTES: usize = 16;
 
+/// Bytes per posting in a posting list.
+const POSTING_BYTES: usize = 16;
+
+/// The most posting lists a cache holds: two per family, and no grammar
+/// set has this many families.
+const MOST_LISTS: u32 = 256;
+
 /// The most tokens a file of `size` bytes can have: one per byte, and a
 /// wall between any two.
 fn most_tokens(size: u64) -> u64 {
@@ -336,11 +385,7 @@ fn most_tokens(size: u64) -> u64 {
 /// and compared at the end. Nothing is allocated for an entry before its
 /// bytes are read, and no entry may hold more tokens than its file's size
 /// allows.
-fn decode_from<R: std::io::Read>(
-    input: R,
-    len: u64,
-    key: u64,
-) -> Result<HashMap<String, CachedFile>, &'static str> {
+fn decode_from<R: std::io::Read>(input: R, len: u64, key: u64) -> Result<Cached, &'static str> {
     let body = len.checked_sub(8).ok_or("truncated")?;
     let mut r = Reader::new(Hashed {
         input,
@@ -355,9 +400,18 @@ fn decode_from<R: std::io::Read>(
     r.frame(key)?;
     let count = r.u64()?;
     let mut files = HashMap::new();
-    for _ in 0..count {
+    // Each entry's token count, for its postings' positions.
+    let mut sizes: Vec<u32> = Vec::new();
+    let mut previous_rel = String::new();
+    for entry in 0..count {
         let rel_len = r.u32()? as usize;
         let rel = String::from_utf8(r.bytes(rel_len)?).map_err(|_| "bad path")?;
+        // In path order, as the index numbers its files (a posting list
+        // stays sorted as the entries become a scan's files).
+        if entry > 0 && rel <= previous_rel {
+            return Err("entries out of order");
+        }
+        previous_rel.clone_from(&rel);
         let meta = FileMeta {
             size: r.u64()?,
             mtime_ns: r.u64()?,
@@ -370,8 +424,43 @@ fn decode_from<R: std::io::Read>(
         let tokens = r.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
             Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..]))
         })?;
-        files.insert(rel, CachedFile { meta, tokens });
+        sizes.push(n);
+        let entry = entry as u32;
+        files.insert(
+            rel,
+            CachedFile {
+                entry,
+                meta,
+                tokens,
+                taken: false,
+            },
+        );
     }
+    let lists = r.u32()?;
+    if lists % 2 != 0 || lists > MOST_LISTS {
+        return Err("bad posting lists");
+    }
+    let mut all = Vec::with_capacity(lists as usize);
+    for _ in 0..lists {
+        // A count beyond what follows fails as truncated, having
+        // allocated no more than was read.
+        let n = usize::try_from(r.u64()?).map_err(|_| "bad posting lists")?;
+        let list = r.records::<POSTING_BYTES, _>(n, "bad posting", |c| {
+            let p = Posting {
+                hash: le64(&c[..8]),
+                file: le32(&c[8..12]),
+                pos: le32(&c[12..]),
+            };
+            let size = sizes.get(p.file as usize)?;
+            (p.pos < *size).then_some(p)
+        })?;
+        let key = |p: &Posting| (p.hash, p.file, p.pos);
+        if list.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
+            return Err("posting list out of order");
+        }
+        all.push(list);
+    }
+    let seeds = all.split_off(all.len() / 2);
     if r.input.left > 0 {
         return Err("trailing bytes");
     }
@@ -384,7 +473,14 @@ fn decode_from<R: std::io::Read>(
     if !r.at_end() {
         return Err("trailing bytes");
     }
-    Ok(files)
+    Ok(Cached {
+        files,
+        entries: count as usize,
+        lists: PostingLists {
+            postings: all,
+            seeds,
+        },
+    })
 }
 
 /// A reader that hashes the first `left` bytes read through it: a cache
@@ -507,25 +603,35 @@ impl<R: std::io::Read> Reader<R> {
 mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
+    use crate::engine::index::SourceFile;
     use crate::engine::patterns::IgnorePatterns;
     use crate::engine::tokens::Normalization;
+    use std::sync::Arc;
 
-    fn files() -> Vec<Arc<SourceFile>> {
+    /// An index of two JavaScript files sharing a function, and of one
+    /// Python file.
+    fn index() -> Index {
         let registry = Registry::builtin();
-        let js = registry.lookup("js").unwrap();
         let text = "function f(a) { return a + 1; }\n".repeat(5);
-        let meta = FileMeta::of(&text, text.len() as u64, 0);
-        vec![Arc::new(
-            SourceFile::new(
-                "a.js".into(),
-                "a.js".into(),
-                js,
-                text,
-                meta,
-                &Normalization::default(),
-            )
-            .unwrap(),
-        )]
+        let mut files =
+            crate::engine::index::js_files(&registry, &[("a.js", &text), ("b.js", &text)]);
+        let py = registry.lookup("py").unwrap();
+        let code = "def g(x):\n    return x * 2\n".repeat(4);
+        let meta = FileMeta::of(&code, code.len() as u64, 0);
+        let file = SourceFile::new(
+            "c.py".into(),
+            "c.py".into(),
+            py,
+            code,
+            meta,
+            &Normalization::default(),
+        );
+        files.push(Arc::new(file.unwrap()));
+        Index::build(
+            files,
+            &registry,
+            crate::engine::fingerprint::Winnow::for_min_tokens(10),
+        )
     }
 
     #[test]
@@ -560,24 +666,32 @@ mod tests {
             key(&with(true, &["a", "b"]), 50)
         );
         assert_eq!(
-            decode(&encode(keys[2], &files()), keys[0]).unwrap_err(),
+            decode(&encode(keys[2], &index()), keys[0]).unwrap_err(),
             OTHER_KEY
         );
     }
 
     #[test]
     fn round_trips() {
-        let files = files();
-        let loaded = decode(&encode(7, &files), 7).unwrap();
-        let entry = &loaded["a.js"];
-        assert_eq!(entry.tokens, files[0].tokens);
-        assert_eq!(entry.meta, files[0].meta);
-        assert!(entry.fits(&files[0].text));
+        let index = index();
+        let loaded = decode(&encode(7, &index), 7).unwrap();
+        assert_eq!(loaded.entries, 3);
+        let entry = &loaded.files["b.js"];
+        assert_eq!(entry.entry, 1);
+        assert_eq!(entry.tokens, index.files[1].tokens);
+        assert_eq!(entry.meta, index.files[1].meta);
+        assert!(entry.fits(&index.files[1].text));
+        let lists: Vec<&[Posting]> = index.posting_lists().collect();
+        let read: Vec<&[Posting]> = (loaded.lists.postings.iter().chain(&loaded.lists.seeds))
+            .map(|l| &l[..])
+            .collect();
+        assert_eq!(read, lists);
+        assert!(read.iter().any(|l| l.len() > 1), "{read:?}");
     }
 
     #[test]
     fn foreign_corrupt_and_truncated_caches_are_refused() {
-        let bytes = encode(7, &files());
+        let bytes = encode(7, &index());
         assert_eq!(decode(&bytes, 8).unwrap_err(), OTHER_KEY);
         let mut flipped = bytes.clone();
         let middle = flipped.len() / 2;
@@ -616,11 +730,13 @@ mod tests {
                     body.extend_from_slice(&u32::to_le_bytes(v));
                 }
             }
+            // No posting lists.
+            body.extend_from_slice(&0u32.to_le_bytes());
             let checksum = xxhash_rust::xxh3::xxh3_64(&body);
             body.extend_from_slice(&checksum.to_le_bytes());
             body
         };
-        assert_eq!(decode(&framed(21), 7).unwrap()["a"].tokens.len(), 21);
+        assert_eq!(decode(&framed(21), 7).unwrap().files["a"].tokens.len(), 21);
         assert_eq!(
             decode(&framed(22), 7).unwrap_err(),
             "more tokens than the file can have"
@@ -634,16 +750,48 @@ mod tests {
 
     #[test]
     fn tokens_must_fit_their_text() {
-        let files = files();
-        let entry = &decode(&encode(7, &files), 7).unwrap()["a.js"];
+        let entry = &decode(&encode(7, &index()), 7).unwrap().files["a.js"];
         assert!(!entry.fits("short"));
+    }
+
+    #[test]
+    fn postings_must_name_an_entry_and_a_token_of_it_in_order() {
+        let index = index();
+        let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.to_vec()).collect();
+        let with = |edit: &dyn Fn(&mut Vec<Vec<Posting>>)| {
+            let mut lists = lists.clone();
+            edit(&mut lists);
+            let lists: Vec<&[Posting]> = lists.iter().map(|l| &l[..]).collect();
+            let bytes = encode_parts(Vec::new(), 7, &index.files, &lists).unwrap();
+            decode(&bytes, 7).map(|cached| cached.entries)
+        };
+        assert_eq!(with(&|_| {}), Ok(3));
+        let first = lists.iter().position(|l| l.len() > 1).unwrap();
+        assert_eq!(with(&|l| l[first][0].file = 3), Err("bad posting"));
+        assert_eq!(with(&|l| l[first][0].pos = 1 << 20), Err("bad posting"));
+        assert_eq!(
+            with(&|l| l[first].swap(0, 1)),
+            Err("posting list out of order")
+        );
+        assert_eq!(
+            with(&|l| {
+                l.pop();
+            }),
+            Err("bad posting lists")
+        );
+        // Entries in another order than their paths'.
+        let mut files = index.files.clone();
+        files.swap(0, 1);
+        let lists: Vec<&[Posting]> = lists.iter().map(|l| &l[..]).collect();
+        let bytes = encode_parts(Vec::new(), 7, &files, &lists).unwrap();
+        assert_eq!(decode(&bytes, 7).unwrap_err(), "entries out of order");
     }
 
     #[test]
     fn save_is_atomic_and_ignored_by_git() {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("c");
-        save(&cache, 7, &files()).unwrap();
+        save(&cache, 7, &index()).unwrap();
         assert_eq!(
             std::fs::read_to_string(cache.join(".gitignore"))
                 .unwrap()
@@ -656,8 +804,8 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
-        assert_eq!(load(&cache, 7).len(), 1);
-        assert!(load(&cache, 8).is_empty());
+        assert_eq!(load(&cache, 7).files.len(), 3);
+        assert!(load(&cache, 8).files.is_empty());
     }
 
     #[cfg(unix)]
@@ -665,23 +813,23 @@ mod tests {
     fn only_a_regular_file_that_starts_as_a_cache_is_read() {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("c");
-        save(&cache, 7, &files()).unwrap();
+        save(&cache, 7, &index()).unwrap();
         let real = file_in(&cache);
         // Through a link, even to the real cache: not read.
         let moved = cache.join("elsewhere.bin");
         std::fs::rename(&real, &moved).unwrap();
         std::os::unix::fs::symlink(&moved, &real).unwrap();
-        assert!(load(&cache, 7).is_empty());
+        assert!(load(&cache, 7).files.is_empty());
         // A link to a device that never ends.
         std::fs::remove_file(&real).unwrap();
         std::os::unix::fs::symlink("/dev/zero", &real).unwrap();
-        assert!(load(&cache, 7).is_empty());
+        assert!(load(&cache, 7).files.is_empty());
         // A FIFO with no writer: opening it must not block.
         std::fs::remove_file(&real).unwrap();
         let fifo = std::ffi::CString::new(real.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        assert!(load(&cache, 7).is_empty());
+        assert!(load(&cache, 7).files.is_empty());
         // Not a cache: refused after its first bytes.
         std::fs::remove_file(&real).unwrap();
         let zeros = std::fs::File::create(&real).unwrap();
@@ -694,7 +842,7 @@ mod tests {
     fn temporary_files_of_dead_writers_are_removed_and_a_failed_write_leaves_none() {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("c");
-        save(&cache, 7, &files()).unwrap();
+        save(&cache, 7, &index()).unwrap();
         let ours = cache.join(format!(
             "{}{}",
             temp_prefix_of(FILE_NAME),
@@ -703,7 +851,7 @@ mod tests {
         let dead = cache.join(format!("{}{}", temp_prefix_of(FILE_NAME), u32::MAX));
         std::fs::write(&dead, b"half a cache").unwrap();
         std::fs::write(&ours, b"being written").unwrap();
-        assert_eq!(load(&cache, 7).len(), 1);
+        assert_eq!(load(&cache, 7).files.len(), 3);
         assert!(!dead.exists());
         assert!(ours.exists(), "this process's own file is left to it");
         std::fs::remove_file(&ours).unwrap();
@@ -711,7 +859,7 @@ mod tests {
         std::fs::remove_file(file_in(&cache)).unwrap();
         std::fs::create_dir(file_in(&cache)).unwrap();
         std::fs::write(file_in(&cache).join("x"), b"").unwrap();
-        assert!(save(&cache, 7, &files()).is_err());
+        assert!(save(&cache, 7, &index()).is_err());
         assert!(!ours.exists());
     }
 }

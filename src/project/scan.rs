@@ -25,9 +25,9 @@ use rayon::prelude::*;
 use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::{HashMap, HashSet};
-use crate::engine::index::{FileMeta, Index, SourceFile};
+use crate::engine::index::{FileMeta, Index, PostingLists, SourceFile};
 use crate::engine::parse::ParseError;
-use crate::project::cache::CachedFile;
+use crate::project::cache::{Cached, CachedFile};
 use crate::project::config::Config;
 use crate::project::generated::generated;
 use crate::project::progress::Progress;
@@ -63,12 +63,40 @@ pub struct Reuse<'a> {
     /// Files of the cache, by relative path; a scan takes the tokens of
     /// those it reuses.
     pub cached: HashMap<String, Mutex<CachedFile>>,
+    /// The cache's posting lists and entry count: the index takes them
+    /// for the files whose tokens it took.
+    pub(crate) cached_lists: Mutex<Option<(PostingLists, usize)>>,
     /// For updates: files whose size and mtime are unchanged and that no
     /// event named are reused without reading. `None` for full scans.
     pub changed: Option<&'a HashSet<PathBuf>>,
 }
 
 impl<'a> Reuse<'a> {
+    /// Reuse what `cached` holds too.
+    pub fn with_cache(mut self, cached: Cached) -> Reuse<'a> {
+        self.cached = (cached.files.into_iter())
+            .map(|(rel, file)| (rel, Mutex::new(file)))
+            .collect();
+        self.cached_lists = Mutex::new(Some((cached.lists, cached.entries)));
+        self
+    }
+
+    /// The cache's posting lists, its entry count, and the entry of each
+    /// file whose tokens a scan took (taken: once).
+    fn take_cached_lists(&self) -> Option<CachedLists> {
+        let taken = self
+            .cached_lists
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let (lists, count) = taken?;
+        let entries = self.cached.iter().filter_map(|(rel, file)| {
+            let file = file.lock().unwrap_or_else(|e| e.into_inner());
+            file.taken.then(|| (rel.clone(), file.entry))
+        });
+        Some((lists, entries.collect(), count))
+    }
+
     /// Reuse the files of `snapshot`.
     pub fn previous(snapshot: Option<&'a Snapshot>) -> Reuse<'a> {
         let previous = snapshot
@@ -81,6 +109,10 @@ impl<'a> Reuse<'a> {
         }
     }
 }
+
+/// A cache's posting lists, the entry of each file whose tokens a scan
+/// took, and the cache's entry count.
+type CachedLists = (PostingLists, HashMap<String, u32>, usize);
 
 /// What became of one candidate.
 enum Outcome {
@@ -101,7 +133,12 @@ pub fn scan(
     reuse: &Reuse<'_>,
     progress: &Progress,
 ) -> Result<Snapshot, ScanError> {
-    Ok(gather(config, registry, reuse, progress)?.index(registry, reuse.index))
+    let gathered = gather(config, registry, reuse, progress)?;
+    let cached = match reuse.index {
+        Some(_) => None,
+        None => reuse.take_cached_lists(),
+    };
+    Ok(gathered.index(registry, reuse.index, cached))
 }
 
 /// What a scan's walk and workers gathered, to index.
@@ -132,10 +169,21 @@ impl Gathered {
     }
 
     /// Indexes the files into a snapshot, taking the postings of the files
-    /// it shares with `previous` from it.
-    pub(crate) fn index(self, registry: &Registry, previous: Option<&Index>) -> Snapshot {
+    /// it shares with `previous` from it, or, with none, those of the
+    /// files made from the cache's entries from its lists.
+    pub(crate) fn index(
+        self,
+        registry: &Registry,
+        previous: Option<&Index>,
+        cached: Option<CachedLists>,
+    ) -> Snapshot {
         let loaded = self.started.elapsed();
-        let index = Index::build_on(previous, self.files, registry, self.winnow);
+        let index = match (previous, cached) {
+            (None, Some((lists, entries, count))) => {
+                Index::build_on_cached(lists, &entries, count, self.files, registry, self.winnow)
+            }
+            (previous, _) => Index::build_on(previous, self.files, registry, self.winnow),
+        };
         tracing::debug!(
             "scan: walk {:?}, read and tokenize (with the walk) {loaded:?}, index {:?}",
             self.walk_time,
@@ -346,7 +394,9 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
                 .get(&c.rel)?
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            (same(&cached.meta) && cached.fits(&text)).then(|| std::mem::take(&mut cached.tokens))
+            let fits = same(&cached.meta) && cached.fits(&text);
+            cached.taken |= fits;
+            fits.then(|| std::mem::take(&mut cached.tokens))
         });
     let file = match known {
         Some(tokens) => SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens, meta),

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 
 use crate::engine::grammar::Registry;
-use crate::engine::hash::{HashMap, HashSet};
+use crate::engine::hash::HashSet;
 use crate::panic_message;
-use crate::project::cache::{self, CachedFile};
+use crate::project::cache::{self, Cached};
 use crate::project::clone_cache;
 use crate::project::config::Config;
 use crate::project::progress::{clones_line, footprint_line, scanned_line, Progress};
@@ -177,24 +177,18 @@ impl Scanner {
     /// written.
     pub(crate) fn scan_now(&self, progress: &Progress) -> ScanResult {
         let _building = self.building.lock().unwrap_or_else(|e| e.into_inner());
-        let reuse = Reuse {
-            cached: self.cached_files(),
-            ..Reuse::default()
-        };
+        let reuse = Reuse::default().with_cache(self.cached());
         let snapshot = Arc::new(scan(&self.config, &self.registry, &reuse, progress)?);
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&snapshot));
         Ok(snapshot)
     }
 
-    /// The files of the cache that fits this configuration (none when
-    /// caching is off or no cache fits).
-    fn cached_files(&self) -> HashMap<String, Mutex<CachedFile>> {
+    /// The cache that fits this configuration (empty when caching is off
+    /// or no cache fits).
+    fn cached(&self) -> Cached {
         match &self.config.cache_dir {
-            Some(dir) => cache::load(dir, cache::key_of(&self.config))
-                .into_iter()
-                .map(|(rel, file)| (rel, Mutex::new(file)))
-                .collect(),
-            None => HashMap::default(),
+            Some(dir) => cache::load(dir, cache::key_of(&self.config)),
+            None => Cached::default(),
         }
     }
 
@@ -214,7 +208,7 @@ impl Scanner {
             let mut reuse = Reuse::previous(previous.map(|p| &**p));
             if first && self.config.cache_dir.is_some() {
                 progress.phase("reading the cache");
-                reuse.cached = self.cached_files();
+                reuse = reuse.with_cache(self.cached());
                 cached = Some(reuse.cached.len());
             }
             scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
@@ -369,7 +363,7 @@ impl Scanner {
                 return Ok(Arc::clone(previous));
             }
             updated = true;
-            let snapshot = gathered.index(&self.registry, Some(&previous.index));
+            let snapshot = gathered.index(&self.registry, Some(&previous.index), None);
             // Its clones from the previous ones, before it is published:
             // the statistics never go blank for a saved file.
             snapshot.carry_clones(previous);
@@ -422,7 +416,7 @@ impl Scanner {
         let _writing = self.cache_writing.lock().unwrap_or_else(|e| e.into_inner());
         let started = Instant::now();
         self.cache_dirty.store(false, Ordering::SeqCst);
-        match cache::save(dir, cache::key_of(&self.config), &snapshot.index.files) {
+        match cache::save(dir, cache::key_of(&self.config), &snapshot.index) {
             Ok(()) => tracing::debug!(
                 "cache written to {} in {:?}",
                 dir.display(),

@@ -112,11 +112,13 @@ function showKnown(health) {
 function showDetecting(health) {
   showKnown(health);
   const d = health.clones;
-  const progress = d.status === "running"
-    ? `detecting: ${fmt(d.filesDone)} of ${fmt(d.files)} files (${seconds(d.seconds)})`
-    : "detecting…";
-  $("s-dup").textContent = progress;
-  $("s-clones").textContent = progress;
+  const running = d.status === "running";
+  const share = running ? ` ${Math.floor((100 * d.filesDone) / Math.max(1, d.files))} %` : "";
+  $("s-dup").textContent = `detecting…${share}`;
+  $("s-clones").textContent = `detecting…${share}`;
+  const progress = running
+    ? `${fmt(d.filesDone)} of ${fmt(d.files)} files looked up in ${seconds(d.seconds)}`
+    : "starting";
   $("live").textContent = `Checks are answered; the statistics, the tree and the clone list follow when clone detection ends (${progress}).`;
 }
 
