@@ -138,10 +138,9 @@ pub fn file_in(dir: &Path) -> PathBuf {
 pub(crate) fn load(dir: &Path, key: u64) -> Cached {
     remove_stale_temp_files(dir);
     let path = file_in(dir);
-    let decoded = open_regular_file(&path, MAGIC).map(|(file, len)| {
-        let reader = std::io::BufReader::with_capacity(1 << 20, file.take(len));
-        decode_from(reader, len, key)
-    });
+    let decoded = open_regular_file(&path, MAGIC)
+        .and_then(|(file, len)| Prefetched::start(file, len))
+        .map(|input| decode_checked(Reader::new(input), key));
     match decoded {
         Ok(Ok(files)) => files,
         Ok(Err(OTHER_KEY)) => {
@@ -387,11 +386,19 @@ fn most_tokens(size: u64) -> u64 {
 /// allows.
 fn decode_from<R: std::io::Read>(input: R, len: u64, key: u64) -> Result<Cached, &'static str> {
     let body = len.checked_sub(8).ok_or("truncated")?;
-    let mut r = Reader::new(Hashed {
-        input,
-        left: body,
-        hasher: xxhash_rust::xxh3::Xxh3Default::new(),
-    });
+    decode_checked(
+        Reader::new(Hashed {
+            input,
+            left: body,
+            hasher: xxhash_rust::xxh3::Xxh3Default::new(),
+        }),
+        key,
+    )
+}
+
+/// The files of the cache read from `r`, which makes the checksum of its
+/// body as it is read, or why they cannot be used.
+fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'static str> {
     let mut magic = [0; MAGIC.len()];
     r.fill(&mut magic)?;
     if &magic != MAGIC {
@@ -461,10 +468,10 @@ fn decode_from<R: std::io::Read>(input: R, len: u64, key: u64) -> Result<Cached,
         all.push(list);
     }
     let seeds = all.split_off(all.len() / 2);
-    if r.input.left > 0 {
+    if r.input.left() > 0 {
         return Err("trailing bytes");
     }
-    let made = r.input.hasher.digest();
+    let made = r.input.digest()?;
     let mut stored = [0; 8];
     r.fill(&mut stored)?;
     if u64::from_le_bytes(stored) != made {
@@ -481,6 +488,111 @@ fn decode_from<R: std::io::Read>(input: R, len: u64, key: u64) -> Result<Cached,
             seeds,
         },
     })
+}
+
+/// A cache file's bytes, and the checksum of its body (all but the last 8
+/// bytes, the checksum stored) made as they are read.
+trait Checked: std::io::Read {
+    /// Bytes of the body not read yet.
+    fn left(&self) -> u64;
+    /// The checksum of the body, once it is read.
+    fn digest(&mut self) -> Result<u64, &'static str>;
+}
+
+impl<R: std::io::Read> Checked for Hashed<R> {
+    fn left(&self) -> u64 {
+        self.left
+    }
+
+    fn digest(&mut self) -> Result<u64, &'static str> {
+        Ok(self.hasher.digest())
+    }
+}
+
+/// A cache file read and hashed ahead, on a thread of its own, while
+/// another decodes it: a warm start of the Linux kernel reads 2.6 GB,
+/// and decoding and reading each take about as long.
+struct Prefetched {
+    chunks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+    /// Bytes of the body not read yet.
+    left: u64,
+    hashing: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Prefetched {
+    /// Bytes per chunk read ahead, and chunks waiting at most.
+    const CHUNK: usize = 4 << 20;
+    const AHEAD: usize = 4;
+
+    /// Starts reading the `len` bytes of `file`.
+    fn start(file: std::fs::File, len: u64) -> std::io::Result<Prefetched> {
+        let body = len.saturating_sub(8);
+        let (tx, chunks) = std::sync::mpsc::sync_channel(Prefetched::AHEAD);
+        let hashing = std::thread::Builder::new()
+            .name("cache read".into())
+            .spawn(move || {
+                let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
+                let (mut input, mut left) = (file.take(len), body);
+                loop {
+                    let mut chunk = Vec::with_capacity(Prefetched::CHUNK);
+                    let read = (&mut input)
+                        .take(Prefetched::CHUNK as u64)
+                        .read_to_end(&mut chunk);
+                    let chunk = match read {
+                        Ok(0) => break,
+                        Ok(_) => chunk,
+                        Err(err) => {
+                            let _ = tx.send(Err(err));
+                            break;
+                        }
+                    };
+                    let hashed = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                    hasher.update(&chunk[..hashed]);
+                    left -= hashed as u64;
+                    if tx.send(Ok(chunk)).is_err() {
+                        break;
+                    }
+                }
+                hasher.digest()
+            })?;
+        Ok(Prefetched {
+            chunks,
+            chunk: Vec::new(),
+            at: 0,
+            left: body,
+            hashing: Some(hashing),
+        })
+    }
+}
+
+impl std::io::Read for Prefetched {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.chunk.len() {
+            match self.chunks.recv() {
+                Ok(chunk) => (self.chunk, self.at) = (chunk?, 0),
+                // The file is read.
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        self.left = self.left.saturating_sub(n as u64);
+        Ok(n)
+    }
+}
+
+impl Checked for Prefetched {
+    fn left(&self) -> u64 {
+        self.left
+    }
+
+    fn digest(&mut self) -> Result<u64, &'static str> {
+        let hashing = self.hashing.take().ok_or("checksum asked twice")?;
+        hashing.join().map_err(|_| "the cache's reader failed")
+    }
 }
 
 /// A reader that hashes the first `left` bytes read through it: a cache
