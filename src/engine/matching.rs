@@ -450,6 +450,20 @@ mod tests {
     use crate::engine::tokens::{tokenize, Mode, Normalization};
     use std::sync::Arc;
 
+    fn settings(
+        mode: Mode,
+        thresholds: Thresholds,
+        skip_local: bool,
+        similarity: Option<f64>,
+    ) -> CloneSettings {
+        CloneSettings {
+            mode,
+            thresholds,
+            skip_local,
+            similarity,
+        }
+    }
+
     fn far_future() -> Instant {
         Instant::now() + std::time::Duration::from_secs(3600)
     }
@@ -854,15 +868,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, capped) = project_clones(
-            &idx,
-            CloneSettings {
-                mode: Mode::Strict,
-                thresholds: t,
-                skip_local: false,
-                similarity: None,
-            },
-        );
+        let (clones, capped) = project_clones(&idx, settings(Mode::Strict, t, false, None));
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(
             pairs,
@@ -902,27 +908,10 @@ mod tests {
         };
         // Either half is under min-tokens: no exact clone.
         assert_eq!(
-            project_clones(
-                &idx,
-                CloneSettings {
-                    mode: Mode::Mild,
-                    thresholds: t,
-                    skip_local: false,
-                    similarity: None
-                }
-            )
-            .0,
+            project_clones(&idx, settings(Mode::Mild, t, false, None)).0,
             []
         );
-        let (clones, _) = project_clones(
-            &idx,
-            CloneSettings {
-                mode: Mode::Mild,
-                thresholds: t,
-                skip_local: false,
-                similarity: Some(0.8),
-            },
-        );
+        let (clones, _) = project_clones(&idx, settings(Mode::Mild, t, false, Some(0.8)));
         assert_eq!(clones.len(), 1, "{clones:?}");
         let clone = &clones[0];
         let (a, b) = (&idx.files[0], &idx.files[1]);
@@ -941,16 +930,7 @@ mod tests {
         let similarity = clone.similarity().unwrap();
         assert!((similarity - f64::from(clone.len) / b.tokens.len() as f64).abs() < 1e-9);
         // In strict mode the same, as nothing is renamed; nothing else.
-        let strict = project_clones(
-            &idx,
-            CloneSettings {
-                mode: Mode::Strict,
-                thresholds: t,
-                skip_local: false,
-                similarity: Some(0.8),
-            },
-        )
-        .0;
+        let strict = project_clones(&idx, settings(Mode::Strict, t, false, Some(0.8))).0;
         assert_eq!(strict, clones);
     }
 
@@ -962,15 +942,7 @@ mod tests {
             min_tokens: 50,
             min_lines: 5,
         };
-        let (clones, _) = project_clones(
-            &idx,
-            CloneSettings {
-                mode: Mode::Mild,
-                thresholds: t,
-                skip_local: false,
-                similarity: Some(0.8),
-            },
-        );
+        let (clones, _) = project_clones(&idx, settings(Mode::Mild, t, false, Some(0.8)));
         assert_eq!(clones.len(), 1, "{clones:?}");
         let (first, second) = clones[0].extent();
         assert_eq!(clones[0].first, (0, 0));
@@ -985,15 +957,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(
-            &idx,
-            CloneSettings {
-                mode: Mode::Strict,
-                thresholds: t,
-                skip_local: false,
-                similarity: None,
-            },
-        );
+        let (clones, _) = project_clones(&idx, settings(Mode::Strict, t, false, None));
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         assert_eq!(pairs, [((0, 0), (0, 19), 19)]);
     }
@@ -1005,15 +969,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(
-            &idx,
-            CloneSettings {
-                mode: Mode::Strict,
-                thresholds: t,
-                skip_local: true,
-                similarity: None,
-            },
-        );
+        let (clones, _) = project_clones(&idx, settings(Mode::Strict, t, true, None));
         assert_eq!(clones.len(), 2);
     }
 
@@ -1033,15 +989,7 @@ mod tests {
             min_tokens: 10,
             min_lines: 4,
         };
-        let (clones, _) = project_clones(
-            &idx,
-            CloneSettings {
-                mode: Mode::Strict,
-                thresholds: t,
-                skip_local: false,
-                similarity: None,
-            },
-        );
+        let (clones, _) = project_clones(&idx, settings(Mode::Strict, t, false, None));
         let pairs: Vec<_> = clones.iter().map(|c| (c.first, c.second, c.len)).collect();
         // a.js's second copy starts after the wall (token 20), b.js's at 19;
         // without the wall a.js and b.js would be one clone of 38 tokens.
@@ -1240,24 +1188,8 @@ mod tests {
                 assert_eq!(runs, brute, "round {round}, {mode:?}");
                 found[m] += got.iter().map(|m| m.run.len as usize).sum::<usize>();
                 assert_eq!(
-                    project_clones(
-                        &index,
-                        CloneSettings {
-                            mode,
-                            thresholds: t,
-                            skip_local: false,
-                            similarity: None
-                        }
-                    ),
-                    project_clones(
-                        &per_mode,
-                        CloneSettings {
-                            mode: Mode::Strict,
-                            thresholds: t,
-                            skip_local: false,
-                            similarity: None
-                        }
-                    ),
+                    project_clones(&index, settings(mode, t, false, None)),
+                    project_clones(&per_mode, settings(Mode::Strict, t, false, None)),
                     "round {round}, {mode:?}"
                 );
             }

@@ -471,16 +471,8 @@ mod tests {
 
     /// A scanner of `dir` (no cache) whose first scan is done.
     fn scanned(dir: &std::path::Path) -> Arc<Scanner> {
-        use clap::Parser as _;
-        let cli = crate::project::config::Cli::try_parse_from([
-            "dupcheck",
-            dir.to_str().unwrap(),
-            "--no-cache",
-        ])
-        .unwrap();
-        let registry = Registry::builtin();
-        let config = Config::resolve(&cli, dir, &registry, |_| {}).unwrap();
-        let scanner = Scanner::new(Arc::new(config), registry);
+        let config = Config::of_args(dir, &["--no-cache"]);
+        let scanner = Scanner::new(Arc::new(config), Registry::builtin());
         let first = scanner.build(|_| {
             scan(
                 &scanner.config,

@@ -397,20 +397,8 @@ mod tests {
 
     /// A configuration of `dir` in `mode`, with 20 tokens and 3 lines.
     fn config_of(dir: &std::path::Path, mode: &str) -> Config {
-        use clap::Parser as _;
-        let cli = crate::project::config::Cli::try_parse_from([
-            "dupcheck",
-            dir.to_str().unwrap(),
-            "--no-cache",
-            "--min-tokens",
-            "20",
-            "--min-lines",
-            "3",
-            "--mode",
-            mode,
-        ])
-        .unwrap();
-        Config::resolve(&cli, dir, &Registry::builtin(), |_| {}).unwrap()
+        let flags = ["--no-cache", "--min-tokens", "20", "--min-lines", "3"];
+        Config::of_args(dir, &[&flags[..], &["--mode", mode]].concat())
     }
 
     #[test]

@@ -608,10 +608,7 @@ pub(crate) mod tests {
             }
             std::fs::write(path, text).unwrap();
         }
-        use clap::Parser as _;
-        let cli = crate::project::config::Cli::try_parse_from([
-            "dupcheck",
-            dir.path().to_str().unwrap(),
+        let flags = [
             "--no-cache",
             "--min-tokens",
             "20",
@@ -619,10 +616,9 @@ pub(crate) mod tests {
             "3",
             "--mode",
             mode,
-        ])
-        .unwrap();
+        ];
+        let config = Config::of_args(dir.path(), &flags);
         let registry = Registry::builtin();
-        let config = Config::resolve(&cli, dir.path(), &registry, |_| {}).unwrap();
         let snapshot = scan(&config, &registry, &Reuse::default(), &Progress::quiet()).unwrap();
         (dir, snapshot, config, registry)
     }

@@ -337,7 +337,7 @@ impl Workspace {
     async fn on_snapshot<T, E>(
         self: &Arc<Self>,
         what: &str,
-        work: impl FnOnce(&Workspace, &Snapshot) -> Result<T, E> + Send + 'static,
+        work: impl FnOnce(&Workspace, &Arc<Snapshot>) -> Result<T, E> + Send + 'static,
     ) -> Result<T, E>
     where
         T: Send + 'static,
@@ -348,24 +348,22 @@ impl Workspace {
         blocking(what, move || work(&this, &snapshot)).await
     }
 
-    /// Runs `work` with the current snapshot on the blocking pool, once its
-    /// clones are known: after a detection running ends, within
-    /// [`DETECTION_WAIT`] ([`ServiceError::Detecting`] after that); one
-    /// not started yet is started in the background.
+    /// [`Workspace::on_snapshot`] once the snapshot's clones are known:
+    /// after a detection running ends, within [`DETECTION_WAIT`]
+    /// ([`ServiceError::Detecting`] after that); one not started yet is
+    /// started in the background.
     async fn on_clones<T, E>(
         self: &Arc<Self>,
         what: &str,
-        work: impl FnOnce(&Workspace, &Snapshot) -> Result<T, E> + Send + 'static,
+        work: impl FnOnce(&Workspace, &Arc<Snapshot>) -> Result<T, E> + Send + 'static,
     ) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<ServiceError> + Send + 'static,
     {
-        let snapshot = self.snapshot()?;
-        let this = Arc::clone(self);
-        blocking(what, move || {
-            this.clones_known(&snapshot, DETECTION_WAIT)?;
-            work(&this, &snapshot)
+        self.on_snapshot(what, move |this, snapshot| {
+            this.clones_known(snapshot, DETECTION_WAIT)?;
+            work(this, snapshot)
         })
         .await
     }

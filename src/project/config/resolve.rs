@@ -76,6 +76,18 @@ const DEFAULT_MAX_SIZE: u64 = 1024 * 1024;
 const DEFAULT_MAX_BODY: u64 = 10 * 1024 * 1024;
 const CACHE_DIR: &str = ".dupcheck-cache";
 
+#[cfg(test)]
+impl Config {
+    /// The configuration of `dupcheck DIR ARGS…` in `dir`, for tests.
+    pub(crate) fn of_args(dir: &std::path::Path, args: &[&str]) -> Config {
+        use clap::Parser as _;
+        let argv = ["dupcheck", dir.to_str().expect("a UTF-8 test dir")];
+        let cli = Cli::try_parse_from(argv.iter().chain(args)).expect("valid test flags");
+        let registry = crate::engine::grammar::Registry::builtin();
+        Config::resolve(&cli, dir, &registry, |_| {}).expect("a valid test configuration")
+    }
+}
+
 impl Config {
     /// Merges `cli` over the config file over the defaults. `cwd` resolves
     /// relative paths; `warn` receives one line per unknown config key, and
