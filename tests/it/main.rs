@@ -22,6 +22,7 @@ mod near_miss;
 mod noise;
 mod openapi;
 mod options;
+mod pg;
 mod regressions;
 mod reliability;
 mod report;
