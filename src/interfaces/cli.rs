@@ -29,6 +29,12 @@ pub fn run(cli: Cli) -> Result<u8, RunError> {
                 .map(|outcome| outcome.code())
         }
         Some(Command::Lsp(args)) => crate::interfaces::lsp::run(args, &cwd, Registry::builtin()),
+        Some(Command::Publish(args)) => {
+            crate::interfaces::publish::publish(args, &cwd, Registry::builtin())
+        }
+        Some(Command::Store(command)) => {
+            crate::interfaces::publish::store(command, &cwd, &Registry::builtin())
+        }
         None => serve(cli, &cwd).map(|()| 0),
     }
 }

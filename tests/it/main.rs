@@ -27,4 +27,5 @@ mod regressions;
 mod reliability;
 mod report;
 mod stats;
+mod store;
 mod tidy;

@@ -18,6 +18,9 @@ pub mod resolve;
 pub mod values;
 
 pub use error::ConfigError;
-pub use flags::{Cli, Command, LspArgs, ReportArgs, Reporter, ScanArgs, ServeArgs};
+pub use flags::{
+    Cli, Command, LspArgs, PublishArgs, ReportArgs, Reporter, ScanArgs, ServeArgs, StoreCommand,
+};
 pub use resolve::Config;
+pub use values::is_postgres;
 pub(crate) use values::origin_host;
