@@ -27,6 +27,9 @@ pub enum StoreError {
     /// A statement failed.
     #[error("the store failed to {what}: {reason}")]
     Query { what: String, reason: String },
+    /// The connection broke during a statement.
+    #[error("the store's connection broke while trying to {what}: {reason}")]
+    Lost { what: String, reason: String },
 }
 
 impl StoreError {
@@ -35,7 +38,7 @@ impl StoreError {
     pub fn kind(&self) -> &'static str {
         match self {
             StoreError::Url(_) => "url",
-            StoreError::Unreachable { .. } => "unreachable",
+            StoreError::Unreachable { .. } | StoreError::Lost { .. } => "unreachable",
             StoreError::Authentication { .. } => "authentication",
             StoreError::Schema(_) => "schema",
             StoreError::Busy(_) => "busy",
@@ -52,11 +55,11 @@ impl StoreError {
                 what: what.to_owned(),
                 reason: format!("{} ({})", db.message(), db.code().code()),
             },
-            None if e.is_closed() => StoreError::Query {
+            None if e.is_closed() => StoreError::Lost {
                 what: what.to_owned(),
                 reason: "the connection was closed".into(),
             },
-            None => StoreError::Query {
+            None => StoreError::Lost {
                 what: what.to_owned(),
                 reason: cause_text(&e),
             },

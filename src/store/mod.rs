@@ -15,10 +15,12 @@
 //! repository's current copy, which a publish replaces in the one
 //! transaction that ends it.
 
+pub mod catalog;
 pub mod codec;
 pub mod connect;
 pub mod error;
 pub mod gc;
+pub mod live;
 pub mod publish;
 pub mod repository;
 pub mod schema;

@@ -517,3 +517,127 @@ fn a_select_only_role_cannot_publish() {
         "dupcheck: error: the store failed to register the repository: permission denied for table repositories (42501)"
     );
 }
+
+/// `value` with every `publishedAt` and `lastAnswer` that is an ISO 8601
+/// UTC time replaced by `"TIME"`.
+fn timeless(mut value: serde_json::Value) -> serde_json::Value {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    let time = field
+                        .as_str()
+                        .is_some_and(|t| t.len() == 24 && t.ends_with('Z'));
+                    if (key == "publishedAt" || key == "lastAnswer") && time {
+                        *field = serde_json::json!("TIME");
+                    } else {
+                        walk(field);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    value
+}
+
+#[test]
+fn a_server_lists_the_repositories_to_a_select_only_role() {
+    let url = store();
+    let dir = repository();
+    publish(dir.path(), &url, "github.com/acme/shop");
+    write(dir.path(), "src/extra.js", "export const extra = [1, 2];\n");
+    publish(dir.path(), &url, "github.com/acme/b'; --");
+    let pg = PgServer::shared();
+    let db = database(&url).to_owned();
+    pg.reader(&db, &format!("{db}_server"), "server pw");
+    let reader = pg.url_as(&format!("{db}_server"), &percent("server pw"), &db);
+    let server = crate::common::Server::start("project", &["--store", &reader]);
+    let (status, body) = server.get("/api/repositories");
+    assert_eq!(status, 200);
+    crate::assert_json!(
+        timeless(body),
+        serde_json::json!({"repositories": [
+            {"name": "github.com/acme/b'; --", "publishedAt": "TIME", "files": 4, "lines": 22},
+            {"name": "github.com/acme/shop", "publishedAt": "TIME", "files": 3, "lines": 21},
+        ]})
+    );
+    let (_, health) = server.get("/api/health");
+    crate::assert_json!(
+        timeless(health["store"].clone()),
+        serde_json::json!({"status": "ok", "error": null, "lastAnswer": "TIME"})
+    );
+    // Without --store: no store in the health, and the list says why.
+    let plain = crate::common::Server::start("project", &[]);
+    let (_, health) = plain.get("/api/health");
+    assert!(health.get("store").is_none(), "{health}");
+    let (status, body) = plain.get("/api/repositories");
+    assert_eq!(status, 404);
+    crate::assert_json!(
+        body,
+        crate::common::error(
+            "NotFound",
+            "This server has no store; start it with --store URL (a PostgreSQL URL or connection string) to list the store's repositories",
+            404
+        )
+    );
+}
+
+#[test]
+fn the_store_down_is_said_by_kind_and_the_server_reconnects_when_it_is_back() {
+    let mut pg = PgServer::start();
+    let db = pg.database();
+    let url = pg.url(&db);
+    let out = run(Path::new("."), &["store", "init", "--store", &url], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let server = crate::common::Server::start("project", &["--store", &url]);
+    let (_, health) = server.get("/api/health");
+    assert_eq!(health["store"]["status"], "ok", "{health}");
+    let answered = health["store"]["lastAnswer"].clone();
+    pg.stop();
+    let (_, health) = server.get("/api/health");
+    assert_eq!(
+        (
+            &health["status"],
+            &health["store"]["status"],
+            &health["store"]["error"]
+        ),
+        (
+            &serde_json::json!("ready"),
+            &serde_json::json!("unavailable"),
+            &serde_json::json!("unreachable")
+        ),
+        "{health}"
+    );
+    assert_eq!(health["store"]["lastAnswer"], answered);
+    let (status, body) = server.get("/api/repositories");
+    assert_eq!(status, 503);
+    crate::assert_json!(
+        body,
+        crate::common::error(
+            "StoreUnavailable",
+            "The store is unavailable (unreachable); retry shortly: the server reconnects by itself",
+            503
+        )
+    );
+    // The project is still served.
+    assert_eq!(server.get("/api/stats").0, 200);
+    pg.restart();
+    let (_, health) = server.get("/api/health");
+    assert_eq!(health["store"]["status"], "ok", "{health}");
+    assert_eq!(
+        server.get("/api/repositories").1,
+        serde_json::json!({"repositories": []})
+    );
+    // A wrong password: its kind, and never the password.
+    let wrong = pg.url_as("postgres", "Not-The-Password-77", &db);
+    let refused = crate::common::Server::start("project", &["--store", &wrong]);
+    let res = refused.request("GET", "/api/health", &[], b"");
+    let text = String::from_utf8_lossy(&res.body).into_owned();
+    assert!(!text.contains("Not-The-Password-77"), "{text}");
+    let health = res.json();
+    assert_eq!(health["store"]["error"], "authentication", "{health}");
+    assert_eq!(health["store"]["lastAnswer"], serde_json::Value::Null);
+}

@@ -36,6 +36,8 @@ pub(super) enum Kind {
     CloneValidation,
     FolderMissing,
     CloneMissing,
+    NoStore,
+    StoreUnavailable,
     ForbiddenOrigin,
     ForbiddenHost,
     NotFound,
@@ -82,6 +84,7 @@ pub(super) fn errors_of(endpoint: Endpoint) -> Vec<Kind> {
         Endpoint::Tree => vec![TreeValidation, FolderMissing, NotReady],
         Endpoint::CloneDetail => vec![CloneValidation, CloneMissing, NotReady],
         Endpoint::Stats => vec![NotReady],
+        Endpoint::Repositories => vec![NoStore, StoreUnavailable],
         Endpoint::Clones => vec![ClonesValidation, UnsupportedFormat, NotReady],
         Endpoint::Recheck => vec![Scan],
         Endpoint::Check => vec![
@@ -340,6 +343,16 @@ impl ErrorExamples {
                 )],
             ),
             (NotReady, vec![("notReady", ApiError::NotReady)]),
+            (NoStore, vec![("noStore", ApiError::NoStore)]),
+            (
+                StoreUnavailable,
+                vec![(
+                    "storeUnavailable",
+                    ApiError::StoreUnavailable {
+                        kind: "unreachable",
+                    },
+                )],
+            ),
             (Busy, vec![("busy", ApiError::Busy)]),
             (ShuttingDown, vec![("shuttingDown", ApiError::ShuttingDown)]),
             (HttpVersionNotSupported, vec![("http2", ApiError::Http2)]),
