@@ -5,6 +5,9 @@
 //! files and the settings key that made their tokens. Out: a [`Summary`]
 //! (files and lines written, reused, removed).
 //!
+//! Contents are content-addressed ([`content_id`]): the same file in two
+//! repositories, or in two publishes, is one row.
+//!
 //! Steps: the repository's lock (a session advisory lock: a second publish
 //! of it fails at once with [`StoreError::Busy`]) and a shared hold of the
 //! collector's lock (so `store gc` never removes a content between its
@@ -37,8 +40,8 @@ pub(crate) const GC_LOCK: i64 = 0x6475_7063_6865_636b; // "dupcheck"
 const BATCH_BYTES: usize = 8 << 20;
 /// At most this many files go in one batch of contents.
 const BATCH_FILES: usize = 2000;
-/// At most this many hashes are looked up in one statement.
-const LOOKUP_HASHES: usize = 20_000;
+/// At most this many content ids are looked up in one statement.
+const LOOKUP_IDS: usize = 20_000;
 
 /// What a publish did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -83,10 +86,23 @@ struct Entry<'a> {
     file: &'a SourceFile,
     format: &'a str,
     lines: u64,
+    /// Its content's id ([`content_id`]).
+    content: i64,
 }
 
-/// A content's identity in the store (with the settings key).
-type ContentKey = (i64, String);
+/// A content's id: a hash of the settings key that made its tokens, its
+/// text's hash and its format. Content-addressed, so that a publish knows
+/// the ids of its contents before asking the store, and the id is the
+/// unique key a sharded table can hold (a unique key must contain the
+/// distribution column).
+pub fn content_id(settings_key: u64, content_hash: u64, format: &str) -> i64 {
+    let mut material = Vec::with_capacity(32 + format.len());
+    material.extend_from_slice(b"dupcheck content\0");
+    material.extend_from_slice(&settings_key.to_le_bytes());
+    material.extend_from_slice(&content_hash.to_le_bytes());
+    material.extend_from_slice(format.as_bytes());
+    xxhash_rust::xxh3::xxh3_64(&material) as i64
+}
 
 /// What one publish writes: a scan of one repository.
 pub struct Publication<'a> {
@@ -173,24 +189,27 @@ async fn publish_locked(
         (row.get(0), row.get(1), row.get(2));
     let entries: Vec<Entry> = files
         .iter()
-        .map(|file| Entry {
-            file,
-            format: &registry.get(file.format).name,
-            lines: u64::from(file.line_count()),
+        .map(|file| {
+            let format = registry.get(file.format).name.as_str();
+            Entry {
+                file,
+                format,
+                lines: u64::from(file.line_count()),
+                content: content_id(publication.settings_key, file.meta.content_hash, format),
+            }
         })
         .collect();
-    let mut ids = known_contents(client, key, &entries).await?;
+    let known = known_contents(client, &entries).await?;
     let mut summary = Summary::default();
     // The contents to write, once each.
     let mut missing: Vec<&Entry> = Vec::new();
-    let mut seen: HashMap<ContentKey, ()> = HashMap::default();
+    let mut seen: HashMap<i64, ()> = HashMap::default();
     for entry in &entries {
-        let content = content_key(entry);
-        if ids.contains_key(&content) {
+        if known.contains_key(&entry.content) {
             summary.reused.add(entry.lines);
         } else {
             summary.written.add(entry.lines);
-            if seen.insert(content, ()).is_none() {
+            if seen.insert(entry.content, ()).is_none() {
                 missing.push(entry);
             }
         }
@@ -198,7 +217,7 @@ async fn publish_locked(
     let total = missing.len();
     let mut written = 0;
     for batch in batches(&missing) {
-        insert_contents(client, key, batch, winnow, &mut ids).await?;
+        insert_contents(client, key, batch, winnow).await?;
         written += batch.len();
         progress(format!(
             "publishing: {written}/{total} new contents written"
@@ -209,17 +228,7 @@ async fn publish_locked(
     }
     // The new copy, current in the transaction that writes it.
     let paths: Vec<&str> = entries.iter().map(|e| e.file.rel.as_str()).collect();
-    let contents: Vec<i64> = entries
-        .iter()
-        .map(|e| {
-            ids.get(&content_key(e))
-                .copied()
-                .ok_or_else(|| StoreError::Query {
-                    what: "write the copy".into(),
-                    reason: format!("the content of {} was not written", e.file.rel),
-                })
-        })
-        .collect::<Result<_, _>>()?;
+    let contents: Vec<i64> = entries.iter().map(|e| e.content).collect();
     let what = "write the copy";
     let tx = client
         .transaction()
@@ -305,38 +314,23 @@ fn repository_lock(repository: &str) -> i64 {
     xxhash_rust::xxh3::xxh3_64(format!("dupcheck publish\0{repository}").as_bytes()) as i64
 }
 
-/// The identity of an entry's content.
-fn content_key(entry: &Entry) -> ContentKey {
-    (entry.file.meta.content_hash as i64, entry.format.to_owned())
-}
-
-/// The ids of the contents of `entries` the store has.
+/// The ids, among those of `entries`, of the contents the store has.
 async fn known_contents(
     client: &Client,
-    key: i64,
     entries: &[Entry<'_>],
-) -> Result<HashMap<ContentKey, i64>, StoreError> {
-    let mut hashes: Vec<i64> = entries
-        .iter()
-        .map(|e| e.file.meta.content_hash as i64)
-        .collect();
-    hashes.sort_unstable();
-    hashes.dedup();
-    let mut ids = HashMap::default();
-    for chunk in hashes.chunks(LOOKUP_HASHES) {
+) -> Result<HashMap<i64, ()>, StoreError> {
+    let mut ids: Vec<i64> = entries.iter().map(|e| e.content).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut known = HashMap::default();
+    for chunk in ids.chunks(LOOKUP_IDS) {
         let rows = client
-            .query(
-                "SELECT content_hash, format, id FROM contents \
-                 WHERE settings_key = $1 AND content_hash = ANY($2)",
-                &[&key, &chunk],
-            )
+            .query("SELECT id FROM contents WHERE id = ANY($1)", &[&chunk])
             .await
             .map_err(StoreError::query("read the contents it has"))?;
-        for row in rows {
-            ids.insert((row.get(0), row.get(1)), row.get(2));
-        }
+        known.extend(rows.iter().map(|row| (row.get(0), ())));
     }
-    Ok(ids)
+    Ok(known)
 }
 
 /// `missing` cut into batches of at most [`BATCH_FILES`] files and
@@ -358,17 +352,17 @@ fn batches<'e, 'a>(missing: &'e [&'e Entry<'a>]) -> Vec<&'e [&'e Entry<'a>]> {
     out
 }
 
-/// Inserts one batch of contents and their postings in one transaction,
-/// and records their ids. A content another publish inserted meanwhile
-/// is taken as it is.
+/// Inserts one batch of contents and their postings in one transaction.
+/// A content another publish inserted meanwhile is left as it is, and its
+/// postings are not written twice.
 async fn insert_contents(
     client: &mut Client,
     key: i64,
     batch: &[&Entry<'_>],
     winnow: Winnow,
-    ids: &mut HashMap<ContentKey, i64>,
 ) -> Result<(), StoreError> {
     let what = "write the contents";
+    let ids: Vec<i64> = batch.iter().map(|e| e.content).collect();
     let hashes: Vec<i64> = batch
         .iter()
         .map(|e| e.file.meta.content_hash as i64)
@@ -385,34 +379,31 @@ async fn insert_contents(
         .transaction()
         .await
         .map_err(StoreError::query(what))?;
-    let rows = tx
+    let inserted: HashMap<i64, ()> = tx
         .query(
-            "INSERT INTO contents (settings_key, content_hash, format, family, lines, text, tokens) \
-             SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::integer[], $6::text[], $7::bytea[]) \
-             ON CONFLICT (settings_key, content_hash, format) DO NOTHING \
-             RETURNING content_hash, format, id",
-            &[&key, &hashes, &formats, &families, &lines, &texts, &tokens],
+            "INSERT INTO contents (id, settings_key, content_hash, format, family, lines, text, tokens) \
+             SELECT id, $2, content_hash, format, family, lines, text, tokens \
+             FROM unnest($1::bigint[], $3::bigint[], $4::text[], $5::smallint[], $6::integer[], $7::text[], $8::bytea[]) \
+             AS t(id, content_hash, format, family, lines, text, tokens) \
+             ON CONFLICT (id) DO NOTHING RETURNING id",
+            &[&ids, &key, &hashes, &formats, &families, &lines, &texts, &tokens],
         )
         .await
-        .map_err(StoreError::query(what))?;
-    let inserted: HashMap<ContentKey, i64> = rows
+        .map_err(StoreError::query(what))?
         .iter()
-        .map(|row| ((row.get(0), row.get(1)), row.get(2)))
+        .map(|row| (row.get(0), ()))
         .collect();
     let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
     let (mut p_hash, mut p_content, mut p_pos, mut p_family, mut p_kind) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for entry in batch {
-        let Some(&id) = inserted.get(&content_key(entry)) else {
-            continue;
-        };
+    for entry in batch.iter().filter(|e| inserted.contains_key(&e.content)) {
         for (kind, prints) in [
             (0i16, fingerprints(&entry.file.tokens, winnow)),
             (1i16, fingerprints(&entry.file.tokens, seed_winnow)),
         ] {
             for print in prints {
                 p_hash.push(print.hash as i64);
-                p_content.push(id);
+                p_content.push(entry.content);
                 p_pos.push(print.pos as i32);
                 p_family.push(entry.file.family as i16);
                 p_kind.push(kind);
@@ -436,26 +427,58 @@ async fn insert_contents(
         .await
         .map_err(StoreError::query(what))?;
     }
-    tx.commit().await.map_err(StoreError::query(what))?;
-    ids.extend(inserted);
-    // Contents another publish wrote first: their ids.
-    let raced: Vec<i64> = batch
-        .iter()
-        .filter(|e| !ids.contains_key(&content_key(e)))
-        .map(|e| e.file.meta.content_hash as i64)
-        .collect();
-    if !raced.is_empty() {
-        let rows = client
-            .query(
-                "SELECT content_hash, format, id FROM contents \
-                 WHERE settings_key = $1 AND content_hash = ANY($2)",
-                &[&key, &raced],
-            )
-            .await
-            .map_err(StoreError::query(what))?;
-        for row in rows {
-            ids.insert((row.get(0), row.get(1)), row.get(2));
+    tx.commit().await.map_err(StoreError::query(what))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_content_id_depends_on_the_settings_the_text_and_the_format() {
+        let id = content_id(1, 2, "javascript");
+        assert_eq!(id, content_id(1, 2, "javascript"));
+        for other in [
+            content_id(9, 2, "javascript"),
+            content_id(1, 9, "javascript"),
+            content_id(1, 2, "typescript"),
+        ] {
+            assert_ne!(id, other);
         }
     }
-    Ok(())
+
+    #[test]
+    fn batches_hold_at_most_their_files_and_bytes() {
+        let registry = Registry::builtin();
+        let big = "x".repeat(BATCH_BYTES / 2 + 1);
+        let texts: Vec<(String, String)> = (0..5)
+            .map(|i| {
+                (
+                    format!("f{i}.js"),
+                    if i < 3 { big.clone() } else { "a".into() },
+                )
+            })
+            .collect();
+        let pairs: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        let files = crate::engine::index::js_files(&registry, &pairs);
+        let entries: Vec<Entry> = files
+            .iter()
+            .map(|file| Entry {
+                file,
+                format: "javascript",
+                lines: 1,
+                content: 0,
+            })
+            .collect();
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let sizes: Vec<usize> = batches(&refs).iter().map(|b| b.len()).collect();
+        // Two halves and a bit do not fit one batch; small files join.
+        assert_eq!(sizes, [1, 1, 3]);
+        let many: Vec<&Entry> = (0..BATCH_FILES + 1).map(|_| &entries[4]).collect();
+        let sizes: Vec<usize> = batches(&many).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, [BATCH_FILES, 1]);
+    }
 }

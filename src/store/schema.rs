@@ -7,8 +7,12 @@
 //! row per repository, pointing at its current copy), `copies` (one per
 //! publish), `copy_files` (a copy's paths, each naming a content),
 //! `contents` (a file's text and tokens, stored once and shared by every
-//! copy holding it, keyed by the settings that made its tokens) and
-//! `postings` (each content's fingerprints and seeds, by hash).
+//! copy holding it; its id is a hash of the settings that made its tokens,
+//! its text's hash and its format, [`super::publish::content_id`]) and
+//! `postings` (each content's fingerprints and seeds, by hash). Laid out
+//! for Citus: `contents` and `copy_files` distributed by content id,
+//! `postings` by hash, the rest reference tables; every unique key holds
+//! its table's distribution column.
 //!
 //! Invariant: a store is created and migrated in one transaction that
 //! holds `dupcheck_schema` locked: two `init`s at once never interleave,
@@ -38,23 +42,22 @@ CREATE TABLE copies (
     lines bigint NOT NULL
 );
 CREATE TABLE contents (
-    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id bigint PRIMARY KEY,
     settings_key bigint NOT NULL,
     content_hash bigint NOT NULL,
     format text NOT NULL,
     family smallint NOT NULL,
     lines integer NOT NULL,
     text text NOT NULL,
-    tokens bytea NOT NULL,
-    UNIQUE (settings_key, content_hash, format)
+    tokens bytea NOT NULL
 );
 CREATE TABLE copy_files (
+    content bigint NOT NULL,
     copy bigint NOT NULL,
     path text NOT NULL,
-    content bigint NOT NULL,
-    PRIMARY KEY (copy, path)
+    PRIMARY KEY (content, copy, path)
 );
-CREATE INDEX copy_files_content ON copy_files (content);
+CREATE INDEX copy_files_copy ON copy_files (copy);
 CREATE TABLE postings (
     hash bigint NOT NULL,
     content bigint NOT NULL,
