@@ -641,3 +641,58 @@ fn the_store_down_is_said_by_kind_and_the_server_reconnects_when_it_is_back() {
     assert_eq!(health["store"]["error"], "authentication", "{health}");
     assert_eq!(health["store"]["lastAnswer"], serde_json::Value::Null);
 }
+
+#[test]
+fn the_primary_stopped_inside_a_publish_leaves_the_previous_copy_current() {
+    let mut pg = PgServer::start();
+    let db = pg.database();
+    let url = pg.url(&db);
+    let out = run(Path::new("."), &["store", "init", "--store", &url], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let dir = repository();
+    let (code, line) = publish(dir.path(), &url, "acme/shop");
+    assert_eq!(code, Some(0), "{line}");
+    std::fs::remove_file(dir.path().join("lib/c.js")).unwrap();
+    let (mut child, mut stderr) = paused(dir.path(), &url, "acme/shop", "commit");
+    pg.stop();
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"go on\n")
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let last = rest.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "dupcheck: error: the store's connection broke while trying to write the copy: "
+        ),
+        "{last}"
+    );
+    assert!(!rest.contains(PgServer::PASSWORD), "{rest}");
+    pg.restart();
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT string_agg(f.path, ',' ORDER BY f.path) FROM repositories r \
+             JOIN copy_files f ON f.copy = r.current_copy"
+        ),
+        "lib/c.js,src/a.js,src/b.js"
+    );
+}
+
+#[test]
+fn report_says_it_does_not_read_the_store_yet() {
+    let url = store();
+    let dir = repository();
+    let out = run(dir.path(), &["report", ".", "--store", &url], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", last_error(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.lines().any(|l| l
+            == "dupcheck: warning: --store is not read by report and lsp yet: their checks answer from DIR alone (dupcheck publish writes the store; a server lists its repositories)"),
+        "{stderr}"
+    );
+}
