@@ -73,9 +73,19 @@ pub(crate) fn publish(
             pause: pause.map(|p| (p, &wait as &dyn Fn(Pause))),
         };
         let summary = crate::store::publish::publish(&mut client, &publication, &hooks).await?;
-        let collected = crate::store::gc::collect(&mut client).await?;
+        // The copy is published: a collection that fails is a warning.
+        let collected = crate::store::gc::collect(&mut client).await;
         Ok::<_, crate::store::StoreError>((summary, collected))
     })?;
+    let collected = match collected {
+        Ok(collected) => collected_text(collected),
+        Err(e) => {
+            crate::stderr_line(&format!(
+                "dupcheck: warning: the publish is done, but its gc failed: {e}"
+            ));
+            "gc failed".into()
+        }
+    };
     let files = |counts: Counts| {
         format!(
             "{} file{} ({} line{})",
@@ -86,12 +96,12 @@ pub(crate) fn publish(
         )
     };
     println!(
-        "published {name}: {} written, {} reused, {} removed{}{}; {:.2} s (scan {:.2} s)",
+        "published {name}: {} written, {} reused, {} removed{}; {}; {:.2} s (scan {:.2} s)",
         files(summary.written),
         files(summary.reused),
         files(summary.removed),
         if summary.unchanged { ", unchanged" } else { "" },
-        collected_text(collected),
+        collected,
         started.elapsed().as_secs_f64(),
         scanned.as_secs_f64(),
     );
@@ -130,7 +140,7 @@ pub(crate) fn store(
             },
             StoreCommand::Gc(_) => {
                 let collected = crate::store::gc::collect(&mut client).await?;
-                format!("store {described}: gc{}", collected_text(collected))
+                format!("store {described}: {}", collected_text(collected))
             }
         })
     })?;
@@ -155,10 +165,10 @@ fn resolve(scan: &ScanArgs, cwd: &Path, registry: &Registry) -> Result<(Config, 
 /// What a collection did, as the end of a summary line.
 fn collected_text(collected: Collected) -> String {
     if collected.skipped {
-        "; gc skipped: a publish is running".into()
+        "gc skipped: a publish is running".into()
     } else {
         format!(
-            "; gc removed {} cop{} and {} content{}",
+            "gc removed {} cop{} and {} content{}",
             collected.copies,
             if collected.copies == 1 { "y" } else { "ies" },
             collected.contents,

@@ -696,3 +696,59 @@ fn report_says_it_does_not_read_the_store_yet() {
         "{stderr}"
     );
 }
+
+#[test]
+fn gc_on_its_own_and_a_publish_whose_gc_fails_is_still_published() {
+    let url = store();
+    let pg = PgServer::shared();
+    let db = database(&url).to_owned();
+    let dir = repository();
+    publish(dir.path(), &url, "acme/shop");
+    let out = run(Path::new("."), &["store", "gc", "--store", &url], &[]);
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "store postgres@127.0.0.1:{}/{db}: gc removed 0 copies and 0 contents",
+            pg.port
+        )
+    );
+    // A role that may write but not delete.
+    let role = format!("{db}_writer");
+    pg.reader(&db, &role, "writer");
+    pg.psql(
+        &db,
+        &format!("GRANT INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {role}"),
+    );
+    let writer = pg.url_as(&role, "writer", &db);
+    std::fs::remove_file(dir.path().join("lib/c.js")).unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "publish",
+            ".",
+            "--store",
+            &writer,
+            "--repository",
+            "acme/shop",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", last_error(&out));
+    assert_eq!(
+        summary(&stdout(&out)),
+        "published acme/shop: 0 files (0 lines) written, 2 files (20 lines) reused, 1 file (1 line) removed; gc failed"
+    );
+    assert_eq!(
+        last_error(&out),
+        "dupcheck: warning: the publish is done, but its gc failed: the store failed to collect garbage: permission denied for table copies (42501)"
+    );
+    assert_eq!(current_files(&url, "acme/shop"), "src/a.js|10\nsrc/b.js|10");
+    let out = run(Path::new("."), &["store", "gc", "--store", &url], &[]);
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "store postgres@127.0.0.1:{}/{db}: gc removed 1 copy and 1 content",
+            pg.port
+        )
+    );
+}
