@@ -60,8 +60,8 @@ fn serve(cli: Cli, cwd: &Path) -> Result<(), RunError> {
     })?;
     let store = config
         .store
-        .as_deref()
-        .map(crate::store::connect::Target::parse)
+        .as_ref()
+        .map(|store| crate::store::connect::Target::parse(&store.0))
         .transpose()?
         .map(|target| Arc::new(Live::new(target)));
     let port = config.port;

@@ -158,7 +158,7 @@ fn resolve(scan: &ScanArgs, cwd: &Path, registry: &Registry) -> Result<(Config, 
             "no store: give --store URL (a postgres:// URL or a libpq connection string), DUPCHECK_STORE or \"store\" in .dupcheck.json".into(),
         ));
     };
-    let target = Target::parse(store)?;
+    let target = Target::parse(&store.0)?;
     Ok((config, target))
 }
 

@@ -22,7 +22,7 @@ pub use flags::{
     Cli, Command, LspArgs, PublishArgs, ReportArgs, Reporter, ScanArgs, ServeArgs, StoreCommand,
 };
 pub use resolve::Config;
-pub use values::is_postgres;
+pub use values::{is_postgres, StoreUrl};
 
 /// What `report` and `lsp` say when given a PostgreSQL store: they do not
 /// read it yet (issue 30's next slice).

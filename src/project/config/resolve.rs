@@ -11,7 +11,7 @@ use ignore::overrides::{Override, OverrideBuilder};
 use super::error::ConfigError;
 use super::file::{read_config, FileValues, CONFIG_FILE};
 use super::flags::{Cli, ScanArgs, ServeArgs};
-use super::values::{is_postgres, origin_host, parse_host, split_list};
+use super::values::{is_postgres, origin_host, parse_host, split_list, StoreUrl};
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::matching::Thresholds;
 use crate::engine::patterns::IgnorePatterns;
@@ -69,7 +69,7 @@ pub struct Config {
     /// The PostgreSQL store (`--store`, `DUPCHECK_STORE`, `"store"`), a
     /// URL or connection string that parses; `None` without one, or with
     /// one of jscpd's other stores (ignored with a warning).
-    pub store: Option<String>,
+    pub store: Option<StoreUrl>,
     /// This repository's name in the store (`--repository`), if given.
     pub repository: Option<String>,
 }
@@ -214,7 +214,7 @@ impl Config {
                         ),
                     }
                 })?;
-                Some(value)
+                Some(StoreUrl(value))
             }
             Some(store) => {
                 warn(match &cache_dir {
@@ -396,6 +396,28 @@ mod tests {
         assert_eq!(
             warnings,
             ["warning: --store x is ignored: dupcheck keeps its own index cache, off here (--no-cache)"]
+        );
+    }
+
+    #[test]
+    fn a_postgres_store_is_kept_and_never_shown_by_debug() {
+        let url = "postgres://me:hunter2@db/code";
+        let (c, warnings) = resolve(&["--store", url, "--repository", "acme/x"], None).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.store, Some(StoreUrl(url.into())));
+        assert_eq!(c.repository.as_deref(), Some("acme/x"));
+        assert!(!format!("{c:?}").contains("hunter2"));
+        let file = r#"{"store": "host=db user=me dbname=code", "repository": "from/file"}"#;
+        let (c, _) = resolve(&[], Some(file)).unwrap();
+        assert_eq!(
+            c.store,
+            Some(StoreUrl("host=db user=me dbname=code".into()))
+        );
+        assert_eq!(c.repository.as_deref(), Some("from/file"));
+        let err = resolve(&["--store", "postgres://me:hunter2@db:x/code"], None).unwrap_err();
+        assert_eq!(
+            err,
+            "invalid value for --store: not a PostgreSQL URL or connection string: invalid value for option `port`"
         );
     }
 
