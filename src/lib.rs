@@ -55,6 +55,9 @@ pub mod interfaces;
 pub mod project;
 /// The calls every interface makes: checks, clones, the folder tree.
 pub mod service;
+/// Every repository of an organisation in one PostgreSQL database:
+/// `publish`, `store init` and `gc`, the list of repositories.
+pub mod store;
 
 /// Writes one line to stderr, ignoring failure: a closed stderr (a
 /// `| head` that exited) must never stop the server, as `eprintln!` would.

@@ -12,6 +12,7 @@
 //! exit status comes from one `match` ([`RunError::exit_code`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::patterns::IgnorePatterns;
@@ -19,6 +20,7 @@ use crate::engine::tokens::{Mode, Normalization};
 use crate::interfaces::run_error::RunError;
 use crate::project::config::{Cli, Command, Config};
 use crate::service::workspace::Workspace;
+use crate::store::live::Live;
 
 /// Runs the command `cli` names in `cwd`; its exit status.
 pub fn run(cli: Cli) -> Result<u8, RunError> {
@@ -29,6 +31,12 @@ pub fn run(cli: Cli) -> Result<u8, RunError> {
                 .map(|outcome| outcome.code())
         }
         Some(Command::Lsp(args)) => crate::interfaces::lsp::run(args, &cwd, Registry::builtin()),
+        Some(Command::Publish(args)) => {
+            crate::interfaces::publish::publish(args, &cwd, Registry::builtin())
+        }
+        Some(Command::Store(command)) => {
+            crate::interfaces::publish::store(command, &cwd, &Registry::builtin())
+        }
         None => serve(cli, &cwd).map(|()| 0),
     }
 }
@@ -50,6 +58,12 @@ fn serve(cli: Cli, cwd: &Path) -> Result<(), RunError> {
     let config = Config::resolve(&cli, cwd, &registry, |warning| {
         crate::stderr_line(&format!("dupcheck: {warning}"))
     })?;
+    let store = config
+        .store
+        .as_ref()
+        .map(|store| crate::store::connect::Target::parse(&store.0))
+        .transpose()?
+        .map(|target| Arc::new(Live::new(target)));
     let port = config.port;
     let cannot_serve = |source| RunError::Serve { port, source };
     // The first scan starts as soon as the port is bound, while the
@@ -65,7 +79,9 @@ fn serve(cli: Cli, cwd: &Path) -> Result<(), RunError> {
         .max_blocking_threads(4 * cores)
         .build()
         .map_err(RunError::io("start the runtime"))?;
-    let served = runtime.block_on(crate::interfaces::http::server::serve(listener, workspace));
+    let served = runtime.block_on(crate::interfaces::http::server::serve(
+        listener, workspace, store,
+    ));
     // Blocking work and a scan still running are abandoned; the exit does
     // not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

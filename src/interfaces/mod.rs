@@ -2,7 +2,8 @@
 //! ([`cli`], whose failures are one [`run_error::RunError`]), the HTTP API
 //! ([`http`]) with the dashboard it serves to browsers ([`dashboard`]) and
 //! the MCP endpoint mounted in it ([`mcp`]), the language server for
-//! editors ([`lsp`]), the command line's one run for CI ([`report`]), and
+//! editors ([`lsp`]), the command line's one run for CI ([`report`]), the commands that
+//! write the store ([`publish`]), and
 //! the output formats they share ([`render`]). An adapter decodes,
 //! validates, makes service calls and renders; it never tokenizes or
 //! matches itself.
@@ -17,6 +18,8 @@ pub mod http;
 pub mod lsp;
 /// The MCP endpoint (`POST /mcp`): tools over the same service calls.
 pub mod mcp;
+/// `dupcheck publish` and `dupcheck store init|gc`: the store written.
+pub mod publish;
 /// Every output format, from the service's plain answers.
 pub mod render;
 /// `dupcheck report`: one scan, the clones reported, an exit status for CI.

@@ -68,6 +68,12 @@ pub(crate) fn run(
     let config = Config::resolve_parts(&args.scan, &ServeArgs::default(), cwd, &registry, |w| {
         crate::stderr_line(&format!("dupcheck: {w}"))
     })?;
+    if config.store.is_some() {
+        crate::stderr_line(&format!(
+            "dupcheck: {}",
+            crate::project::config::STORE_NOT_READ
+        ));
+    }
     // Read what was named before the scan: a wrong path fails at once.
     let baseline = args
         .baseline

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::project::config::ConfigError;
 use crate::project::scan::ScanError;
 use crate::service::diff_check::DiffRefusal;
+use crate::store::StoreError;
 
 /// Why a command stopped before doing its work.
 #[derive(Debug, thiserror::Error)]
@@ -36,11 +37,17 @@ pub enum RunError {
     /// The diff given to `report` cannot be checked.
     #[error("cannot check the diff: {0}")]
     Diff(DiffRefusal),
+    /// The store failed (or refused a name, or its URL).
+    #[error("{0}")]
+    Store(#[from] StoreError),
 }
 
 /// Exit status of a command that could not do its work: bad usage, a bad
 /// file, or a failure to start.
 pub(crate) const EXIT_USAGE: u8 = 2;
+
+/// Exit status of a command the store failed (`publish`, `store`).
+pub(crate) const EXIT_STORE: u8 = 1;
 
 impl RunError {
     /// The process's exit status for this error.
@@ -53,6 +60,10 @@ impl RunError {
             | RunError::Serve { .. }
             | RunError::Scan { .. }
             | RunError::Diff(_) => EXIT_USAGE,
+            // A malformed URL and a refused name are usage; the store's
+            // own failures are 1.
+            RunError::Store(e) if matches!(e.kind(), "url" | "refused") => EXIT_USAGE,
+            RunError::Store(_) => EXIT_STORE,
         }
     }
 

@@ -341,7 +341,8 @@ fn version_and_help() {
         "--allowed-origin",
         "--ignoreCase",
         "--ignore-pattern <REGEX>",
-        "--store <NAME>",
+        "--store <URL>",
+        "--repository <NAME>",
     ] {
         assert!(help.contains(option), "{option} missing from --help");
     }

@@ -176,6 +176,7 @@ fn root_describes_the_api() {
             "GET /api/clones",
             "GET /api/health",
             "GET /api/openapi.json",
+            "GET /api/repositories",
             "GET /api/stats",
             "GET /api/tree",
             "POST /api/check",

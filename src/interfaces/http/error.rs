@@ -98,6 +98,11 @@ pub enum ApiError {
         /// The transport's reason, as it gave it.
         message: String,
     },
+    /// `/api/repositories` on a server started without `--store`.
+    NoStore,
+    /// The store did not answer; the kind of its error (never its text,
+    /// which could name what should stay private).
+    StoreUnavailable { kind: &'static str },
     /// A bug; details go to the log, never to the client.
     Internal,
 }
@@ -114,7 +119,8 @@ impl ApiError {
             Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::HeaderTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Self::Http2 => StatusCode::HTTP_VERSION_NOT_SUPPORTED,
-            Self::NotFound { .. } | Self::Missing(_) => StatusCode::NOT_FOUND,
+            Self::NotFound { .. } | Self::Missing(_) | Self::NoStore => StatusCode::NOT_FOUND,
+            Self::StoreUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -138,7 +144,8 @@ impl ApiError {
             Self::HeadersTooLarge => "RequestHeaderFieldsTooLarge",
             Self::HeaderTimeout { .. } => "RequestTimeout",
             Self::Http2 => "HTTPVersionNotSupported",
-            Self::NotFound { .. } | Self::Missing(_) => "NotFound",
+            Self::NotFound { .. } | Self::Missing(_) | Self::NoStore => "NotFound",
+            Self::StoreUnavailable { .. } => "StoreUnavailable",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::Timeout => "RequestTimeout",
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
@@ -246,6 +253,13 @@ impl fmt::Display for ApiError {
             Self::Busy => f.write_str("Too many checks are running or waiting; retry shortly"),
             Self::ShuttingDown => f.write_str("The server is stopping; send the request to its next run"),
             Self::Scan(cause) => write!(f, "Rescan failed: {cause}; the previous index keeps serving"),
+            Self::NoStore => f.write_str(
+                "This server has no store; start it with --store URL (a PostgreSQL URL or connection string) to list the store's repositories",
+            ),
+            Self::StoreUnavailable { kind } => write!(
+                f,
+                "The store is unavailable ({kind}); retry shortly: the server reconnects by itself"
+            ),
             Self::Internal => f.write_str("Internal server error; the server logged the details and keeps serving"),
         }
     }

@@ -211,6 +211,35 @@ pub(crate) struct HealthBody<'a> {
     skipped: std::collections::BTreeMap<&'a str, u64>,
     /// dupcheck's version.
     version: &'a str,
+    /// How the store answers; only on a server started with `--store`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<StoreHealth>,
+}
+
+/// How the store of other repositories answers.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StoreHealth {
+    /// `ok`, or `unavailable` (checks answer from this directory alone).
+    status: StoreStatus,
+    /// Why it is unavailable: the error's kind (`unreachable`,
+    /// `authentication`, `schema`, `query`), never its text; null when ok.
+    #[schema(required = true, examples("unreachable"))]
+    error: Option<&'static str>,
+    /// When the store last answered, ISO 8601 UTC with milliseconds; null
+    /// if it never has.
+    #[schema(required = true, examples("2026-11-22T10:30:00.000Z"))]
+    last_answer: Option<String>,
+}
+
+/// Whether the store answers.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum StoreStatus {
+    /// It answered the last call, with this dupcheck's schema.
+    Ok,
+    /// It did not.
+    Unavailable,
 }
 
 /// Where whole-project clone detection is: `pending` before it starts,
@@ -290,8 +319,22 @@ pub(crate) enum Readiness {
     Ready,
 }
 
-/// GET /api/health.
-pub(crate) fn health(state: &State) -> HttpResponse {
+/// GET /api/health: the store, if any, asked within its deadline.
+pub(crate) async fn health(state: &State) -> HttpResponse {
+    let store = match &state.store {
+        Some(live) => {
+            let health = live.health().await;
+            Some(StoreHealth {
+                status: match health.error {
+                    None => StoreStatus::Ok,
+                    Some(_) => StoreStatus::Unavailable,
+                },
+                error: health.error,
+                last_answer: health.last_answer.map(iso8601),
+            })
+        }
+        None => None,
+    };
     let scanner = &state.workspace.scanner;
     let snapshot = scanner.snapshot();
     let body = HealthBody {
@@ -316,8 +359,58 @@ pub(crate) fn health(state: &State) -> HttpResponse {
             .map(|s| s.skipped.0.iter().map(|(r, n)| (r.name(), *n)).collect())
             .unwrap_or_default(),
         version: VERSION,
+        store,
     };
     json(StatusCode::OK, &body)
+}
+
+/// The JSON answer of `GET /api/repositories`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Repositories)]
+pub(crate) struct RepositoriesBody {
+    /// Every repository of the store with a published copy, by name.
+    repositories: Vec<RepositoryJson>,
+}
+
+/// One repository of the store.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Repository)]
+pub(crate) struct RepositoryJson {
+    /// Its name (`--repository` of its publish: by default its `origin`
+    /// remote as `host/org/repo`).
+    #[schema(examples("github.com/acme/payments"))]
+    name: String,
+    /// When its current copy was last published, ISO 8601 UTC with
+    /// milliseconds.
+    #[schema(examples("2026-11-22T10:30:00.000Z"))]
+    published_at: String,
+    /// Files in its current copy.
+    files: u64,
+    /// Their lines.
+    lines: u64,
+}
+
+/// GET /api/repositories.
+pub(crate) async fn repositories(state: &State) -> Result<HttpResponse, ApiError> {
+    let live = state.store.as_ref().ok_or(ApiError::NoStore)?;
+    let repositories = live.repositories().await.map_err(|e| {
+        tracing::debug!("/api/repositories: {e}");
+        ApiError::StoreUnavailable { kind: e.kind() }
+    })?;
+    let body = RepositoriesBody {
+        repositories: repositories
+            .into_iter()
+            .map(|r| RepositoryJson {
+                name: r.name,
+                published_at: iso8601(r.published_at),
+                files: r.files,
+                lines: r.lines,
+            })
+            .collect(),
+    };
+    Ok(json(StatusCode::OK, &body))
 }
 
 /// The JSON answer of `GET /`.
@@ -357,7 +450,8 @@ pub(crate) fn root_body(registry: &Registry) -> RootBody<'_> {
             "GET /api/tree": "One folder of the project: its children (folders and files) with lines, duplicated lines, files and clones, most lines first: ?path=src, limit (at most 2000), offset",
             "GET /api/clone": "One clone of /api/clones with both places' whole lines and each token's position, for a side-by-side view: ?id=",
             "GET /api/clones": "The project's clones, largest first: ?limit=100 (at most 1000), cursor (the answer's nextCursor), path (a file or folder), format, minTokens, fragments=true",
-            "GET /api/health": "Server state: initializing or ready, last scan time, files indexed",
+            "GET /api/health": "Server state: initializing or ready, last scan time, files indexed; with --store, how the store answers",
+            "GET /api/repositories": "The repositories of the store (--store): name, when published, files and lines",
             "POST /api/recheck": "Rescan the working directory now and answer when done",
             "GET /api/openapi.json": "This API as an OpenAPI 3.1 document: every endpoint, parameter, answer and error, with examples",
             "POST /mcp": "The MCP endpoint for AI coding assistants (streamable HTTP, stateless): tools check_code, check_diff, list_clones and project_stats answer as /api/check, /api/check-diff, /api/clones and /api/stats do",
@@ -422,6 +516,7 @@ pub(crate) mod tests {
             Arc::new(State {
                 workspace: Workspace::unstarted(scanner),
                 grace_over: tokio::sync::watch::channel(false).1,
+                store: None,
             }),
         )
     }
@@ -441,7 +536,7 @@ pub(crate) mod tests {
             body(res).await,
             serde_json::json!({"error": "NotReady", "message": "The initial scan is still running; retry shortly", "statusCode": 503})
         );
-        let health = body(health(&state)).await;
+        let health = body(health(&state).await).await;
         assert_eq!(
             (&health["status"], &health["lastScanTime"], &health["files"]),
             (

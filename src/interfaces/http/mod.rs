@@ -27,6 +27,7 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
 use crate::service::workspace::Workspace;
+use crate::store::live::Live;
 
 /// Every response of the server.
 pub(crate) type HttpResponse = Response<Full<Bytes>>;
@@ -38,6 +39,8 @@ pub(crate) struct State {
     /// Turns true when the grace period of a stop is over: requests still
     /// in flight are answered 503.
     pub grace_over: tokio::sync::watch::Receiver<bool>,
+    /// The PostgreSQL store of other repositories (`--store`), if any.
+    pub store: Option<Arc<Live>>,
 }
 
 /// A JSON response with `status`.

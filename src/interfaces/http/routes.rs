@@ -18,6 +18,8 @@ pub enum Endpoint {
     CloneDetail,
     /// `GET /api/health`.
     Health,
+    /// `GET /api/repositories`: the store's repositories.
+    Repositories,
     /// `GET /api/stats`.
     Stats,
     /// `GET /api/clones`.
@@ -60,6 +62,11 @@ pub const ROUTES: &[Route] = &[
         method: Method::GET,
         path: "/api/health",
         endpoint: Endpoint::Health,
+    },
+    Route {
+        method: Method::GET,
+        path: "/api/repositories",
+        endpoint: Endpoint::Repositories,
     },
     Route {
         method: Method::GET,

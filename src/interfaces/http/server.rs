@@ -25,6 +25,7 @@ use super::error::ApiError;
 use super::{router, State};
 use crate::project::scanner::LAST_CACHE_WRITE;
 use crate::service::workspace::Workspace;
+use crate::store::live::Live;
 
 /// How long in-flight requests get after a stop signal.
 pub(crate) const GRACE: Duration = Duration::from_secs(5);
@@ -36,6 +37,7 @@ const LAST_ANSWERS: Duration = Duration::from_millis(250);
 pub(crate) async fn serve(
     listener: std::net::TcpListener,
     workspace: Arc<Workspace>,
+    store: Option<Arc<Live>>,
 ) -> std::io::Result<()> {
     let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
@@ -60,7 +62,12 @@ pub(crate) async fn serve(
     let state = Arc::new(State {
         workspace: Arc::clone(&workspace),
         grace_over: grace_over_rx,
+        store,
     });
+    // A store that does not answer is said in the log at once.
+    if let Some(store) = state.store.clone() {
+        tokio::spawn(async move { store.health().await });
+    }
 
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();

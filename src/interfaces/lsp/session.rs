@@ -134,6 +134,9 @@ impl Server<'_> {
         )
         .map_err(|e| e.to_string())?;
         tracing::info!("workspace {}", config.dir.display());
+        if config.store.is_some() {
+            tracing::warn!("{}", crate::project::config::STORE_NOT_READ);
+        }
         let cores = crate::interfaces::http::server::cores();
         let workspace = Workspace::start(config, Arc::clone(&self.registry), cores);
         self.engines += 1;

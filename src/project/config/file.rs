@@ -14,7 +14,7 @@ use crate::engine::tokens::Mode;
 pub(crate) const CONFIG_FILE: &str = ".dupcheck.json";
 
 /// Keys the config file accepts.
-const KNOWN_KEYS: [&str; 21] = [
+const KNOWN_KEYS: [&str; 23] = [
     "port",
     "host",
     "format",
@@ -36,6 +36,8 @@ const KNOWN_KEYS: [&str; 21] = [
     "ignoreCase",
     "ignorePattern",
     "keepImports",
+    "store",
+    "repository",
 ];
 
 /// The config file's values, each already type-checked.
@@ -62,6 +64,8 @@ pub(crate) struct FileValues {
     pub(crate) ignore_case: Option<bool>,
     pub(crate) ignore_pattern: Option<IgnorePatterns>,
     pub(crate) keep_imports: Option<bool>,
+    pub(crate) store: Option<String>,
+    pub(crate) repository: Option<String>,
 }
 
 /// Reads and type-checks a config file.
@@ -135,6 +139,12 @@ pub(crate) fn read_config(
         allowed_hosts: keys.get("allowedHosts", "must be an array of strings", array)?,
         ignore_case: keys.get("ignoreCase", "must be true or false", Value::as_bool)?,
         keep_imports: keys.get("keepImports", "must be true or false", Value::as_bool)?,
+        store: keys.get("store", "must be a string", |v| {
+            v.as_str().map(String::from)
+        })?,
+        repository: keys.get("repository", "must be a string", |v| {
+            v.as_str().map(String::from)
+        })?,
         ignore_pattern: keys
             .get(
                 "ignorePattern",

@@ -43,7 +43,41 @@ pub enum Command {
     Report(ReportArgs),
     /// Speak the Language Server Protocol on stdin and stdout (for editors)
     Lsp(LspArgs),
+    /// Scan DIR once and make the store's copy of this repository equal to it (for CI, on the main branch)
+    #[command(after_help = PUBLISH_EXIT_CODES)]
+    Publish(PublishArgs),
+    /// Create, migrate or clean the store (--store URL)
+    #[command(subcommand)]
+    Store(StoreCommand),
 }
+
+/// The flags of `dupcheck publish`: those of a scan (with `--store` and
+/// `--repository`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct PublishArgs {
+    /// What is scanned and how, and where it goes.
+    #[command(flatten)]
+    pub scan: ScanArgs,
+    /// Stop at this point of the publish until stdin gives a line (for tests)
+    #[arg(long, hide = true, value_name = "POINT", value_parser = ["contents", "commit"])]
+    pub pause_at: Option<String>,
+}
+
+/// `dupcheck store init` and `dupcheck store gc`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum StoreCommand {
+    /// Create the store's schema, or migrate it to this version
+    Init(ScanArgs),
+    /// Remove the copies no repository points at, and the contents no copy uses
+    Gc(ScanArgs),
+}
+
+/// The exit codes of `dupcheck publish`, shown by its `--help`.
+const PUBLISH_EXIT_CODES: &str = "Exit status:
+  0  published (or unchanged)
+  1  the store failed: unreachable, refused the login, another schema
+     version, another publish of this repository running
+  2  usage error, unreadable DIR or config, no --store";
 
 /// The flags of `dupcheck lsp`: those of a scan. DIR is the root the
 /// editor sends in `initialize`; the flag is used when it sends none.
@@ -132,9 +166,12 @@ pub struct ScanArgs {
     /// Accepted for jscpd: dupcheck always honours .gitignore (and .ignore)
     #[arg(short = 'g', long)]
     pub gitignore: bool,
-    /// Accepted for jscpd and ignored, with a warning: dupcheck keeps its own index cache (--cache-dir)
-    #[arg(long, value_name = "NAME")]
+    /// The PostgreSQL store of every repository: a postgres:// URL or a libpq connection string (several hosts allowed) [env: DUPCHECK_STORE]; jscpd's other stores (leveldb, redis) are ignored with a warning
+    #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+    /// This repository's name in the store [default: the origin remote as host/org/repo, else DIR's name]
+    #[arg(long, value_name = "NAME")]
+    pub repository: Option<String>,
 }
 
 impl ScanArgs {

@@ -11,7 +11,7 @@ use ignore::overrides::{Override, OverrideBuilder};
 use super::error::ConfigError;
 use super::file::{read_config, FileValues, CONFIG_FILE};
 use super::flags::{Cli, ScanArgs, ServeArgs};
-use super::values::{origin_host, parse_host, split_list};
+use super::values::{is_postgres, origin_host, parse_host, split_list, StoreUrl};
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::matching::Thresholds;
 use crate::engine::patterns::IgnorePatterns;
@@ -66,6 +66,12 @@ pub struct Config {
     pub cache_dir: Option<PathBuf>,
     /// Whether to watch DIR and apply changes as they happen.
     pub watch: bool,
+    /// The PostgreSQL store (`--store`, `DUPCHECK_STORE`, `"store"`), a
+    /// URL or connection string that parses; `None` without one, or with
+    /// one of jscpd's other stores (ignored with a warning).
+    pub store: Option<StoreUrl>,
+    /// This repository's name in the store (`--repository`), if given.
+    pub repository: Option<String>,
 }
 
 /// The defaults (docs/options.md).
@@ -91,7 +97,8 @@ impl Config {
 impl Config {
     /// Merges `cli` over the config file over the defaults. `cwd` resolves
     /// relative paths; `warn` receives one line per unknown config key, and
-    /// one for `--store`.
+    /// one for a `--store` that is not PostgreSQL's. `DUPCHECK_STORE` is
+    /// read between the flag and the file.
     pub fn resolve(
         cli: &Cli,
         cwd: &Path,
@@ -198,17 +205,43 @@ impl Config {
             (Some(path), false) => Some(cwd.join(path)),
             (None, false) => Some(dir.join(CACHE_DIR)),
         };
-        if let Some(store) = &scan.store {
-            warn(match &cache_dir {
-                Some(cache) => format!(
-                    "warning: --store {store} is ignored: dupcheck keeps its own index cache in {} (see --cache-dir, --no-cache)",
-                    cache.display()
-                ),
-                None => format!(
-                    "warning: --store {store} is ignored: dupcheck keeps its own index cache, off here (--no-cache)"
-                ),
-            });
-        }
+        let store = scan
+            .store
+            .clone()
+            .or_else(|| {
+                std::env::var("DUPCHECK_STORE")
+                    .ok()
+                    .filter(|v| !v.is_empty())
+            })
+            .or(file.store);
+        let store = match store {
+            Some(value) if is_postgres(&value) => {
+                <tokio_postgres::Config as std::str::FromStr>::from_str(&value).map_err(|e| {
+                    ConfigError::Option {
+                        option: "--store",
+                        problem: format!(
+                            "not a PostgreSQL URL or connection string: {}",
+                            std::error::Error::source(&e)
+                                .map_or_else(|| e.to_string(), |cause| cause.to_string())
+                        ),
+                    }
+                })?;
+                Some(StoreUrl(value))
+            }
+            Some(store) => {
+                warn(match &cache_dir {
+                    Some(cache) => format!(
+                        "warning: --store {store} is ignored: dupcheck keeps its own index cache in {} (see --cache-dir, --no-cache)",
+                        cache.display()
+                    ),
+                    None => format!(
+                        "warning: --store {store} is ignored: dupcheck keeps its own index cache, off here (--no-cache)"
+                    ),
+                });
+                None
+            }
+            None => None,
+        };
         Ok(Config {
             host,
             port: serve.port.or(file.port).unwrap_or(DEFAULT_PORT),
@@ -243,6 +276,8 @@ impl Config {
             header_timeout: std::time::Duration::from_secs(serve.header_timeout.max(1)),
             cache_dir,
             watch: !serve.no_watch,
+            store,
+            repository: scan.repository.clone().or(file.repository),
             dir,
         })
     }
@@ -373,6 +408,28 @@ mod tests {
         assert_eq!(
             warnings,
             ["warning: --store x is ignored: dupcheck keeps its own index cache, off here (--no-cache)"]
+        );
+    }
+
+    #[test]
+    fn a_postgres_store_is_kept_and_never_shown_by_debug() {
+        let url = "postgres://me:hunter2@db/code";
+        let (c, warnings) = resolve(&["--store", url, "--repository", "acme/x"], None).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.store, Some(StoreUrl(url.into())));
+        assert_eq!(c.repository.as_deref(), Some("acme/x"));
+        assert!(!format!("{c:?}").contains("hunter2"));
+        let file = r#"{"store": "host=db user=me dbname=code", "repository": "from/file"}"#;
+        let (c, _) = resolve(&[], Some(file)).unwrap();
+        assert_eq!(
+            c.store,
+            Some(StoreUrl("host=db user=me dbname=code".into()))
+        );
+        assert_eq!(c.repository.as_deref(), Some("from/file"));
+        let err = resolve(&["--store", "postgres://me:hunter2@db:x/code"], None).unwrap_err();
+        assert_eq!(
+            err,
+            "invalid value for --store: not a PostgreSQL URL or connection string: invalid value for option `port`"
         );
     }
 

@@ -119,6 +119,25 @@ pub(crate) fn parse_percent(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("{s:?} is not a percentage from 0 to 100"))
 }
 
+/// A PostgreSQL `--store` value. It may hold a password: its `Debug`
+/// does not show it (a `Config` printed for debugging stays safe).
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreUrl(pub String);
+
+impl std::fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreUrl(..)")
+    }
+}
+
+/// Whether a `--store` value names a PostgreSQL store: a `postgres://` or
+/// `postgresql://` URL, or a libpq connection string (`key=value` pairs).
+/// Others (jscpd's `leveldb`, `redis`) are not.
+pub fn is_postgres(value: &str) -> bool {
+    let lower = value.trim_start().to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://") || value.contains('=')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

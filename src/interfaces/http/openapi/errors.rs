@@ -36,6 +36,8 @@ pub(super) enum Kind {
     CloneValidation,
     FolderMissing,
     CloneMissing,
+    NoStore,
+    StoreUnavailable,
     ForbiddenOrigin,
     ForbiddenHost,
     NotFound,
@@ -83,6 +85,7 @@ pub(super) fn errors_of(endpoint: Endpoint) -> Vec<Kind> {
         Endpoint::Tree => vec![TreeValidation, FolderMissing, NotReady, Detecting],
         Endpoint::CloneDetail => vec![CloneValidation, CloneMissing, NotReady, Detecting],
         Endpoint::Stats => vec![NotReady, Detecting],
+        Endpoint::Repositories => vec![NoStore, StoreUnavailable],
         Endpoint::Clones => vec![ClonesValidation, UnsupportedFormat, NotReady, Detecting],
         Endpoint::Recheck => vec![Scan],
         Endpoint::Check => vec![
@@ -348,6 +351,16 @@ impl ErrorExamples {
                     ApiError::Detecting {
                         done: 25_000,
                         files: 62_281,
+                    },
+                )],
+            ),
+            (NoStore, vec![("noStore", ApiError::NoStore)]),
+            (
+                StoreUnavailable,
+                vec![(
+                    "storeUnavailable",
+                    ApiError::StoreUnavailable {
+                        kind: "unreachable",
                     },
                 )],
             ),

@@ -129,6 +129,7 @@ pub(crate) fn document(config: &Config, registry: &Registry) -> Document {
     paths(
         operations::root,
         operations::health,
+        operations::repositories,
         operations::stats,
         operations::clones,
         operations::clone_detail,
@@ -146,6 +147,7 @@ pub(crate) fn document(config: &Config, registry: &Registry) -> Document {
         (name = "checks", description = "Does this code already exist here? Snippets and diffs against the index."),
         (name = "project", description = "The indexed directory: statistics and rescans."),
         (name = "server", description = "What the server is and how it is doing."),
+        (name = "store", description = "Other repositories, published to a PostgreSQL store (`--store`)."),
         (name = "dashboard", description = "The page browsers get at `/` and the files it loads."),
     ),
 )]

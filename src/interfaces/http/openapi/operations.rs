@@ -6,7 +6,7 @@
 use utoipa::ToSchema;
 
 use super::schemas::{OpenApiDocument, SarifLog};
-use crate::interfaces::http::handlers::{HealthBody, RecheckBody, RootBody};
+use crate::interfaces::http::handlers::{HealthBody, RecheckBody, RepositoriesBody, RootBody};
 use crate::interfaces::http::output::Output;
 use crate::interfaces::render::answers::{CheckBody, DiffBody as DiffCheckBody, StatsBody};
 use crate::interfaces::render::clones::{CloneDetailJson, ClonesPageJson};
@@ -197,10 +197,31 @@ pub(crate) fn clone_detail() {}
         "minTokens": 50,
         "minLines": 5,
         "skipped": {"binary": 2},
-        "version": "0.1.0"
+        "version": "0.1.0",
+        "store": {"status": "ok", "error": null, "lastAnswer": "2026-11-22T10:31:00.120Z"}
     }))),
 )]
 pub(crate) fn health() {}
+
+/// The repositories of the store.
+///
+/// On a server started with `--store`: every repository published to
+/// the PostgreSQL store with `dupcheck publish`, by name, with its
+/// current copy's files and lines. 404 without `--store`; 503 when the
+/// store does not answer (the error's kind, never its text).
+#[utoipa::path(
+    get,
+    path = "/api/repositories",
+    operation_id = "repositories",
+    tag = "store",
+    responses((status = 200, description = "The store's repositories", body = RepositoriesBody, example = json!({
+        "repositories": [
+            {"name": "github.com/acme/payments", "publishedAt": "2026-11-22T10:30:00.000Z", "files": 812, "lines": 96410},
+            {"name": "github.com/acme/shop", "publishedAt": "2026-11-22T09:12:44.310Z", "files": 240, "lines": 21077}
+        ]
+    }))),
+)]
+pub(crate) fn repositories() {}
 
 /// Duplication statistics of the whole project.
 ///

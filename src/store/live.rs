@@ -1,0 +1,149 @@
+//! The store as a server sees it ([`Live`]): one connection, made on first
+//! use and again after it breaks, every call within [`DEADLINE`]; and how
+//! the store last answered, for `/api/health` ([`Live::health`]).
+//!
+//! Invariants: nothing waits on the store past [`DEADLINE`]; the log
+//! warns once when the store stops answering and says when it is back;
+//! what the health shows of a failure is its kind, never its text.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use tokio_postgres::Client;
+
+use super::catalog::Repository;
+use super::connect::Target;
+use super::error::StoreError;
+
+/// The longest a call on the store may take, connecting included.
+pub const DEADLINE: Duration = Duration::from_secs(2);
+
+/// A server's store.
+pub struct Live {
+    target: Target,
+    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    seen: Mutex<Seen>,
+}
+
+/// How the store answered.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    /// When it last answered.
+    last_answer: Option<SystemTime>,
+    /// The kind of the last call's error, if it failed.
+    error: Option<&'static str>,
+}
+
+/// The store's state as `/api/health` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Health {
+    /// `None` when the last call answered; the kind of its error otherwise.
+    pub error: Option<&'static str>,
+    /// When the store last answered.
+    pub last_answer: Option<SystemTime>,
+}
+
+impl Live {
+    /// The store at `target`, not yet connected.
+    pub fn new(target: Target) -> Live {
+        Live {
+            target,
+            client: tokio::sync::Mutex::new(None),
+            seen: Mutex::new(Seen::default()),
+        }
+    }
+
+    /// Every repository with a current copy.
+    pub async fn repositories(&self) -> Result<Vec<Repository>, StoreError> {
+        self.call(|client| async move { super::catalog::repositories(&client).await })
+            .await
+    }
+
+    /// Asks the store whether it answers, with the right schema; its state.
+    pub async fn health(&self) -> Health {
+        let _ = self
+            .call(|client| async move { super::schema::check(&client).await })
+            .await;
+        let seen = *self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        Health {
+            error: seen.error,
+            last_answer: seen.last_answer,
+        }
+    }
+
+    /// Runs `f` on the connection within [`DEADLINE`], connecting first
+    /// if need be; records how the store answered.
+    async fn call<T, F, Fut>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(Arc<Client>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, StoreError>>,
+    {
+        let answered = match tokio::time::timeout(DEADLINE, async {
+            let client = self.client().await?;
+            let result = f(Arc::clone(&client)).await;
+            let broke = matches!(&result, Err(e) if e.kind() == "unreachable");
+            if broke || client.is_closed() {
+                *self.client.lock().await = None;
+            }
+            result
+        })
+        .await
+        {
+            Ok(answered) => answered,
+            Err(_) => {
+                // A connection that hangs is not used again.
+                if let Ok(mut held) = self.client.try_lock() {
+                    *held = None;
+                }
+                Err(StoreError::Unreachable {
+                    target: self.target.describe(),
+                    reason: format!("no answer within {} s", DEADLINE.as_secs()),
+                })
+            }
+        };
+        self.record(answered.as_ref().err());
+        answered
+    }
+
+    /// The connection, made if there is none or it broke.
+    async fn client(&self) -> Result<Arc<Client>, StoreError> {
+        let mut held = self.client.lock().await;
+        if let Some(client) = held.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(Arc::clone(client));
+        }
+        *held = None;
+        let client = Arc::new(self.target.connect(false).await?);
+        *held = Some(Arc::clone(&client));
+        Ok(client)
+    }
+
+    /// Records a call's outcome; warns when the store stops answering and
+    /// says when it is back.
+    fn record(&self, error: Option<&StoreError>) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        match error {
+            // A refused statement is an answer too.
+            Some(e) if matches!(e.kind(), "refused" | "busy") => {
+                seen.last_answer = Some(SystemTime::now());
+            }
+            Some(e) => {
+                if seen.error.is_none() {
+                    tracing::warn!(
+                        "store unavailable, checks answer from this directory alone: {e}"
+                    );
+                }
+                seen.error = Some(e.kind());
+                if e.kind() == "schema" || e.kind() == "query" {
+                    seen.last_answer = Some(SystemTime::now());
+                }
+            }
+            None => {
+                if seen.error.is_some() {
+                    tracing::info!("store available again");
+                }
+                seen.error = None;
+                seen.last_answer = Some(SystemTime::now());
+            }
+        }
+    }
+}
