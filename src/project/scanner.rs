@@ -32,8 +32,12 @@ pub(crate) struct Scanner {
     config: Arc<Config>,
     registry: Arc<Registry>,
     current: RwLock<Option<Arc<Snapshot>>>,
-    /// The running full scan, if any: waiters subscribe to its outcome.
+    /// The running full scan, if any: waiters subscribe to its outcome
+    /// (sent once its clones are detected too).
     running: Mutex<Option<watch::Receiver<Option<ScanResult>>>>,
+    /// Whether a full scan is reading and indexing files (not yet
+    /// published): what `/api/health` calls scanning.
+    indexing: AtomicBool,
     /// Held while a snapshot is built, so that builds never interleave.
     building: Mutex<()>,
     /// When the watcher last changed the index.
@@ -66,6 +70,7 @@ impl Scanner {
             registry,
             current: RwLock::new(None),
             running: Mutex::new(None),
+            indexing: AtomicBool::new(false),
             building: Mutex::new(()),
             last_update: Mutex::new(None),
             first: AtomicBool::new(true),
@@ -97,12 +102,11 @@ impl Scanner {
             .clone()
     }
 
-    /// Whether a full scan is running now.
+    /// Whether a full scan is reading and indexing files now (its clone
+    /// detection, after it is published, is not counted:
+    /// [`Snapshot::detection`] tells that).
     pub(crate) fn is_scanning(&self) -> bool {
-        self.running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
+        self.indexing.load(Ordering::SeqCst)
     }
 
     /// Blocks until the first full scan has ended, published or failed;
@@ -150,6 +154,7 @@ impl Scanner {
         let (tx, rx) = watch::channel(None);
         let this = Arc::clone(self);
         *self.scan_threads() += 1;
+        self.indexing.store(true, Ordering::SeqCst);
         let spawned = std::thread::Builder::new()
             .name("dupcheck-scan".into())
             .spawn(move || {
@@ -162,6 +167,7 @@ impl Scanner {
                 tracing::error!("cannot start a scan: {err}");
                 // The thread never ran.
                 *self.scan_threads() -= 1;
+                self.indexing.store(false, Ordering::SeqCst);
                 if self.first.swap(false, Ordering::SeqCst) {
                     self.end_first();
                 }
@@ -213,6 +219,7 @@ impl Scanner {
             }
             scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
         });
+        self.indexing.store(false, Ordering::SeqCst);
         if first {
             self.end_first();
         }

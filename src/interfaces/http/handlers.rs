@@ -186,7 +186,8 @@ pub(crate) struct HealthBody<'a> {
     /// milliseconds; null if it has not.
     #[schema(required = true, examples("2026-11-22T10:31:12.345Z"))]
     last_update_time: Option<String>,
-    /// Whether a scan is running.
+    /// Whether a full scan is reading and indexing files (its clone
+    /// detection, which follows, is in `clones`).
     scanning: bool,
     /// Files in the index.
     files: usize,
