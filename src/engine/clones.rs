@@ -298,30 +298,33 @@ pub(crate) fn updated_clones(
         .collect();
     let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
     let near = settings.similarity.is_some();
-    // Each looked-up file's clones as their first place.
-    let own_prints = |id: u32| {
-        let tokens = &new.files[id as usize].tokens;
-        let seeds = match near {
-            true => fingerprints(tokens, seed_winnow),
-            false => Vec::new(),
-        };
-        (fingerprints(tokens, new.winnow), seeds)
-    };
+    // Each looked-up file's fingerprints and seeds (made once), and its
+    // clones as their first place.
+    let prints: Vec<Prints> = dirty_ids
+        .par_iter()
+        .map(|&id| {
+            let tokens = &new.files[id as usize].tokens;
+            let seeds = match near {
+                true => fingerprints(tokens, seed_winnow),
+                false => Vec::new(),
+            };
+            (fingerprints(tokens, new.winnow), seeds)
+        })
+        .collect();
     let firsts: Vec<Vec<ClonePair>> = dirty_ids
         .par_iter()
+        .zip(&prints)
         .with_max_len(1)
-        .map(|&fa| {
-            let (fingerprints, seeds) = own_prints(fa);
+        .map(|(&fa, (fingerprints, seeds))| {
             let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
-            file_clones(new, fa, (&fingerprints, &seeds), settings, keep).0
+            file_clones(new, fa, (fingerprints, seeds), settings, keep).0
         })
         .collect();
     // The clones whose second place is in a looked-up file and whose first
     // is in another: found by that other file through the hashes the two
     // share, which the looked-up file's postings tell.
     let mut others: HashMap<u32, Prints> = HashMap::new();
-    for &id in &dirty_ids {
-        let (fingerprints, seeds) = own_prints(id);
+    for (&id, (fingerprints, seeds)) in dirty_ids.iter().zip(&prints) {
         let family = new.files[id as usize].family;
         let lists = [
             (Postings::Fingerprints, fingerprints, POSTING_CAP),

@@ -226,13 +226,6 @@ pub(crate) struct PostingLists {
     pub seeds: Vec<Vec<Posting>>,
 }
 
-/// The postings a new index takes from an older one: its tables (shared)
-/// or the lists a cache kept (taken).
-enum Older<'a> {
-    Index(&'a Index),
-    Cached(PostingLists),
-}
-
 /// What one table of a new index takes from an older one.
 enum Old<'a> {
     Table(&'a Table),
@@ -306,7 +299,10 @@ impl Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let previous = previous.filter(|p| p.winnow == winnow);
         let moved = previous.map_or_else(Vec::new, |p| moved(p, &files));
-        Index::assemble(previous.map(Older::Index), moved, files, registry, winnow)
+        let olds = previous.map_or_else(Vec::new, |p| {
+            p.postings.iter().chain(&p.seeds).map(Old::Table).collect()
+        });
+        Index::assemble(olds, moved, files, registry, winnow)
     }
 
     /// Indexes `files` as [`Index::build`] does, but takes the postings of
@@ -326,7 +322,7 @@ impl Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let families = registry.families().len();
         if cached.postings.len() != families || cached.seeds.len() != families {
-            return Index::assemble(None, Vec::new(), files, registry, winnow);
+            return Index::assemble(Vec::new(), Vec::new(), files, registry, winnow);
         }
         let mut moved = vec![u32::MAX; count];
         for (id, file) in files.iter().enumerate() {
@@ -336,14 +332,20 @@ impl Index {
                 }
             }
         }
-        Index::assemble(Some(Older::Cached(cached)), moved, files, registry, winnow)
+        let olds = cached
+            .postings
+            .into_iter()
+            .chain(cached.seeds)
+            .map(Old::List);
+        Index::assemble(olds.collect(), moved, files, registry, winnow)
     }
 
     /// The index of `files` (sorted by path): the postings of the files
-    /// `moved` maps from `older` (its id → theirs) taken from it, the
-    /// others' fingerprinted on all cores.
+    /// `moved` maps from an older index or cache (its id → theirs) taken
+    /// from `olds`, its tables (fingerprints, then seeds, by family; none
+    /// without one), the others' fingerprinted on all cores.
     fn assemble(
-        older: Option<Older<'_>>,
+        olds: Vec<Old<'_>>,
         moved: Vec<u32>,
         files: Vec<Arc<SourceFile>>,
         registry: &Registry,
@@ -386,16 +388,6 @@ impl Index {
         let fresh_postings = by_family(|p| &p.1);
         let fresh_seeds = by_family(|p| &p.2);
         drop(prints);
-        // Per table (fingerprints, then seeds, by family), what the older
-        // index or cache holds of it.
-        let olds: Vec<Old<'_>> = match older {
-            None => Vec::new(),
-            Some(Older::Index(p)) => p.postings.iter().chain(&p.seeds).map(Old::Table).collect(),
-            Some(Older::Cached(lists)) => {
-                let lists = lists.postings.into_iter().chain(lists.seeds);
-                lists.map(Old::List).collect()
-            }
-        };
         let jobs: Vec<(Option<Old<'_>>, Vec<Posting>)> = olds
             .into_iter()
             .map(Some)
@@ -565,13 +557,18 @@ impl Table {
     /// This table's postings of the files that `moved` maps to a new id
     /// (`u32::MAX`: gone), under their new ids, with `fresh` added: one pass
     /// over the postings, which stay sorted, as the files keep their order.
-    fn merged(&self, moved: &[u32], mut fresh: Vec<Posting>) -> Table {
-        fresh.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+    fn merged(&self, moved: &[u32], fresh: Vec<Posting>) -> Table {
         let kept = self.postings.iter().filter_map(|p| {
             let file = moved[p.file as usize];
             (file != u32::MAX).then_some(Posting { file, ..*p })
         });
-        let mut postings = Vec::with_capacity(self.postings.len() + fresh.len());
+        Table::merge(kept, self.postings.len(), fresh)
+    }
+
+    /// The table of `kept` (sorted, about `len` of them) and `fresh`.
+    fn merge(kept: impl Iterator<Item = Posting>, len: usize, mut fresh: Vec<Posting>) -> Table {
+        fresh.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+        let mut postings = Vec::with_capacity(len + fresh.len());
         let mut fresh = fresh.into_iter().peekable();
         for p in kept {
             while let Some(f) = fresh.next_if(|f| (f.hash, f.file, f.pos) < (p.hash, p.file, p.pos))
@@ -597,8 +594,8 @@ impl Table {
         if fresh.is_empty() {
             return Table::of_sorted(old);
         }
-        let identity: Vec<u32> = (0..moved.len() as u32).collect();
-        Table::of_sorted(old).merged(&identity, fresh)
+        let len = old.len();
+        Table::merge(old.into_iter(), len, fresh)
     }
 
     /// The table of `postings`, already sorted by hash, file and position.

@@ -137,11 +137,6 @@ impl<T> PerSettings<T> {
         Memo { cell }
     }
 
-    /// Whether the value for `settings` is computed.
-    fn is_set(&self, settings: CloneSettings) -> bool {
-        self.get(settings).is_some()
-    }
-
     /// The value for `settings`, if it is computed.
     fn get(&self, settings: CloneSettings) -> Option<Memo<T>> {
         let cells = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -299,7 +294,7 @@ impl Snapshot {
     /// (detected, carried from the snapshot before it, or adopted), without
     /// detecting them.
     pub(crate) fn has_clones(&self, config: &Config) -> bool {
-        self.clones.is_set(settings_of(config))
+        self.clones.get(settings_of(config)).is_some()
     }
 
     /// How many clones this snapshot has for `config`'s settings, if they

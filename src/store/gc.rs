@@ -52,44 +52,45 @@ async fn collect_locked(client: &mut Client) -> Result<Collected, StoreError> {
         .transaction()
         .await
         .map_err(StoreError::query(what))?;
-    let dead_copies: Vec<i64> = tx
-        .query(
-            "DELETE FROM copies c WHERE NOT EXISTS \
-             (SELECT 1 FROM repositories r WHERE r.current_copy = c.id) RETURNING id",
-            &[],
-        )
-        .await
-        .map_err(StoreError::query(what))?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    tx.execute(
+    let copies = remove(
+        &tx,
+        "DELETE FROM copies c WHERE NOT EXISTS \
+         (SELECT 1 FROM repositories r WHERE r.current_copy = c.id) RETURNING id",
         "DELETE FROM copy_files WHERE copy = ANY($1)",
-        &[&dead_copies],
     )
-    .await
-    .map_err(StoreError::query(what))?;
-    let dead_contents: Vec<i64> = tx
-        .query(
-            "DELETE FROM contents c WHERE NOT EXISTS \
-             (SELECT 1 FROM copy_files f WHERE f.content = c.id) RETURNING id",
-            &[],
-        )
-        .await
-        .map_err(StoreError::query(what))?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    tx.execute(
+    .await?;
+    let contents = remove(
+        &tx,
+        "DELETE FROM contents c WHERE NOT EXISTS \
+         (SELECT 1 FROM copy_files f WHERE f.content = c.id) RETURNING id",
         "DELETE FROM postings WHERE content = ANY($1)",
-        &[&dead_contents],
     )
-    .await
-    .map_err(StoreError::query(what))?;
+    .await?;
     tx.commit().await.map_err(StoreError::query(what))?;
     Ok(Collected {
-        copies: dead_copies.len() as u64,
-        contents: dead_contents.len() as u64,
+        copies,
+        contents,
         skipped: false,
     })
+}
+
+/// Runs `delete` (which returns the ids it removed), then `dependents`
+/// with those ids as `$1`; how many `delete` removed.
+async fn remove(
+    tx: &tokio_postgres::Transaction<'_>,
+    delete: &str,
+    dependents: &str,
+) -> Result<u64, StoreError> {
+    let what = "collect garbage";
+    let removed: Vec<i64> = tx
+        .query(delete, &[])
+        .await
+        .map_err(StoreError::query(what))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    tx.execute(dependents, &[&removed])
+        .await
+        .map_err(StoreError::query(what))?;
+    Ok(removed.len() as u64)
 }

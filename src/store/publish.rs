@@ -30,7 +30,7 @@ use super::codec;
 use super::error::StoreError;
 use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::Registry;
-use crate::engine::hash::HashMap;
+use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::index::{fingerprints, SourceFile, SEED_TOKENS};
 
 /// The lock `store gc` holds alone and every publish shares.
@@ -203,13 +203,13 @@ async fn publish_locked(
     let mut summary = Summary::default();
     // The contents to write, once each.
     let mut missing: Vec<&Entry> = Vec::new();
-    let mut seen: HashMap<i64, ()> = HashMap::default();
+    let mut seen: HashSet<i64> = HashSet::default();
     for entry in &entries {
-        if known.contains_key(&entry.content) {
+        if known.contains(&entry.content) {
             summary.reused.add(entry.lines);
         } else {
             summary.written.add(entry.lines);
-            if seen.insert(entry.content, ()).is_none() {
+            if seen.insert(entry.content) {
                 missing.push(entry);
             }
         }
@@ -318,17 +318,17 @@ fn repository_lock(repository: &str) -> i64 {
 async fn known_contents(
     client: &Client,
     entries: &[Entry<'_>],
-) -> Result<HashMap<i64, ()>, StoreError> {
+) -> Result<HashSet<i64>, StoreError> {
     let mut ids: Vec<i64> = entries.iter().map(|e| e.content).collect();
     ids.sort_unstable();
     ids.dedup();
-    let mut known = HashMap::default();
+    let mut known = HashSet::default();
     for chunk in ids.chunks(LOOKUP_IDS) {
         let rows = client
             .query("SELECT id FROM contents WHERE id = ANY($1)", &[&chunk])
             .await
             .map_err(StoreError::query("read the contents it has"))?;
-        known.extend(rows.iter().map(|row| (row.get(0), ())));
+        known.extend(rows.iter().map(|row| row.get::<_, i64>(0)));
     }
     Ok(known)
 }
@@ -379,7 +379,7 @@ async fn insert_contents(
         .transaction()
         .await
         .map_err(StoreError::query(what))?;
-    let inserted: HashMap<i64, ()> = tx
+    let inserted: HashSet<i64> = tx
         .query(
             "INSERT INTO contents (id, settings_key, content_hash, format, family, lines, text, tokens) \
              SELECT id, $2, content_hash, format, family, lines, text, tokens \
@@ -391,12 +391,12 @@ async fn insert_contents(
         .await
         .map_err(StoreError::query(what))?
         .iter()
-        .map(|row| (row.get(0), ()))
+        .map(|row| row.get::<_, i64>(0))
         .collect();
     let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
     let (mut p_hash, mut p_content, mut p_pos, mut p_family, mut p_kind) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for entry in batch.iter().filter(|e| inserted.contains_key(&e.content)) {
+    for entry in batch.iter().filter(|e| inserted.contains(&e.content)) {
         for (kind, prints) in [
             (0i16, fingerprints(&entry.file.tokens, winnow)),
             (1i16, fingerprints(&entry.file.tokens, seed_winnow)),
