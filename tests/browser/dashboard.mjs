@@ -219,11 +219,14 @@ async function live(page, report) {
   const copy = "export function merge(target, source) {\n  const result = { ...target };\n  for (const key of Object.keys(source)) {\n    const value = source[key];\n    if (value && typeof value === \"object\" && !Array.isArray(value)) {\n      result[key] = merge(result[key] || {}, value);\n    } else if (value !== undefined) {\n      result[key] = value;\n    } else {\n      delete result[key];\n    }\n  }\n  return result;\n}\n";
   const edited = Date.now();
   writeFileSync(join(dir, "src", "app", "merge-copy.js"), copy);
-  await page.waitForFunction((want) => document.getElementById("s-files").textContent === want,
+  // The figures change first; the line under them once the tree and the
+  // clone list are redrawn too.
+  await page.waitForFunction((want) => document.getElementById("s-files").textContent === want
+    && document.getElementById("live").textContent.startsWith("Updated at "),
     fmt(was + 1), { timeout: WAIT });
   report.liveUpdateMs = Date.now() - edited;
   assert.notEqual(await text(page, "#s-files"), before);
-  assert.match(await text(page, "#live"), /^Updated at /);
+  assert.match(await text(page, "#live"), /^Updated at \d\d:\d\d:\d\d: the index changed$/);
   assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was reloaded");
   const stats = (await json(page, "/api/stats")).statistics.total;
   assert.equal(await text(page, "#s-files"), fmt(stats.sources));
