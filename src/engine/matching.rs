@@ -28,6 +28,8 @@ use crate::engine::runs::{
     find_runs, is_abstract_literal, is_repetitive, is_table_token, split, table_stretch, Expired,
     Run,
 };
+#[cfg(doc)]
+use crate::engine::runs::{POSTING_CAP, SEED_CAP};
 use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass};
 
 /// Detection thresholds (docs/matching.md, "Duplications in a snippet").
@@ -117,6 +119,14 @@ pub(crate) struct Exclusions<'a> {
     /// Files never reported, by id, sorted: those a diff changes, whose
     /// indexed versions are not the codebase any more.
     pub files: &'a [u32],
+    /// Fingerprint hashes not looked up, sorted: those found in more
+    /// places than a lookup takes ([`POSTING_CAP`]) in a wider codebase
+    /// than the index's (a store's files are indexed only where they
+    /// share a hash with the snippet).
+    pub capped_fingerprints: &'a [u64],
+    /// Seed hashes not looked up, sorted ([`SEED_CAP`]), as
+    /// `capped_fingerprints`.
+    pub capped_seeds: &'a [u64],
     /// The indexed file that the snippet is (a diff's changed file, checked
     /// against the index of the diff's files): runs against it are kept
     /// only where the two places do not overlap, cut at the second place's
@@ -141,13 +151,14 @@ pub(crate) fn snippet_matches(
 ) -> Result<Vec<SnippetMatch>, Expired> {
     let fps = fingerprints(tokens, index.winnow);
     let own = exclude.own_file.and_then(|rel| index.file_by_rel(rel));
-    let keep = |_: &Fingerprint, p: &Posting| {
+    let keep = |p: &Posting| {
         Some(p.file) != own
             && exclude.files.binary_search(&p.file).is_err()
             && exclude
                 .local_folder
                 .is_none_or(|folder| index.files[p.file as usize].folder() != folder)
     };
+    let uncapped = |capped: &[u64], f: &Fingerprint| capped.binary_search(&{ f.hash }).is_err();
     let found = find_runs(
         tokens,
         &fps,
@@ -155,7 +166,7 @@ pub(crate) fn snippet_matches(
         Postings::Fingerprints,
         family,
         Some(deadline),
-        keep,
+        |f, p| uncapped(exclude.capped_fingerprints, f) && keep(p),
     );
     let (weak_runs, _) = found?;
     let mut runs = Vec::with_capacity(weak_runs.len());
@@ -176,6 +187,7 @@ pub(crate) fn snippet_matches(
                 min_tokens: thresholds.min_tokens,
                 similarity,
             };
+            let keep = |f: &Fingerprint, p: &Posting| uncapped(exclude.capped_seeds, f) && keep(p);
             near_copies(index, &query, &weak_runs, &mut runs, Some(deadline), keep)?
         }
         _ => Vec::new(),

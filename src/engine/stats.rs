@@ -214,21 +214,24 @@ pub(crate) struct SnippetStats {
 
 impl SnippetStats {
     /// Statistics of `matches` found in `code`.
-    pub(crate) fn compute(code: &str, matches: &[SnippetMatch]) -> SnippetStats {
+    pub(crate) fn compute<'a>(
+        code: &str,
+        matches: impl IntoIterator<Item = &'a SnippetMatch>,
+    ) -> SnippetStats {
         let total_lines = code.split('\n').count() as u64;
-        let duplicated_lines = covered(
-            matches
-                .iter()
-                .map(|m| {
-                    (
-                        u64::from(m.snippet.start.line),
-                        u64::from(m.snippet.end.line) + 1,
-                    )
-                })
-                .collect(),
-        );
+        let spans: Vec<(u64, u64)> = matches
+            .into_iter()
+            .map(|m| {
+                (
+                    u64::from(m.snippet.start.line),
+                    u64::from(m.snippet.end.line) + 1,
+                )
+            })
+            .collect();
+        let total_duplications = spans.len() as u64;
+        let duplicated_lines = covered(spans);
         SnippetStats {
-            total_duplications: matches.len() as u64,
+            total_duplications,
             duplicated_lines,
             total_lines,
             percentage_duplicated: Percent::of(duplicated_lines, total_lines),

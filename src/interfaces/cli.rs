@@ -73,7 +73,7 @@ fn serve(cli: Cli, cwd: &Path) -> Result<(), RunError> {
     // Checks are CPU-bound: more blocking threads than a few per core only
     // add switches and allocator arenas, not throughput.
     let cores = crate::interfaces::http::server::cores();
-    let workspace = Workspace::start(config, registry, cores);
+    let workspace = Workspace::start(config, registry, cores, store.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(4 * cores)

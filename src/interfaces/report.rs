@@ -337,6 +337,7 @@ mod tests {
         let place = |path: &str| Place {
             path: path.into(),
             rel: path.into(),
+            repository: None,
             format: "javascript".into(),
             span: Span {
                 start: Position { line: 1, column: 1 },

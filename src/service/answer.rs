@@ -30,8 +30,12 @@ pub(crate) struct Place {
     /// without a path.
     pub path: String,
     /// The file relative to DIR with `/` (what SARIF and baselines name);
-    /// empty for a snippet sent without a path.
+    /// empty for a snippet sent without a path. Of another repository's
+    /// file: its path there.
     pub rel: String,
+    /// The repository of the store the file is in; `None` for this
+    /// directory's files.
+    pub repository: Option<String>,
     /// Its format's name.
     pub format: String,
     /// Its first character to just after its last.
@@ -68,6 +72,7 @@ impl Place {
         Place {
             path: file.path.clone(),
             rel: file.rel.clone(),
+            repository: None,
             format: registry.get(file.format).name.clone(),
             span,
             fragment: None,
@@ -80,6 +85,7 @@ impl Place {
         Place {
             path: self.path.clone(),
             rel: self.rel.clone(),
+            repository: self.repository.clone(),
             format: self.format.clone(),
             span: self.span,
             fragment: None,

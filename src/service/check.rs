@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::engine::grammar::{Format, FormatId, Registry};
-use crate::engine::index::{folder_of, Index};
+use crate::engine::index::{folder_of, Index, SourceFile};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
@@ -66,6 +66,20 @@ pub(crate) struct CheckAnswer {
     pub total: usize,
     /// Statistics of all of them.
     pub statistics: SnippetStats,
+    /// How the store answered, when there is one.
+    pub store: Option<StoreStatus>,
+}
+
+/// How the store answered a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoreStatus {
+    /// It answered: the duplications include other repositories' places;
+    /// `skipped` candidate files were not compared (a snippet sharing
+    /// code with more files than a check fetches).
+    Ok { skipped: usize },
+    /// It did not answer within its deadline, or failed (the error's
+    /// kind): the duplications are this directory's alone.
+    Unavailable { kind: &'static str },
 }
 
 impl CheckAnswer {
@@ -130,18 +144,30 @@ pub(crate) fn request_matches(
     .map_err(|_| Refusal::MatchTimeout)
 }
 
-/// Checks `request` against `snapshot` (blocking: run it off the reactor).
-pub(crate) fn check_snippet(
+/// A check's part in this directory: the snippet's tokens and its matches
+/// in the snapshot's index. All that a check without a store needs, and
+/// what a check with one asks the store from.
+#[derive(Debug)]
+pub(crate) struct Local {
+    /// The snippet's tokens.
+    pub tokens: Vec<Token>,
+    /// Its matches in the snapshot's index, in the answer's order.
+    pub matches: Vec<SnippetMatch>,
+}
+
+/// Tokenizes `request` and matches it in `snapshot` (blocking: run it off
+/// the reactor); `None` when its format is not scanned.
+pub(crate) fn check_local(
     scanner: &Scanner,
     buffers: &Buffers,
     snapshot: &Snapshot,
     request: &CheckRequest,
-) -> Result<CheckAnswer, Refusal> {
+) -> Result<Option<Local>, Refusal> {
     let started = Instant::now();
     let config = scanner.config();
     let format = scanner.registry().get(request.format);
     if !config.formats.contains(&format.id) {
-        return Ok(answer(request, Vec::new(), snapshot, scanner.registry()));
+        return Ok(None);
     }
     let budget = budget_for(request.code.len());
     let path = request.path.as_deref();
@@ -166,7 +192,44 @@ pub(crate) fn check_snippet(
         request.code.len(),
         started.elapsed() - tokenized,
     );
-    Ok(answer(request, matches, snapshot, scanner.registry()))
+    Ok(Some(Local { tokens, matches }))
+}
+
+/// Checks `request` against `snapshot` alone (blocking: run it off the
+/// reactor).
+pub(crate) fn check_snippet(
+    scanner: &Scanner,
+    buffers: &Buffers,
+    snapshot: &Snapshot,
+    request: &CheckRequest,
+) -> Result<CheckAnswer, Refusal> {
+    let local = check_local(scanner, buffers, snapshot, request)?;
+    let found = local.map_or_else(Vec::new, |local| found_in(&snapshot.index, local.matches));
+    Ok(answer(request, found, None, scanner.registry()))
+}
+
+/// A match with the file it was found in and, when that file is another
+/// repository's, the repository's name.
+#[derive(Debug)]
+pub(crate) struct Found {
+    /// The file.
+    pub file: Arc<SourceFile>,
+    /// Its repository in the store; `None` for this directory's files.
+    pub repository: Option<Arc<str>>,
+    /// The match.
+    pub m: SnippetMatch,
+}
+
+/// `matches` found in `index`, with their files.
+pub(crate) fn found_in(index: &Index, matches: Vec<SnippetMatch>) -> Vec<Found> {
+    matches
+        .into_iter()
+        .map(|m| Found {
+            file: Arc::clone(&index.files[m.file as usize]),
+            repository: None,
+            m,
+        })
+        .collect()
 }
 
 /// The tokens of `request`'s snippet within `budget`: an editor's buffer
@@ -195,43 +258,69 @@ pub(crate) fn tokenize_request(
     }
 }
 
-/// The answer to `request` listing the first of `matches` within the
-/// caps.
-fn answer(
+/// The answer to `request` listing the first of `found` (matches in this
+/// directory and, with a store, in other repositories) within the caps, in
+/// the answer's order (docs/api.md): snippet line, longer first, this
+/// directory's files before other repositories', file, codebase line.
+pub(crate) fn answer(
     request: &CheckRequest,
-    mut matches: Vec<SnippetMatch>,
-    snapshot: &Snapshot,
+    mut found: Vec<Found>,
+    store: Option<StoreStatus>,
     registry: &Registry,
 ) -> CheckAnswer {
-    let statistics = SnippetStats::compute(&request.code, &matches);
-    let total = matches.len();
-    let fragment_lens = matches.iter().map(|m| {
-        let file = &snapshot.index.files[m.file as usize];
-        file.fragment(m.run.b, m.run.b + m.run.len - 1).len()
+    found.sort_by(|x, y| order(x).cmp(&order(y)));
+    let statistics = SnippetStats::compute(&request.code, found.iter().map(|f| &f.m));
+    let total = found.len();
+    let fragment_lens = found.iter().map(|f| {
+        f.file
+            .fragment(f.m.run.b, f.m.run.b + f.m.run.len - 1)
+            .len()
     });
     let listed = listed(fragment_lens);
-    matches.truncate(listed);
+    found.truncate(listed);
     let path = request.path.as_deref().unwrap_or_default();
     let format = &registry.get(request.format).name;
-    let duplications = matches
+    let duplications = found
         .into_iter()
-        .map(|m| {
-            let place = Place {
-                path: path.to_owned(),
-                rel: path.to_owned(),
-                format: format.clone(),
-                span: m.snippet,
-                fragment: None,
-            };
-            let file = &snapshot.index.files[m.file as usize];
-            Duplication::of_match(place, m, file, registry, request.mode)
-        })
+        .map(
+            |Found {
+                 file,
+                 repository,
+                 m,
+             }| {
+                let place = Place {
+                    path: path.to_owned(),
+                    rel: path.to_owned(),
+                    repository: None,
+                    format: format.clone(),
+                    span: m.snippet,
+                    fragment: None,
+                };
+                let mut d = Duplication::of_match(place, m, &file, registry, request.mode);
+                d.other.repository = repository.map(|r| r.to_string());
+                d
+            },
+        )
         .collect();
     CheckAnswer {
         duplications,
         total,
         statistics,
+        store,
     }
+}
+
+/// A match's place in the answer's order.
+fn order(f: &Found) -> impl Ord + '_ {
+    (
+        f.m.snippet.start.line,
+        std::cmp::Reverse(f.m.run.len),
+        f.repository.as_deref(),
+        f.file.path.as_str(),
+        f.m.codebase.start.line,
+        f.m.run.a,
+        f.m.run.b,
+    )
 }
 
 /// How many duplications, whose fragments have these lengths in order, an

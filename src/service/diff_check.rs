@@ -766,6 +766,7 @@ impl Found {
         let place = Place {
             path: rel.to_owned(),
             rel: rel.to_owned(),
+            repository: None,
             format: format.to_owned(),
             span: self.m.snippet,
             fragment: None,

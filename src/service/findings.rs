@@ -101,6 +101,7 @@ mod tests {
         let region = |path: &str, line: u32| Place {
             path: path.to_owned(),
             rel: path.to_owned(),
+            repository: None,
             format: "rust".to_owned(),
             span: Span {
                 start: Position { line, column: 1 },

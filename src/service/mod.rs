@@ -1,5 +1,6 @@
 //! The service: the calls every interface makes, over the current
-//! snapshot of the project. Check a snippet ([`check`]), a diff
+//! snapshot of the project and, with a store, every other repository in
+//! it ([`across`]). Check a snippet ([`check`]), a diff
 //! ([`diff_check`]) or an editor's open buffer ([`open_check`]); list the
 //! project's clones and one clone ([`clones`]); its folder tree ([`tree`]).
 //! Answers are plain data, made of one [`answer::Place`] and one
@@ -7,8 +8,11 @@
 //! renders); the interfaces decode requests, call these and render.
 //!
 //! Arrows point down: the service reads `project` (config, snapshot,
-//! buffers) and `engine` (tokens, matching), never an interface.
+//! buffers), `store` (other repositories) and `engine` (tokens,
+//! matching), never an interface.
 
+/// A check's part that the store answers: other repositories' places.
+pub mod across;
 /// The answer types every call shares: one `Place`, one `Duplication`.
 pub mod answer;
 /// One snippet checked within its budgets; admission of checks.

@@ -202,7 +202,7 @@ pub(crate) fn check_buffer(
             own_file: path,
             local_folder,
             files,
-            itself: None,
+            ..Exclusions::default()
         };
         request_matches(index, format, request, &tokens, config, exclude, &budget)
     };
@@ -241,6 +241,7 @@ pub(crate) fn check_buffer(
             let place = Place {
                 path: rel.to_owned(),
                 rel: rel.to_owned(),
+                repository: None,
                 format: format.name.clone(),
                 span: m.snippet,
                 fragment: None,

@@ -34,11 +34,13 @@ use crate::project::scan::ScanError;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::{DetectionState, Snapshot};
 use crate::project::watch::Watch;
-use crate::service::check::{Admission, CheckAnswer, CheckRequest, Refusal};
+use crate::service::across;
+use crate::service::check::{self, Admission, CheckAnswer, CheckRequest, Refusal, StoreStatus};
 use crate::service::clones::{CloneDetail, ClonesPage, ClonesQuery};
 use crate::service::diff_check::{DiffAnswer, DiffOptions, DiffRefusal};
 use crate::service::open_check::{BufferAnswer, OpenBuffers};
 use crate::service::tree::{Folder, TreeQuery};
+use crate::store::live::Live;
 
 /// One project served: its scanner, editors' kept parses, the admission of
 /// checks and the watcher (which stops when the workspace is dropped).
@@ -49,8 +51,21 @@ pub(crate) struct Workspace {
     pub buffers: Buffers,
     /// When a check may run.
     pub admission: Admission,
+    /// The store of other repositories, when there is one.
+    pub store: Option<Store>,
     /// The watcher, when the configuration asks for one.
     _watch: Option<Watch>,
+}
+
+/// The store as checks read it: the connection, and what a lookup says
+/// of this directory.
+pub(crate) struct Store {
+    /// The connection (made on first use, again after it breaks).
+    pub live: Arc<Live>,
+    /// This repository's name: its own copy in the store is never read.
+    pub own: String,
+    /// The settings key this directory's tokens are made with.
+    pub settings_key: u64,
 }
 
 /// How long a call that needs the project's clones (statistics, the clone
@@ -93,12 +108,19 @@ impl Workspace {
     /// Starts serving `config`'s directory: the scanner, whose first scan
     /// starts now on a thread of its own (no async runtime needed), and the
     /// watcher when `config.watch`. `cores` sizes the admission of checks.
-    pub(crate) fn start(config: Config, registry: Arc<Registry>, cores: usize) -> Arc<Workspace> {
+    /// Checks read the store `live` too, when given.
+    pub(crate) fn start(
+        config: Config,
+        registry: Arc<Registry>,
+        cores: usize,
+        live: Option<Arc<Live>>,
+    ) -> Arc<Workspace> {
         let watch = config.watch;
+        let store = live.map(|live| Store::of(live, &config));
         let scanner = Scanner::new(Arc::new(config), registry);
         scanner.start_scan();
         let watch = watch.then(|| crate::project::watch::spawn(Arc::clone(&scanner)));
-        Workspace::of(scanner, cores, watch)
+        Workspace::of(scanner, cores, watch, store)
     }
 
     /// A workspace for a command that runs once (`dupcheck report`): its
@@ -111,23 +133,29 @@ impl Workspace {
     ) -> Result<(Arc<Workspace>, Arc<Snapshot>), ScanError> {
         let scanner = Scanner::new(Arc::new(config), registry);
         let snapshot = scanner.scan_now(progress)?;
-        Ok((Workspace::of(scanner, 1, None), snapshot))
+        Ok((Workspace::of(scanner, 1, None, None), snapshot))
     }
 
     /// A workspace over `scanner` whose first scan is not started, and
     /// without a watcher: for tests of what answers before it ends.
     #[cfg(test)]
     pub(crate) fn unstarted(scanner: Arc<Scanner>) -> Arc<Workspace> {
-        Workspace::of(scanner, 1, None)
+        Workspace::of(scanner, 1, None, None)
     }
 
     /// The workspace of `scanner`, admitting checks for `cores`, with the
     /// watcher `watch` if any.
-    fn of(scanner: Arc<Scanner>, cores: usize, watch: Option<Watch>) -> Arc<Workspace> {
+    fn of(
+        scanner: Arc<Scanner>,
+        cores: usize,
+        watch: Option<Watch>,
+        store: Option<Store>,
+    ) -> Arc<Workspace> {
         Arc::new(Workspace {
             scanner,
             buffers: Buffers::default(),
             admission: Admission::new(cores),
+            store,
             _watch: watch,
         })
     }
@@ -172,15 +200,71 @@ impl Workspace {
             self.snapshot()?
         };
         let this = Arc::clone(self);
-        blocking("check", move || {
-            let _admitted = admitted;
-            let answer = crate::service::check::check_snippet(
+        let Some(store) = &self.store else {
+            return blocking("check", move || {
+                let _admitted = admitted;
+                let answer = crate::service::check::check_snippet(
+                    &this.scanner,
+                    &this.buffers,
+                    &snapshot,
+                    &request,
+                )
+                .map_err(ServiceError::from)?;
+                render(&this, &request, &answer)
+            })
+            .await;
+        };
+        // With a store: this directory's part, then the store's lookup (on
+        // the reactor, within the store's deadline), then the matching in
+        // the files it gave back and the answer of both.
+        let (request, local, snapshot) = blocking("check", move || {
+            let local = crate::service::check::check_local(
                 &this.scanner,
                 &this.buffers,
                 &snapshot,
                 &request,
             )
             .map_err(ServiceError::from)?;
+            Ok::<_, E>((request, local, snapshot))
+        })
+        .await?;
+        let winnow = snapshot.index.winnow;
+        let looked_up = match local {
+            Some(local) => {
+                let query = across::query(
+                    &local,
+                    &request,
+                    self.registry(),
+                    winnow,
+                    store.settings_key,
+                    &store.own,
+                );
+                let files = store.live.lookup(&query).await;
+                Some((local, files))
+            }
+            None => None,
+        };
+        let this = Arc::clone(self);
+        blocking("check", move || {
+            let _admitted = admitted;
+            let (config, registry) = (this.config(), this.registry());
+            let here = |matches| check::found_in(&snapshot.index, matches);
+            let (found, status) = match looked_up {
+                None => (Vec::new(), StoreStatus::Ok { skipped: 0 }),
+                Some((local, Ok(files))) => {
+                    let skipped = files.skipped;
+                    let mut found =
+                        across::matches(files, &local, &request, config, registry, winnow)
+                            .map_err(ServiceError::from)?;
+                    found.extend(here(local.matches));
+                    (found, StoreStatus::Ok { skipped })
+                }
+                Some((local, Err(e))) => (
+                    here(local.matches),
+                    StoreStatus::Unavailable { kind: e.kind() },
+                ),
+            };
+            let answer = check::answer(&request, found, Some(status), registry);
             render(&this, &request, &answer)
         })
         .await
@@ -416,4 +500,19 @@ where
             tracing::error!("{what} failed: {err}");
             Err(ServiceError::Internal.into())
         })
+}
+
+impl Store {
+    /// The store `live` as `config`'s directory reads it: its repository
+    /// (`--repository`, else the default name) and settings key.
+    fn of(live: Arc<Live>, config: &Config) -> Store {
+        Store {
+            live,
+            own: config
+                .repository
+                .clone()
+                .unwrap_or_else(|| crate::store::repository::default_name(&config.dir)),
+            settings_key: crate::project::cache::key_of(config),
+        }
+    }
 }

@@ -14,6 +14,7 @@ use tokio_postgres::Client;
 use super::catalog::Repository;
 use super::connect::Target;
 use super::error::StoreError;
+use super::lookup::{Found, Query};
 
 /// The longest a call on the store may take, connecting included.
 pub const DEADLINE: Duration = Duration::from_secs(2);
@@ -56,6 +57,12 @@ impl Live {
     /// Every repository with a current copy.
     pub async fn repositories(&self) -> Result<Vec<Repository>, StoreError> {
         self.call(|client| async move { super::catalog::repositories(&client).await })
+            .await
+    }
+
+    /// The files of other repositories that a check's `query` may match.
+    pub async fn lookup(&self, query: &Query) -> Result<Found, StoreError> {
+        self.call(|client| async move { super::lookup::lookup(&client, query).await })
             .await
     }
 

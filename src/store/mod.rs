@@ -21,6 +21,7 @@ pub mod connect;
 pub mod error;
 pub mod gc;
 pub mod live;
+pub mod lookup;
 pub mod publish;
 pub mod repository;
 pub mod schema;

@@ -28,4 +28,5 @@ mod reliability;
 mod report;
 mod stats;
 mod store;
+mod store_checks;
 mod tidy;

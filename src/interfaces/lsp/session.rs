@@ -138,7 +138,7 @@ impl Server<'_> {
             tracing::warn!("{}", crate::project::config::STORE_NOT_READ);
         }
         let cores = crate::interfaces::http::server::cores();
-        let workspace = Workspace::start(config, Arc::clone(&self.registry), cores);
+        let workspace = Workspace::start(config, Arc::clone(&self.registry), cores, None);
         self.engines += 1;
         self.snapshot = None;
         Ok(Arc::new(Engine {

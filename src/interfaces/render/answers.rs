@@ -17,7 +17,7 @@ use crate::engine::matching::Span;
 use crate::engine::stats::ProjectStats;
 use crate::project::time::iso8601;
 use crate::service::answer::{Duplication, Near};
-use crate::service::check::CheckAnswer;
+use crate::service::check::{CheckAnswer, StoreStatus};
 use crate::service::diff_check::DiffAnswer;
 
 /// The answer of a snippet check: its duplications, statistics, and
@@ -35,6 +35,50 @@ pub(crate) struct CheckBody<'a> {
     /// 1,000 and 16 MB of fragments per answer).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
+    /// With a store (`--store`) only: whether other repositories were
+    /// read. When it is `unavailable`, the duplications are this
+    /// directory's alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<StoreJson>,
+}
+
+/// How the store answered a check.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = CheckStore)]
+pub(crate) struct StoreJson {
+    /// `ok`: other repositories' places are among the duplications;
+    /// `unavailable`: the store did not answer in time, or failed.
+    #[schema(examples("ok", "unavailable"))]
+    status: &'static str,
+    /// `unavailable` only: the kind of failure (`unreachable`,
+    /// `authentication`, `schema`, `query`), never its text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, examples("unreachable"))]
+    error: Option<&'static str>,
+    /// `ok` only, when not 0: files of other repositories that share code
+    /// with the snippet but were not compared (a check compares at most
+    /// 2,000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = u64)]
+    skipped_files: Option<usize>,
+}
+
+impl From<StoreStatus> for StoreJson {
+    fn from(status: StoreStatus) -> StoreJson {
+        match status {
+            StoreStatus::Ok { skipped } => StoreJson {
+                status: "ok",
+                error: None,
+                skipped_files: (skipped > 0).then_some(skipped),
+            },
+            StoreStatus::Unavailable { kind } => StoreJson {
+                status: "unavailable",
+                error: Some(kind),
+                skipped_files: None,
+            },
+        }
+    }
 }
 
 /// The answer of a snippet check.
@@ -47,6 +91,7 @@ pub(crate) fn check(answer: &CheckAnswer) -> CheckBody<'_> {
             .collect(),
         statistics: (&answer.statistics).into(),
         truncated: answer.truncated(),
+        store: answer.store.map(StoreJson::from),
     }
 }
 
@@ -223,10 +268,16 @@ impl Lines {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Location<'a> {
-    /// Codebase locations only: the file, relative to DIR, with `/`.
+    /// Codebase locations only: the file, relative to DIR, with `/`; in
+    /// another repository of the store, its path there.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = String)]
     file: Option<&'a str>,
+    /// Codebase locations in another repository of the store (`--store`)
+    /// only: that repository's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, examples("github.com/acme/payments"))]
+    repository: Option<&'a str>,
     /// The line of the first matched character.
     start_line: u32,
     /// The line of the last matched character.
@@ -246,6 +297,7 @@ impl<'a> Location<'a> {
     fn new(span: Span, file: Option<&'a str>, fragment: Option<&'a str>) -> Location<'a> {
         Location {
             file,
+            repository: None,
             start_line: span.start.line,
             end_line: span.end.line,
             start_column: span.start.column,
@@ -267,11 +319,10 @@ impl<'a> DuplicationJson<'a> {
         let other = &d.other;
         DuplicationJson {
             snippet_location: Location::new(d.place.span, None, None),
-            codebase_location: Location::new(
-                other.span,
-                Some(&other.path),
-                other.fragment.as_deref(),
-            ),
+            codebase_location: Location {
+                repository: other.repository.as_deref(),
+                ..Location::new(other.span, Some(&other.path), other.fragment.as_deref())
+            },
             lines_count: d.place.lines(),
             tokens: d.tokens,
             format: &other.format,

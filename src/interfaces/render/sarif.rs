@@ -387,6 +387,7 @@ mod tests {
         Place {
             path: path.to_owned(),
             rel: path.to_owned(),
+            repository: None,
             format: "rust".to_owned(),
             span: Span {
                 start: Position {

@@ -1,0 +1,270 @@
+//! A check's lookup in the store ([`lookup`]): the files of other
+//! repositories that share a snippet's fingerprints or seeds, with their
+//! text and tokens, so that the check matches them as it matches its own
+//! directory's index.
+//!
+//! In: a [`Query`] (the snippet's hashes, its format family, the settings
+//! key its tokens were made with, and the repository asking, whose own
+//! copy is never read: its live index is newer). Out: [`Found`], the
+//! candidate files (one per repository and path) and the hashes that occur
+//! in more places than a local index would look up ([`POSTING_CAP`],
+//! [`SEED_CAP`]): a check skips those, as it does locally.
+//!
+//! Two round trips, each one statement sent with its types (no prepare):
+//! the postings of the hashes, counted by content and current copy; then
+//! those contents' places, texts and tokens in the copies the first saw.
+//!
+//! Invariants: a lookup reads one complete copy of each repository: the
+//! second statement reads only the copies the first saw current (a copy's
+//! files never change), and when a copy was collected between the two
+//! (a publish and its `gc` ran meanwhile) the lookup starts again once,
+//! then fails ([`StoreError::Query`]) rather than answer from half a
+//! copy. At most [`MAX_CANDIDATES`] contents are fetched: those sharing
+//! the most hashes with the snippet; the rest are counted in
+//! [`Found::skipped`].
+
+use tokio_postgres::types::Type;
+use tokio_postgres::Client;
+
+use super::codec;
+use super::error::StoreError;
+use crate::engine::hash::{HashMap, HashSet};
+use crate::engine::runs::{POSTING_CAP, SEED_CAP};
+use crate::engine::tokens::Token;
+
+/// Contents fetched for one check at most.
+pub const MAX_CANDIDATES: usize = 2000;
+
+/// What a check asks the store.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// The settings key its tokens were made with
+    /// (`project::cache::key_of`): only copies made with it are read.
+    pub settings_key: u64,
+    /// Its format family.
+    pub family: usize,
+    /// The repository asking: its own copy is not read.
+    pub own: String,
+    /// Its fingerprints' hashes.
+    pub fingerprints: Vec<u64>,
+    /// Its seeds' hashes (near-miss detection), or none.
+    pub seeds: Vec<u64>,
+}
+
+/// What the store holds for a [`Query`].
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The candidate files, by repository and path.
+    pub files: Vec<Candidate>,
+    /// Fingerprint hashes with more than [`POSTING_CAP`] places, sorted.
+    pub capped_fingerprints: Vec<u64>,
+    /// Seed hashes with more than [`SEED_CAP`] places, sorted.
+    pub capped_seeds: Vec<u64>,
+    /// Candidate contents not fetched ([`MAX_CANDIDATES`]).
+    pub skipped: usize,
+}
+
+/// One file of another repository.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Its repository's name.
+    pub repository: String,
+    /// Its path in that repository.
+    pub path: String,
+    /// Its format's name.
+    pub format: String,
+    /// Its text.
+    pub text: String,
+    /// Its tokens, as published.
+    pub tokens: Vec<Token>,
+}
+
+/// What the postings say of one content.
+#[derive(Debug, Default)]
+struct Holder {
+    /// The current copies holding it.
+    copies: HashSet<i64>,
+    /// The query's hashes it holds, by kind (0 a fingerprint, 1 a seed).
+    hashes: Vec<(i16, u64)>,
+}
+
+/// The postings of a query's hashes in the current copies of every other
+/// repository made with its settings: per hash, kind, content and copy,
+/// how many places (postings times the content's paths in the copy).
+const POSTINGS: &str = "\
+SELECT p.hash, p.kind, p.content, f.copy, count(*) \
+FROM postings p \
+JOIN copy_files f ON f.content = p.content \
+JOIN repositories r ON r.current_copy = f.copy \
+JOIN copies c ON c.id = f.copy \
+WHERE p.family = $1 AND p.hash = ANY($2) AND c.settings_key = $3 AND r.name <> $4 \
+GROUP BY p.hash, p.kind, p.content, f.copy";
+
+/// The places, texts and tokens of contents in the copies given.
+const CONTENTS: &str = "\
+SELECT f.content, f.copy, r.name, f.path, c.format, c.text, c.tokens \
+FROM copy_files f \
+JOIN contents c ON c.id = f.content \
+JOIN copies k ON k.id = f.copy \
+JOIN repositories r ON r.id = k.repository \
+WHERE f.content = ANY($1) AND f.copy = ANY($2)";
+
+/// The files of other repositories that `query` may match.
+pub async fn lookup(client: &Client, query: &Query) -> Result<Found, StoreError> {
+    match lookup_once(client, query).await? {
+        Some(found) => Ok(found),
+        // A copy was collected between the two statements: the next
+        // attempt sees the copy that replaced it.
+        None => lookup_once(client, query)
+            .await?
+            .ok_or_else(|| StoreError::Query {
+                what: "read the candidate files".into(),
+                reason: "their copies were replaced twice during the check".into(),
+            }),
+    }
+}
+
+/// One attempt of [`lookup`]: `None` when a copy the postings named was
+/// gone when its files were read.
+async fn lookup_once(client: &Client, query: &Query) -> Result<Option<Found>, StoreError> {
+    if query.fingerprints.is_empty() && query.seeds.is_empty() {
+        return Ok(Some(Found::default()));
+    }
+    let fingerprints: HashSet<u64> = query.fingerprints.iter().copied().collect();
+    let seeds: HashSet<u64> = query.seeds.iter().copied().collect();
+    let hashes: Vec<i64> = fingerprints
+        .iter()
+        .chain(&seeds)
+        .map(|&h| h as i64)
+        .collect::<HashSet<i64>>()
+        .into_iter()
+        .collect();
+    let what = "look up the snippet's fingerprints";
+    let rows = client
+        .query_typed(
+            POSTINGS,
+            &[
+                (&(query.family as i16), Type::INT2),
+                (&hashes, Type::INT8_ARRAY),
+                (&(query.settings_key as i64), Type::INT8),
+                (&query.own, Type::TEXT),
+            ],
+        )
+        .await
+        .map_err(StoreError::query(what))?;
+    // Places per (kind, hash); per content, the copies holding it and the
+    // query's hashes it holds.
+    let mut places: HashMap<(i16, u64), i64> = HashMap::default();
+    let mut holders: HashMap<i64, Holder> = HashMap::default();
+    for row in &rows {
+        let (hash, kind, content, copy, count): (i64, i16, i64, i64, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        let hash = hash as u64;
+        let asked = match kind {
+            0 => fingerprints.contains(&hash),
+            1 => seeds.contains(&hash),
+            _ => false,
+        };
+        if !asked {
+            continue;
+        }
+        *places.entry((kind, hash)).or_default() += count;
+        let holder = holders.entry(content).or_default();
+        holder.copies.insert(copy);
+        holder.hashes.push((kind, hash));
+    }
+    let capped = |kind: i16, cap: usize| {
+        let mut hashes: Vec<u64> = places
+            .iter()
+            .filter(|(&(k, _), &n)| k == kind && n > cap as i64)
+            .map(|(&(_, hash), _)| hash)
+            .collect();
+        hashes.sort_unstable();
+        hashes
+    };
+    let capped_fingerprints = capped(0, POSTING_CAP);
+    let capped_seeds = capped(1, SEED_CAP);
+    let is_capped = |&(kind, hash): &(i16, u64)| match kind {
+        0 => capped_fingerprints.binary_search(&hash).is_ok(),
+        _ => capped_seeds.binary_search(&hash).is_ok(),
+    };
+    // Contents reached through a hash the check looks up, those sharing
+    // the most first.
+    let mut candidates: Vec<(usize, i64)> = holders
+        .iter()
+        .map(|(&content, holder)| {
+            let useful = holder.hashes.iter().filter(|h| !is_capped(h)).count();
+            (useful, content)
+        })
+        .filter(|&(useful, _)| useful > 0)
+        .collect();
+    candidates.sort_unstable_by(|a, b| b.cmp(a));
+    let skipped = candidates.len().saturating_sub(MAX_CANDIDATES);
+    candidates.truncate(MAX_CANDIDATES);
+    let contents: Vec<i64> = candidates.iter().map(|&(_, content)| content).collect();
+    let mut expected: HashSet<(i64, i64)> = HashSet::default();
+    for content in &contents {
+        for &copy in &holders[content].copies {
+            expected.insert((*content, copy));
+        }
+    }
+    let copies: Vec<i64> = expected
+        .iter()
+        .map(|&(_, copy)| copy)
+        .collect::<HashSet<i64>>()
+        .into_iter()
+        .collect();
+    let mut found = Found {
+        files: Vec::new(),
+        capped_fingerprints,
+        capped_seeds,
+        skipped,
+    };
+    if contents.is_empty() {
+        return Ok(Some(found));
+    }
+    let what = "read the candidate files";
+    let rows = client
+        .query_typed(
+            CONTENTS,
+            &[(&contents, Type::INT8_ARRAY), (&copies, Type::INT8_ARRAY)],
+        )
+        .await
+        .map_err(StoreError::query(what))?;
+    let mut seen: HashSet<(i64, i64)> = HashSet::default();
+    for row in &rows {
+        let (content, copy): (i64, i64) = (row.get(0), row.get(1));
+        seen.insert((content, copy));
+        let bytes: &[u8] = row.get(6);
+        let text: String = row.get(5);
+        let tokens = codec::decode(bytes)
+            .filter(|tokens| within(tokens, &text))
+            .ok_or_else(|| StoreError::Query {
+                what: what.into(),
+                reason: format!("the tokens of content {content} do not decode to its text"),
+            })?;
+        found.files.push(Candidate {
+            repository: row.get(2),
+            path: row.get(3),
+            format: row.get(4),
+            text,
+            tokens,
+        });
+    }
+    if !expected.is_subset(&seen) {
+        return Ok(None);
+    }
+    found
+        .files
+        .sort_unstable_by(|a, b| (&a.repository, &a.path).cmp(&(&b.repository, &b.path)));
+    Ok(Some(found))
+}
+
+/// Whether every token of `tokens` lies on character boundaries of `text`
+/// (a store is not trusted more than the cache is).
+fn within(tokens: &[Token], text: &str) -> bool {
+    tokens.iter().all(|t| {
+        let (start, end) = (t.start as usize, t.end() as usize);
+        start <= end && text.is_char_boundary(start) && text.is_char_boundary(end)
+    })
+}
