@@ -49,7 +49,7 @@ use super::render::clones::ClonesPageJson;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
 use crate::project::config::Config;
-use crate::service::check::{CheckAnswer, MAX_FRAGMENT_BYTES};
+use crate::service::check::{CheckAnswer, StoreStatus, MAX_FRAGMENT_BYTES};
 use crate::service::clones::ClonesPage;
 use crate::service::diff_check::{DiffAnswer, DiffOptions};
 
@@ -428,22 +428,36 @@ fn percent(p: Percent) -> String {
 
 /// The text of `check_code`: each duplication as file:lines.
 fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
+    // With a store, the other repositories are searched too.
+    let (searched, unread) = match answer.store {
+        None => ("the project", ""),
+        Some(StoreStatus::Ok { .. }) => ("the project and the store's other repositories", ""),
+        Some(StoreStatus::Unavailable { .. }) => (
+            "the project",
+            "\nThe store of other repositories did not answer: they were not searched.",
+        ),
+    };
     if answer.total == 0 {
         return format!(
-            "No duplication found: the project has no run of at least {} tokens and {} lines of this code.",
+            "No duplication found: {searched} {} no run of at least {} tokens and {} lines of this code.{unread}",
+            if searched.contains(" and ") { "have" } else { "has" },
             thresholds.min_tokens, thresholds.min_lines
         );
     }
     let mut text = format!(
-        "{} found in the project:",
+        "{} found in {searched}:",
         count(answer.total, "duplication")
     );
     for d in answer.duplications.iter().take(SUMMARY_ITEMS) {
         let (place, other) = (&d.place.span, &d.other.span);
+        let file = match &d.other.repository {
+            Some(repository) => format!("{repository}/{}", d.other.path),
+            None => d.other.path.clone(),
+        };
         let _ = write!(
             text,
             "\n- {}:{}-{}: {} ({} tokens{}), lines {}-{} of the code",
-            d.other.path,
+            file,
             other.start.line,
             other.end.line,
             count(place.lines() as usize, "line"),
@@ -460,6 +474,7 @@ fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
     if answer.total > named {
         let _ = write!(text, "\n- and {} more", answer.total - named);
     }
+    text.push_str(unread);
     text
 }
 

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 /// A protocol revision an MCP client may speak.
 #[derive(Debug, Clone, Copy)]
-enum Revision {
+pub enum Revision {
     /// 2026-07-28: `server/discover`, metadata on every request, no
     /// handshake.
     Current,
@@ -31,7 +31,7 @@ enum Revision {
     Previous,
 }
 
-const REVISIONS: [Revision; 2] = [Revision::Current, Revision::Previous];
+pub const REVISIONS: [Revision; 2] = [Revision::Current, Revision::Previous];
 
 impl Revision {
     fn version(self) -> ProtocolVersion {
@@ -42,10 +42,10 @@ impl Revision {
     }
 }
 
-type Client = RunningService<RoleClient, ClientConfig>;
+pub type Client = RunningService<RoleClient, ClientConfig>;
 
 /// An rmcp client of `server`'s `/mcp` speaking `revision`.
-async fn connect(server: &Server, revision: Revision) -> Client {
+pub async fn connect(server: &Server, revision: Revision) -> Client {
     connect_with(server, revision, &[])
         .await
         .unwrap_or_else(|err| panic!("{revision:?}: {err}"))
@@ -92,7 +92,7 @@ async fn connect_with(
 }
 
 /// Calls `tool` with `arguments` (an object).
-async fn call(client: &Client, tool: &'static str, arguments: Value) -> CallToolResult {
+pub async fn call(client: &Client, tool: &'static str, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object")
     };
@@ -110,7 +110,7 @@ fn text(result: &CallToolResult) -> &str {
 
 /// Asserts `result` is a success whose structured content is `rest` and
 /// whose text is `summary`.
-fn assert_answer(result: &CallToolResult, rest: &Value, summary: &str) {
+pub fn assert_answer(result: &CallToolResult, rest: &Value, summary: &str) {
     assert_eq!(result.is_error, Some(false), "{result:?}");
     assert_json!(result.structured_content.clone().expect("structured"), rest);
     assert_eq!(text(result), summary);

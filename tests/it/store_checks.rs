@@ -113,6 +113,36 @@ fn a_check_finds_the_copies_in_two_other_repositories_by_name() {
     );
     assert_eq!(answer["store"], json!({"status": "ok"}));
     assert_eq!(answer["statistics"]["totalDuplications"], 3);
+    // As SARIF: the other repositories' places are relative to their own
+    // roots, named in the message with their repository.
+    let sarif = server.request(
+        "POST",
+        "/api/check?output=sarif",
+        &[("Content-Type", "application/json")],
+        json!({"code": snippet, "format": "javascript", "mode": "mild", "path": "new.js"})
+            .to_string()
+            .as_bytes(),
+    );
+    let sarif = sarif.json();
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(
+        result["message"]["text"],
+        "Duplicated code: 10 lines (63 tokens), also at [app/checkout.js:1](1), [github.com/acme/payments/src/money.js:1](2) and [github.com/acme/shop/lib/cart/sum.js:3](3)."
+    );
+    let artifacts: Vec<&Value> = result["relatedLocations"]
+        .as_array()
+        .expect("related locations")
+        .iter()
+        .map(|r| &r["physicalLocation"]["artifactLocation"])
+        .collect();
+    assert_eq!(
+        artifacts,
+        [
+            &json!({"uri": "app/checkout.js", "uriBaseId": "%SRCROOT%"}),
+            &json!({"uri": "src/money.js", "uriBaseId": "github.com/acme/payments"}),
+            &json!({"uri": "lib/cart/sum.js", "uriBaseId": "github.com/acme/shop"}),
+        ]
+    );
     // Its variables renamed: the same places in mild mode, none in strict.
     let renamed = function("sumUp").replace("total", "acc");
     let (_, mild) = server.check(json!({"code": renamed, "format": "javascript", "mode": "mild"}));
@@ -304,4 +334,33 @@ fn answers_through_the_store_equal_a_local_server_over_the_same_files() {
         }
     }
     assert!(compared >= 30, "only {compared} checks found duplications");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_check_code_names_the_repositories_of_its_places() {
+    let url = store();
+    let payments = tree(&[("src/money.js", &function("total"))]);
+    assert_eq!(
+        publish(payments.path(), &url, "github.com/acme/payments").0,
+        Some(0)
+    );
+    let web = tree(&[("app/checkout.js", &function("checkout"))]);
+    let server = Server::start_in(
+        web,
+        &["--store", &url, "--repository", "github.com/acme/web"],
+    );
+    let input = json!({"code": function("sumUp"), "format": "javascript", "mode": "mild"});
+    let (status, rest) = server.check(input.clone());
+    assert_eq!(status, 200, "{rest}");
+    for revision in crate::mcp::REVISIONS {
+        let client = crate::mcp::connect(&server, revision).await;
+        crate::mcp::assert_answer(
+            &crate::mcp::call(&client, "check_code", input.clone()).await,
+            &rest,
+            "2 duplications found in the project and the store's other repositories:\n\
+             - app/checkout.js:1-10: 10 lines (63 tokens), lines 1-10 of the code\n\
+             - github.com/acme/payments/src/money.js:1-10: 10 lines (63 tokens), lines 1-10 of the code",
+        );
+        client.cancel().await.expect("close");
+    }
 }

@@ -233,9 +233,18 @@ fn plural(n: u32, word: &str) -> String {
     }
 }
 
-/// `src/b.rs:10`.
+/// `src/b.rs:10`; in another repository, `github.com/acme/shop/src/b.rs:10`.
 fn place(r: &Place) -> String {
-    format!("{}:{}", r.rel, r.span.start.line.max(1))
+    format!("{}:{}", named(r), r.span.start.line.max(1))
+}
+
+/// A place's file as messages name it: its path, after its repository's
+/// name when it is another repository's.
+fn named(r: &Place) -> String {
+    match &r.repository {
+        Some(repository) => format!("{repository}/{}", r.rel),
+        None => r.rel.clone(),
+    }
 }
 
 /// Text of a SARIF message, or of a link in one: a literal `[` or `]` is
@@ -285,11 +294,21 @@ fn artifact(path: &str) -> Value {
     })
 }
 
-/// A place as a SARIF `physicalLocation`.
+/// A place as a SARIF `physicalLocation`. A place in another repository
+/// of the store is relative to that repository's root: its `uriBaseId` is
+/// the repository's name, never `%SRCROOT%`, so no viewer takes it for a
+/// file of the repository analysed.
 fn physical(r: &Place) -> Value {
     let (start, end) = (r.span.start, r.span.end);
+    let artifact = match &r.repository {
+        Some(repository) => json!({
+            "uri": utf8_percent_encode(&r.rel, URI_ESCAPED).to_string(),
+            "uriBaseId": repository,
+        }),
+        None => artifact(&r.rel),
+    };
     json!({
-        "artifactLocation": artifact(&r.rel),
+        "artifactLocation": artifact,
         "region": {
             "startLine": start.line.max(1),
             "startColumn": start.column.max(1),
@@ -317,7 +336,7 @@ pub(crate) fn rdjsonl<'t>(
             .map(|r| {
                 let (start, end) = (r.span.start.line, r.span.end.line);
                 if end > start {
-                    format!("{}:{start}-{end}", r.rel)
+                    format!("{}:{start}-{end}", named(r))
                 } else {
                     place(r)
                 }
