@@ -28,16 +28,19 @@ use serde_json::Value;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
 use crate::interfaces::render::report::{
-    console, json_report, markdown, percent, sarif_report, Found, Statistics,
+    console, json_report, markdown, percent, sarif_report, Found, Statistics, StoreOutcome,
 };
 use crate::interfaces::run_error::RunError;
 use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
 use crate::project::progress::{clones_line, scanned_line, Progress};
 use crate::project::snapshot::Snapshot;
-use crate::service::answer::{sort_largest_first, Duplication};
+use crate::service::across;
+use crate::service::answer::{sort_largest_first, Duplication, Place};
 use crate::service::clones;
 use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions};
 use crate::service::workspace::Workspace;
+use crate::store::connect::Target;
+use crate::store::live::Live;
 
 /// How a report ended, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,12 +71,12 @@ pub(crate) fn run(
     let config = Config::resolve_parts(&args.scan, &ServeArgs::default(), cwd, &registry, |w| {
         crate::stderr_line(&format!("dupcheck: {w}"))
     })?;
-    if config.store.is_some() {
-        crate::stderr_line(&format!(
-            "dupcheck: {}",
-            crate::project::config::STORE_NOT_READ
-        ));
-    }
+    let store = config
+        .store
+        .as_ref()
+        .map(|store| Target::parse(&store.0))
+        .transpose()?
+        .map(|target| across::Store::of(Arc::new(Live::new(target)), &config));
     // Read what was named before the scan: a wrong path fails at once.
     let baseline = args
         .baseline
@@ -120,6 +123,7 @@ pub(crate) fn run(
                 new: None,
                 statistics: Statistics::Project(stats),
                 notices: Vec::new(),
+                store: None,
             }
         }
         Some(bytes) => {
@@ -141,6 +145,12 @@ pub(crate) fn run(
             diff_found(answer)
         }
     };
+    if let (Some(store), Statistics::Project(_)) = (&store, &found.statistics) {
+        let (clones, outcome) = compare_with_store(store, &snapshot, config, &registry)?;
+        found.clones.extend(clones);
+        sort_largest_first(&mut found.clones);
+        found.store = Some(outcome);
+    }
     for notice in found.notices.iter().filter(|n| n.warning) {
         crate::stderr_line(&format!("dupcheck: warning: {}", notice.text));
     }
@@ -168,6 +178,43 @@ pub(crate) fn run(
         Outcome::Failed
     } else {
         Outcome::Fine
+    })
+}
+
+/// The clones between the project and the other repositories of `store`,
+/// and how the comparison went. A store that does not answer is a warning
+/// on stderr and a line of the report, never an empty comparison.
+fn compare_with_store(
+    store: &across::Store,
+    snapshot: &Snapshot,
+    config: &Config,
+    registry: &Registry,
+) -> Result<(Vec<Duplication>, StoreOutcome), RunError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(RunError::io("start the runtime"))?;
+    let compared = runtime.block_on(across::clones_elsewhere(
+        store,
+        &snapshot.index,
+        config,
+        registry,
+    ));
+    Ok(match compared {
+        Ok(elsewhere) => {
+            let outcome = StoreOutcome::Compared {
+                clones: elsewhere.clones.len(),
+                skipped: elsewhere.skipped_files,
+                unchecked: elsewhere.unchecked,
+            };
+            (elsewhere.clones, outcome)
+        }
+        Err(e) => {
+            crate::stderr_line(&format!(
+                "dupcheck: warning: other repositories were not compared: {e}"
+            ));
+            (Vec::new(), StoreOutcome::Unavailable { kind: e.kind() })
+        }
     })
 }
 
@@ -255,6 +302,7 @@ fn diff_found(answer: DiffAnswer) -> Found {
         new: None,
         statistics: Statistics::Diff(answer.statistics),
         notices,
+        store: None,
     }
 }
 
@@ -278,7 +326,7 @@ impl Baseline {
         clones
             .iter()
             .map(|c| {
-                let key = clone_key(c.content_hash, &c.place.path, &c.other.path);
+                let key = clone_key(c.content_hash, &named(&c.place), &named(&c.other));
                 match left.get_mut(&key) {
                     Some(n) if *n > 0 => {
                         *n -= 1;
@@ -288,6 +336,15 @@ impl Baseline {
                 }
             })
             .collect()
+    }
+}
+
+/// A place's file as a baseline names it: its path, after its repository's
+/// name when it is another repository's.
+fn named(place: &Place) -> String {
+    match &place.repository {
+        Some(repository) => format!("{repository}/{}", place.path),
+        None => place.path.clone(),
     }
 }
 
@@ -312,16 +369,22 @@ fn read_baseline(path: &PathBuf) -> Result<Baseline, RunError> {
         let hash = clone["fingerprint"]
             .as_str()
             .and_then(|h| u64::from_str_radix(h, 16).ok());
-        let (Some(hash), Some(a), Some(b)) = (
-            hash,
-            clone["first"]["path"].as_str(),
-            clone["second"]["path"].as_str(),
-        ) else {
+        // A place in another repository (`report --store`) is named with it.
+        let named = |place: &Value| {
+            let path = place["path"].as_str()?;
+            Some(match place["repository"].as_str() {
+                Some(repository) => format!("{repository}/{path}"),
+                None => path.to_owned(),
+            })
+        };
+        let (Some(hash), Some(a), Some(b)) =
+            (hash, named(&clone["first"]), named(&clone["second"]))
+        else {
             return Err(bad(
                 "a clone lacks its \"fingerprint\" or the \"path\" of a place",
             ));
         };
-        *counts.entry(clone_key(hash, a, b)).or_insert(0) += 1;
+        *counts.entry(clone_key(hash, &a, &b)).or_insert(0) += 1;
     }
     Ok(Baseline(counts))
 }
@@ -331,7 +394,6 @@ mod tests {
     use super::*;
     use crate::engine::matching::Span;
     use crate::engine::tokens::Position;
-    use crate::service::answer::Place;
 
     fn clone(hash: u64, a: &str, b: &str) -> Duplication {
         let place = |path: &str| Place {

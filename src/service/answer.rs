@@ -184,7 +184,14 @@ pub(crate) struct Gap {
 /// `dupcheck report`.
 pub(crate) fn sort_largest_first(duplications: &mut [Duplication]) {
     let key = |d: &Duplication| {
-        let at = |p: &Place| (p.rel.clone(), p.span.start.line, p.span.start.column);
+        let at = |p: &Place| {
+            (
+                p.repository.clone(),
+                p.rel.clone(),
+                p.span.start.line,
+                p.span.start.column,
+            )
+        };
         (
             Reverse(d.larger_lines()),
             Reverse(d.tokens),

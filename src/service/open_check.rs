@@ -33,6 +33,7 @@ use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
 use crate::engine::tokens::tokenize_within;
+use crate::engine::tokens::Token;
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
 use crate::project::generated::generated_text;
@@ -40,7 +41,8 @@ use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
 use crate::service::answer::{Duplication, Place};
 use crate::service::check::{
-    budget_for, request_matches, tokenize_request, CheckRequest, Refusal, MAX_DUPLICATIONS,
+    budget_for, request_matches, tokenize_request, CheckRequest, Found, Refusal, StoreStatus,
+    MAX_DUPLICATIONS,
 };
 
 /// The buffers an editor holds open whose texts differ from their indexed
@@ -160,6 +162,13 @@ pub(crate) struct BufferAnswer {
     /// columns in UTF-16, which only a place's text tells, and an open
     /// buffer's text is not the one on disk. Shared, not copied.
     files: Vec<Arc<SourceFile>>,
+    /// The files of other repositories (in the store) that other places
+    /// are in, by repository and `rel`.
+    elsewhere: Vec<(Arc<str>, Arc<SourceFile>)>,
+    /// The buffer's tokens, for the store's lookup.
+    tokens: Vec<Token>,
+    /// How the store answered, when there is one and it was asked.
+    pub store: Option<StoreStatus>,
 }
 
 impl BufferAnswer {
@@ -171,6 +180,71 @@ impl BufferAnswer {
             .binary_search_by(|f| f.rel.as_str().cmp(rel))
             .ok()?;
         Some(&self.files[i].text)
+    }
+
+    /// The text of the file at `rel` in `repository` of the store.
+    pub(crate) fn text_in(&self, repository: &str, rel: &str) -> Option<&str> {
+        self.elsewhere
+            .iter()
+            .find(|(r, f)| &**r == repository && f.rel == rel)
+            .map(|(_, f)| &*f.text)
+    }
+
+    /// Adds the places `found` in other repositories (by the store, which
+    /// answered `status`): the duplications stay in the answer's order,
+    /// this directory's places before other repositories' for one range
+    /// and length, and at most [`MAX_DUPLICATIONS`].
+    pub(crate) fn add_elsewhere(
+        &mut self,
+        found: Vec<Found>,
+        status: StoreStatus,
+        request: &CheckRequest,
+        registry: &Registry,
+    ) {
+        self.store = Some(status);
+        let format = &registry.get(request.format).name;
+        let rel = request.path.as_deref().unwrap_or_default();
+        for Found {
+            file,
+            repository,
+            m,
+        } in found
+        {
+            let Some(repository) = repository else {
+                continue;
+            };
+            let place = Place {
+                path: rel.to_owned(),
+                rel: rel.to_owned(),
+                repository: None,
+                format: format.clone(),
+                span: m.snippet,
+                fragment: None,
+            };
+            let mut d = Duplication::of_match(place, m, &file, registry, request.mode);
+            d.other.repository = Some(repository.to_string());
+            self.duplications.push(d);
+            self.elsewhere.push((repository, file));
+        }
+        self.duplications.sort_by(|x, y| {
+            let key = |d: &Duplication| {
+                (
+                    d.place.span.start.line,
+                    Reverse(d.tokens),
+                    d.other.repository.clone(),
+                    d.other.path.clone(),
+                    d.other.span.start.line,
+                    d.place.span.start.column,
+                )
+            };
+            key(x).cmp(&key(y))
+        });
+        self.duplications.truncate(MAX_DUPLICATIONS);
+    }
+
+    /// The buffer's tokens.
+    pub(crate) fn tokens(&self) -> &[Token] {
+        &self.tokens
     }
 }
 
@@ -191,6 +265,9 @@ pub(crate) fn check_buffer(
         return Ok(BufferAnswer {
             duplications: Vec::new(),
             files: Vec::new(),
+            elsewhere: Vec::new(),
+            tokens: Vec::new(),
+            store: None,
         });
     }
     let budget = budget_for(request.code.len());
@@ -258,5 +335,8 @@ pub(crate) fn check_buffer(
     Ok(BufferAnswer {
         duplications,
         files,
+        elsewhere: Vec::new(),
+        tokens,
+        store: None,
     })
 }

@@ -52,20 +52,9 @@ pub(crate) struct Workspace {
     /// When a check may run.
     pub admission: Admission,
     /// The store of other repositories, when there is one.
-    pub store: Option<Store>,
+    pub store: Option<across::Store>,
     /// The watcher, when the configuration asks for one.
     _watch: Option<Watch>,
-}
-
-/// The store as checks read it: the connection, and what a lookup says
-/// of this directory.
-pub(crate) struct Store {
-    /// The connection (made on first use, again after it breaks).
-    pub live: Arc<Live>,
-    /// This repository's name: its own copy in the store is never read.
-    pub own: String,
-    /// The settings key this directory's tokens are made with.
-    pub settings_key: u64,
 }
 
 /// How long a call that needs the project's clones (statistics, the clone
@@ -116,7 +105,7 @@ impl Workspace {
         live: Option<Arc<Live>>,
     ) -> Arc<Workspace> {
         let watch = config.watch;
-        let store = live.map(|live| Store::of(live, &config));
+        let store = live.map(|live| across::Store::of(live, &config));
         let scanner = Scanner::new(Arc::new(config), registry);
         scanner.start_scan();
         let watch = watch.then(|| crate::project::watch::spawn(Arc::clone(&scanner)));
@@ -149,7 +138,7 @@ impl Workspace {
         scanner: Arc<Scanner>,
         cores: usize,
         watch: Option<Watch>,
-        store: Option<Store>,
+        store: Option<across::Store>,
     ) -> Arc<Workspace> {
         Arc::new(Workspace {
             scanner,
@@ -232,7 +221,7 @@ impl Workspace {
         let looked_up = match local {
             Some(local) => {
                 let query = across::query(
-                    &local,
+                    &local.tokens,
                     &request,
                     self.registry(),
                     winnow,
@@ -254,7 +243,7 @@ impl Workspace {
                 Some((local, Ok(files))) => {
                     let skipped = files.skipped;
                     let mut found =
-                        across::matches(files, &local, &request, config, registry, winnow)
+                        across::matches(files, &local.tokens, &request, config, registry, winnow)
                             .map_err(ServiceError::from)?;
                     found.extend(here(local.matches));
                     (found, StoreStatus::Ok { skipped })
@@ -417,6 +406,44 @@ impl Workspace {
         )
     }
 
+    /// [`Workspace::check_buffer`], then, with a store, the places of
+    /// other repositories: the store's lookup runs on `runtime` while this
+    /// thread waits (within the store's deadline). Blocking, as
+    /// [`Workspace::open_buffers`].
+    pub(crate) fn check_buffer_across(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        snapshot: &Snapshot,
+        open: &OpenBuffers,
+        request: &CheckRequest,
+    ) -> Result<BufferAnswer, Refusal> {
+        let mut answer = self.check_buffer(snapshot, open, request)?;
+        let Some(store) = &self.store else {
+            return Ok(answer);
+        };
+        let (config, registry) = (self.config(), self.registry());
+        let winnow = snapshot.index.winnow;
+        let query = across::query(
+            answer.tokens(),
+            request,
+            registry,
+            winnow,
+            store.settings_key,
+            &store.own,
+        );
+        let (found, status) = match runtime.block_on(store.live.lookup(&query)) {
+            Ok(files) => {
+                let skipped = files.skipped;
+                let found =
+                    across::matches(files, answer.tokens(), request, config, registry, winnow)?;
+                (found, StoreStatus::Ok { skipped })
+            }
+            Err(e) => (Vec::new(), StoreStatus::Unavailable { kind: e.kind() }),
+        };
+        answer.add_elsewhere(found, status, request, registry);
+        Ok(answer)
+    }
+
     /// Runs `work` with the current snapshot on the blocking pool.
     async fn on_snapshot<T, E>(
         self: &Arc<Self>,
@@ -500,19 +527,4 @@ where
             tracing::error!("{what} failed: {err}");
             Err(ServiceError::Internal.into())
         })
-}
-
-impl Store {
-    /// The store `live` as `config`'s directory reads it: its repository
-    /// (`--repository`, else the default name) and settings key.
-    fn of(live: Arc<Live>, config: &Config) -> Store {
-        Store {
-            live,
-            own: config
-                .repository
-                .clone()
-                .unwrap_or_else(|| crate::store::repository::default_name(&config.dir)),
-            settings_key: crate::project::cache::key_of(config),
-        }
-    }
 }

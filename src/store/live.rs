@@ -60,10 +60,23 @@ impl Live {
             .await
     }
 
-    /// The files of other repositories that a check's `query` may match.
+    /// The files of other repositories that a check's `query` may match,
+    /// within [`DEADLINE`].
     pub async fn lookup(&self, query: &Query) -> Result<Found, StoreError> {
-        self.call(|client| async move { super::lookup::lookup(&client, query).await })
-            .await
+        self.lookup_within(query, DEADLINE).await
+    }
+
+    /// [`Live::lookup`] within `deadline`: a report's lookups, of a whole
+    /// repository's hashes, take longer than a check's.
+    pub async fn lookup_within(
+        &self,
+        query: &Query,
+        deadline: Duration,
+    ) -> Result<Found, StoreError> {
+        self.call_within(deadline, |client| async move {
+            super::lookup::lookup(&client, query).await
+        })
+        .await
     }
 
     /// Asks the store whether it answers, with the right schema; its state.
@@ -85,7 +98,16 @@ impl Live {
         F: FnOnce(Arc<Client>) -> Fut,
         Fut: std::future::Future<Output = Result<T, StoreError>>,
     {
-        let answered = match tokio::time::timeout(DEADLINE, async {
+        self.call_within(DEADLINE, f).await
+    }
+
+    /// [`Live::call`] within `deadline`.
+    async fn call_within<T, F, Fut>(&self, deadline: Duration, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(Arc<Client>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, StoreError>>,
+    {
+        let answered = match tokio::time::timeout(deadline, async {
             let client = self.client().await?;
             let result = f(Arc::clone(&client)).await;
             let broke = matches!(&result, Err(e) if e.kind() == "unreachable");
@@ -104,7 +126,7 @@ impl Live {
                 }
                 Err(StoreError::Unreachable {
                     target: self.target.describe(),
-                    reason: format!("no answer within {} s", DEADLINE.as_secs()),
+                    reason: format!("no answer within {} s", deadline.as_secs()),
                 })
             }
         };

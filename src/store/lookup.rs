@@ -19,7 +19,7 @@
 //! files never change), and when a copy was collected between the two
 //! (a publish and its `gc` ran meanwhile) the lookup starts again once,
 //! then fails ([`StoreError::Query`]) rather than answer from half a
-//! copy. At most [`MAX_CANDIDATES`] contents are fetched: those sharing
+//! copy. At most [`Query::max_files`] contents are fetched: those sharing
 //! the most hashes with the snippet; the rest are counted in
 //! [`Found::skipped`].
 
@@ -32,7 +32,7 @@ use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
 use crate::engine::tokens::Token;
 
-/// Contents fetched for one check at most.
+/// Contents fetched for one check at most (its [`Query::max_files`]).
 pub const MAX_CANDIDATES: usize = 2000;
 
 /// What a check asks the store.
@@ -49,6 +49,8 @@ pub struct Query {
     pub fingerprints: Vec<u64>,
     /// Its seeds' hashes (near-miss detection), or none.
     pub seeds: Vec<u64>,
+    /// Contents fetched at most: [`MAX_CANDIDATES`] for a check.
+    pub max_files: usize,
 }
 
 /// What the store holds for a [`Query`].
@@ -60,7 +62,7 @@ pub struct Found {
     pub capped_fingerprints: Vec<u64>,
     /// Seed hashes with more than [`SEED_CAP`] places, sorted.
     pub capped_seeds: Vec<u64>,
-    /// Candidate contents not fetched ([`MAX_CANDIDATES`]).
+    /// Candidate contents not fetched ([`Query::max_files`]).
     pub skipped: usize,
 }
 
@@ -199,8 +201,8 @@ async fn lookup_once(client: &Client, query: &Query) -> Result<Option<Found>, St
         .filter(|&(useful, _)| useful > 0)
         .collect();
     candidates.sort_unstable_by(|a, b| b.cmp(a));
-    let skipped = candidates.len().saturating_sub(MAX_CANDIDATES);
-    candidates.truncate(MAX_CANDIDATES);
+    let skipped = candidates.len().saturating_sub(query.max_files);
+    candidates.truncate(query.max_files);
     let contents: Vec<i64> = candidates.iter().map(|&(_, content)| content).collect();
     let mut expected: HashSet<(i64, i64)> = HashSet::default();
     for content in &contents {

@@ -1072,3 +1072,52 @@ fn a_check_superseded_in_flight_is_abandoned_and_waiting_requests_are_answered_o
     );
     assert_eq!(client.stop().code(), Some(0));
 }
+
+#[test]
+fn with_a_store_the_places_of_other_repositories_are_related_information() {
+    let url = crate::store::store();
+    let dir = common::fixture("lsp");
+    let merge = std::fs::read_to_string(dir.path().join("src/util/merge.js")).expect("fixture");
+    // Another repository's copy, after a line with characters that are two
+    // UTF-16 units: its columns are counted in its own text.
+    let shop = tempfile::tempdir().expect("temp dir");
+    common::write(shop.path(), "lib/merge.js", format!("// 𝄞𝄞\n{merge}"));
+    let (code, line) = crate::store::publish(shop.path(), &url, "github.com/acme/shop");
+    assert_eq!(code, Some(0), "{line}");
+    let mut client = Client::spawn_at(
+        dir.path(),
+        &[
+            "--no-cache",
+            "--store",
+            &url,
+            "--repository",
+            "github.com/acme/web",
+        ],
+    );
+    client._temp = Some(dir);
+    client.initialize(Value::Null, false);
+    let text = pasted_merge(client.root(), "");
+    client.open("src/app.js", "javascript", &text);
+    let diagnostics = client.diagnostics("src/app.js", 1);
+    assert_eq!(
+        diagnostics,
+        json!([{
+            "range": range(0, 0, 17, 1),
+            "severity": 3,
+            "code": "duplicate",
+            "source": "dupcheck",
+            "message": "Duplicated in 2 places",
+            "relatedInformation": [{
+                "location": {"uri": client.uri("src/util/merge.js"), "range": range(0, 0, 17, 1)},
+                "message": "src/util/merge.js:1-18 (133 tokens)"
+            }, {
+                "location": {
+                    "uri": "https://github.com/acme/shop/blob/HEAD/lib/merge.js#L2-L19",
+                    "range": range(1, 0, 18, 1)
+                },
+                "message": "github.com/acme/shop/lib/merge.js:2-19 (133 tokens)"
+            }]
+        }])
+    );
+    assert_eq!(client.stop().code(), Some(0));
+}

@@ -684,20 +684,6 @@ fn the_primary_stopped_inside_a_publish_leaves_the_previous_copy_current() {
 }
 
 #[test]
-fn report_says_it_does_not_read_the_store_yet() {
-    let url = store();
-    let dir = repository();
-    let out = run(dir.path(), &["report", ".", "--store", &url], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", last_error(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.lines().any(|l| l
-            == "dupcheck: warning: --store is not read by report and lsp yet: their checks answer from DIR alone (dupcheck publish writes the store; a server lists its repositories)"),
-        "{stderr}"
-    );
-}
-
-#[test]
 fn gc_on_its_own_and_a_publish_whose_gc_fails_is_still_published() {
     let url = store();
     let pg = PgServer::shared();

@@ -364,3 +364,102 @@ async fn mcp_check_code_names_the_repositories_of_its_places() {
         client.cancel().await.expect("close");
     }
 }
+
+#[test]
+fn report_with_a_store_lists_the_clones_with_other_repositories() {
+    let url = store();
+    let shop = tree(&[("src/a.js", &function("a")), ("src/parse.js", OTHER)]);
+    assert_eq!(
+        publish(shop.path(), &url, "github.com/acme/shop").0,
+        Some(0)
+    );
+    let web = tree(&[
+        ("app/b.js", &function("b")),
+        ("app/c.js", "export const c = 3;\n"),
+    ]);
+    let report = |url: &str| {
+        run(
+            web.path(),
+            &[
+                "report",
+                ".",
+                "--store",
+                url,
+                "--repository",
+                "github.com/acme/web",
+                "--reporter",
+                "console,json",
+                "--output",
+                "out",
+            ],
+            &[],
+        )
+    };
+    let out = report(&url);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::store::last_error(&out)
+    );
+    assert_eq!(
+        crate::store::stdout(&out),
+        "lines  tokens  format      first          second\n   \
+            10      61  javascript  app/b.js:1-10  github.com/acme/shop/src/a.js:1-10\n\n\
+         2 files, 11 lines, 69 tokens: 0 clones, 0 duplicated lines (0%), 0 duplicated tokens (0%)\n\
+         store: 1 clone with other repositories"
+    );
+    let json: Value = serde_json::from_str(
+        &std::fs::read_to_string(web.path().join("out/dupcheck-report.json")).expect("json report"),
+    )
+    .expect("json");
+    assert_eq!(
+        json["clones"][0]["second"]["repository"],
+        "github.com/acme/shop"
+    );
+    assert_eq!(json["clones"][0]["second"]["path"], "src/a.js");
+    assert_eq!(json["clones"][0]["first"].get("repository"), None);
+    assert_eq!(
+        json["store"],
+        json!({"status": "ok", "clones": 1, "skippedFiles": 0, "unchecked": []})
+    );
+    // The JSON report is a baseline: the clone with the other repository
+    // is known to the next run.
+    let baseline = web.path().join("out/dupcheck-report.json");
+    let again = run(
+        web.path(),
+        &[
+            "report",
+            ".",
+            "--store",
+            &url,
+            "--repository",
+            "github.com/acme/web",
+            "--baseline",
+            baseline.to_str().expect("utf-8"),
+            "--fail-on-new",
+        ],
+        &[],
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        crate::store::stdout(&again)
+    );
+    assert!(crate::store::stdout(&again).contains("baseline: 0 new clones, 1 known"));
+    // Nothing listening: the report says the comparison was not made.
+    let down = report("postgres://nobody@127.0.0.1:9/none");
+    assert_eq!(down.status.code(), Some(0));
+    assert!(
+        crate::store::stdout(&down)
+            .ends_with("store: unavailable (unreachable): other repositories were not compared"),
+        "{}",
+        crate::store::stdout(&down)
+    );
+    let stderr = String::from_utf8_lossy(&down.stderr);
+    assert!(
+        stderr.lines().any(|l| l.starts_with("dupcheck: warning: other repositories were not compared: cannot reach the store at nobody@127.0.0.1:9/none")),
+        "{stderr}"
+    );
+}

@@ -84,6 +84,9 @@ pub(crate) struct Found {
     pub snippet: Span,
     /// The other place's file as the server names it.
     pub file: String,
+    /// Its repository, when the server found it in another repository of
+    /// its store.
+    pub repository: Option<String>,
     /// That file on disk.
     pub absolute: PathBuf,
     /// Where in it.
@@ -116,6 +119,8 @@ struct Duplication {
 struct Location {
     #[serde(default)]
     file: Option<String>,
+    #[serde(default)]
+    repository: Option<String>,
     start_line: u32,
     end_line: u32,
     start_column: u32,
@@ -318,6 +323,7 @@ impl Remote {
                     absolute: dir.join(&file),
                     codebase: d.codebase_location.span(),
                     fragment: d.codebase_location.fragment.unwrap_or_default(),
+                    repository: d.codebase_location.repository,
                     file,
                     tokens: d.tokens,
                     format: d.format,

@@ -20,6 +20,8 @@ use super::worker::{Checker, Engine, TaskGuard};
 use super::{Phase, Server, SERVER_SETTINGS, SHOW_DUPLICATES};
 use crate::project::config::{Config, ServeArgs};
 use crate::service::workspace::Workspace;
+use crate::store::connect::Target;
+use crate::store::live::Live;
 
 impl Server<'_> {
     pub(super) fn initialize(
@@ -134,11 +136,13 @@ impl Server<'_> {
         )
         .map_err(|e| e.to_string())?;
         tracing::info!("workspace {}", config.dir.display());
-        if config.store.is_some() {
-            tracing::warn!("{}", crate::project::config::STORE_NOT_READ);
-        }
+        let store = match config.store.as_ref().map(|s| Target::parse(&s.0)) {
+            Some(Ok(target)) => Some(Arc::new(Live::new(target))),
+            Some(Err(e)) => return Err(e.to_string()),
+            None => None,
+        };
         let cores = crate::interfaces::http::server::cores();
-        let workspace = Workspace::start(config, Arc::clone(&self.registry), cores, None);
+        let workspace = Workspace::start(config, Arc::clone(&self.registry), cores, store);
         self.engines += 1;
         self.snapshot = None;
         Ok(Arc::new(Engine {

@@ -281,7 +281,7 @@ fn run_local(
             near_miss: scanner.config().near_miss,
         };
         let checked = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            local.check_buffer(&snapshot, &shadows, &request)
+            local.check_buffer_across(runtime, &snapshot, &shadows, &request)
         }));
         let outcome = match checked {
             Ok(Ok(answer)) => {
@@ -291,13 +291,35 @@ fn run_local(
                     .iter()
                     .map(|d| {
                         let other = &d.other;
-                        let absolute = config.dir.join(&other.rel);
                         let (start, end) = (other.span.start, other.span.end);
+                        let (uri, range, file) = match &other.repository {
+                            Some(repository) => {
+                                // Another repository's file: no path here.
+                                let named = format!("{repository}/{}", other.rel);
+                                let range = match answer.text_in(repository, &other.rel) {
+                                    Some(text) => {
+                                        places.range(Path::new(&named), Some(text), other.span)
+                                    }
+                                    None => uncounted(other.span),
+                                };
+                                (
+                                    elsewhere_uri(repository, &other.rel, other.span),
+                                    range,
+                                    named,
+                                )
+                            }
+                            None => {
+                                let absolute = config.dir.join(&other.rel);
+                                let text = answer.text_of(&other.rel);
+                                let range = places.range(&absolute, text, other.span);
+                                (file_uri(&absolute, &other.rel), range, other.path.clone())
+                            }
+                        };
                         Place {
                             snippet: d.place.span,
-                            range: places.range(&absolute, answer.text_of(&other.rel), other.span),
-                            uri: file_uri(&absolute, &other.rel),
-                            name: format!("{}:{}-{}", other.path, start.line, end.line),
+                            range,
+                            uri,
+                            name: format!("{file}:{}-{}", start.line, end.line),
                             tokens: d.tokens,
                             fragment: other.fragment.clone().unwrap_or_default(),
                             language: other.format.clone(),
@@ -356,17 +378,33 @@ fn run_remote(
             Some(Ok(found)) => {
                 let found = found
                     .into_iter()
-                    .map(|f| Place {
-                        snippet: f.snippet,
-                        range: places.range(&f.absolute, None, f.codebase),
-                        uri: file_uri(&f.absolute, &f.file),
-                        name: format!(
-                            "{}:{}-{}",
-                            f.file, f.codebase.start.line, f.codebase.end.line
-                        ),
-                        tokens: f.tokens,
-                        fragment: f.fragment,
-                        language: f.format,
+                    .map(|f| {
+                        let (uri, range, file) = match &f.repository {
+                            // Another repository's file: no path here, and
+                            // its columns counted one unit a character.
+                            Some(repository) => {
+                                let named = format!("{repository}/{}", f.file);
+                                let range = uncounted(f.codebase);
+                                (elsewhere_uri(repository, &f.file, f.codebase), range, named)
+                            }
+                            None => (
+                                file_uri(&f.absolute, &f.file),
+                                places.range(&f.absolute, None, f.codebase),
+                                f.file.clone(),
+                            ),
+                        };
+                        Place {
+                            snippet: f.snippet,
+                            range,
+                            uri,
+                            name: format!(
+                                "{file}:{}-{}",
+                                f.codebase.start.line, f.codebase.end.line
+                            ),
+                            tokens: f.tokens,
+                            fragment: f.fragment,
+                            language: f.format,
+                        }
                     })
                     .collect();
                 Outcome::Found(groups(batch, &job.text, found))
@@ -436,18 +474,24 @@ impl Places {
                 let text = given.or(read.as_deref()).unwrap_or_default();
                 lines.range(text, span, self.encoding)
             }
-            None => Range::new(
-                Position::new(
-                    span.start.line.saturating_sub(1),
-                    span.start.column.saturating_sub(1),
-                ),
-                Position::new(
-                    span.end.line.saturating_sub(1),
-                    span.end.column.saturating_sub(1),
-                ),
-            ),
+            None => uncounted(span),
         }
     }
+}
+
+/// The LSP range of `span` in a file whose text is unknown: its columns
+/// counted one unit a character.
+fn uncounted(span: Span) -> Range {
+    Range::new(
+        Position::new(
+            span.start.line.saturating_sub(1),
+            span.start.column.saturating_sub(1),
+        ),
+        Position::new(
+            span.end.line.saturating_sub(1),
+            span.end.column.saturating_sub(1),
+        ),
+    )
 }
 
 /// The duplicated ranges of a document of text `text`, each with its other
@@ -502,6 +546,30 @@ fn groups(batch: &Batch, text: &str, found: Vec<Place>) -> Vec<Group> {
             }
         })
         .collect()
+}
+
+/// The URI of the file at `rel` of `repository`, another repository of
+/// the store, at `span`: its page on the forge when the repository's name
+/// is a forge's `host/org/repo` (GitHub's and GitLab's `blob/HEAD`
+/// address, which both serve), else a `dupcheck-store:` URI that names it
+/// without pretending it is a local file.
+fn elsewhere_uri(repository: &str, rel: &str, span: Span) -> Url {
+    let on_forge = repository.split('/').count() >= 3
+        && repository
+            .split('/')
+            .next()
+            .is_some_and(|host| host.contains('.'));
+    let address = if on_forge {
+        format!(
+            "https://{repository}/blob/HEAD/{rel}#L{}-L{}",
+            span.start.line, span.end.line
+        )
+    } else {
+        format!("dupcheck-store:{repository}/{rel}")
+    };
+    Url::parse(&address).unwrap_or_else(|_| {
+        Url::parse("dupcheck-store:").expect("a scheme alone is a URL: the url crate's invariant")
+    })
 }
 
 /// The URI of the file at `absolute` (`rel` as a root path when that is

@@ -29,6 +29,71 @@ pub(crate) struct Found {
     pub(crate) new: Option<Vec<bool>>,
     pub(crate) statistics: Statistics,
     pub(crate) notices: Vec<Notice>,
+    /// With `--store`: how the comparison with other repositories went.
+    pub(crate) store: Option<StoreOutcome>,
+}
+
+/// How `report --store` compared the project with other repositories.
+pub(crate) enum StoreOutcome {
+    /// Compared: `clones` of the report's clones are with other
+    /// repositories; `skipped` of their files sharing code were not
+    /// compared, nor the project's files `unchecked` (out of time).
+    Compared {
+        clones: usize,
+        skipped: usize,
+        unchecked: Vec<String>,
+    },
+    /// The store did not answer (the error's kind): only the project's
+    /// own clones are reported.
+    Unavailable { kind: &'static str },
+}
+
+impl StoreOutcome {
+    /// Its line among the totals.
+    fn line(&self) -> String {
+        match self {
+            StoreOutcome::Compared {
+                clones,
+                skipped,
+                unchecked,
+            } => {
+                let mut line = format!(
+                    "store: {} with other repositories",
+                    plural(*clones as u64, "clone", "clones")
+                );
+                if *skipped > 0 {
+                    line.push_str(&format!(
+                        "; {} sharing code not compared",
+                        plural(*skipped as u64, "file", "files")
+                    ));
+                }
+                if !unchecked.is_empty() {
+                    line.push_str(&format!(
+                        "; {} out of time: {}",
+                        plural(unchecked.len() as u64, "file", "files"),
+                        unchecked.join(", ")
+                    ));
+                }
+                line
+            }
+            StoreOutcome::Unavailable { kind } => {
+                format!("store: unavailable ({kind}): other repositories were not compared")
+            }
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            StoreOutcome::Compared {
+                clones,
+                skipped,
+                unchecked,
+            } => {
+                json!({"status": "ok", "clones": clones, "skippedFiles": skipped, "unchecked": unchecked})
+            }
+            StoreOutcome::Unavailable { kind } => json!({"status": "unavailable", "error": kind}),
+        }
+    }
 }
 
 /// The statistics of the whole project, or of a diff's added lines.
@@ -60,10 +125,14 @@ pub(crate) fn percent(p: Percent) -> String {
     p.to_string()
 }
 
-/// `path:first-last`.
+/// `path:first-last`; in another repository, `repository/path:first-last`.
 fn lines_of(place: &Place) -> String {
+    let repository = place
+        .repository
+        .as_ref()
+        .map_or(String::new(), |r| format!("{r}/"));
     format!(
-        "{}:{}-{}",
+        "{repository}{}:{}-{}",
         place.path, place.span.start.line, place.span.end.line
     )
 }
@@ -105,6 +174,9 @@ pub(crate) fn totals(found: &Found, threshold: Option<(f64, bool)>) -> Vec<Strin
             if fresh == 1 { "clone" } else { "clones" },
             new.len() as u64 - fresh
         ));
+    }
+    if let Some(store) = &found.store {
+        lines.push(store.line());
     }
     if let Some((limit, above)) = threshold {
         let pct = percent(found.statistics.percentage());
@@ -213,11 +285,15 @@ pub(crate) fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String 
 
 /// A place as JSON.
 fn place_json(place: &Place) -> Value {
-    json!({
+    let mut v = json!({
         "path": place.path,
         "start": {"line": place.span.start.line, "column": place.span.start.column},
         "end": {"line": place.span.end.line, "column": place.span.end.column},
-    })
+    });
+    if let Some(repository) = &place.repository {
+        v["repository"] = json!(repository);
+    }
+    v
 }
 
 /// The fingerprint of a clone's content, as the JSON report writes it.
@@ -263,6 +339,9 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
     });
     if let Some(new) = &found.new {
         report["newClones"] = json!(new.iter().filter(|&&n| n).count());
+    }
+    if let Some(store) = &found.store {
+        report["store"] = store.json();
     }
     let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
     text.push('\n');

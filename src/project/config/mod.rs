@@ -24,7 +24,4 @@ pub use flags::{
 pub use resolve::Config;
 pub use values::{is_postgres, StoreUrl};
 
-/// What `report` and `lsp` say when given a PostgreSQL store: they do not
-/// read it yet (issue 30's next slice).
-pub const STORE_NOT_READ: &str = "warning: --store is not read by report and lsp yet: their checks answer from DIR alone (dupcheck publish writes the store; a server lists its repositories)";
 pub(crate) use values::origin_host;
