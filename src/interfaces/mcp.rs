@@ -450,10 +450,7 @@ fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
     );
     for d in answer.duplications.iter().take(SUMMARY_ITEMS) {
         let (place, other) = (&d.place.span, &d.other.span);
-        let file = match &d.other.repository {
-            Some(repository) => format!("{repository}/{}", d.other.path),
-            None => d.other.path.clone(),
-        };
+        let file = d.other.named();
         let _ = write!(
             text,
             "\n- {}:{}-{}: {} ({} tokens{}), lines {}-{} of the code",
@@ -500,7 +497,7 @@ fn diff_summary(answer: &DiffAnswer) -> String {
             "\n- {path}:{}-{} duplicates {}:{}-{}: {} ({} tokens, {} added)",
             d.place.span.start.line,
             d.place.span.end.line,
-            d.other.path,
+            d.other.named(),
             d.other.span.start.line,
             d.other.span.end.line,
             count(d.place.lines() as usize, "line"),

@@ -35,12 +35,15 @@ use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
 use crate::project::progress::{clones_line, scanned_line, Progress};
 use crate::project::snapshot::Snapshot;
 use crate::service::across;
-use crate::service::answer::{sort_largest_first, Duplication, Place};
+use crate::service::answer::{sort_largest_first, Duplication};
+use crate::service::check::StoreStatus;
 use crate::service::clones;
 use crate::service::diff_check::{check_diff, DiffAnswer, DiffOptions};
 use crate::service::workspace::Workspace;
 use crate::store::connect::Target;
 use crate::store::live::Live;
+use crate::store::lookup::{self, Query};
+use crate::store::StoreError;
 
 /// How a report ended, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +80,16 @@ pub(crate) fn run(
         .map(|store| Target::parse(&store.0))
         .transpose()?
         .map(|target| across::Store::of(Arc::new(Live::new(target)), &config));
+    // The store is reached from this thread, on a runtime of its own.
+    let runtime = store
+        .as_ref()
+        .map(|_| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        })
+        .transpose()
+        .map_err(RunError::io("start the runtime"))?;
     // Read what was named before the scan: a wrong path fails at once.
     let baseline = args
         .baseline
@@ -129,7 +142,22 @@ pub(crate) fn run(
         Some(bytes) => {
             progress.phase("checking the diff");
             let options = DiffOptions::of(config);
-            let answer = check_diff(config, &registry, &snapshot, &bytes, options, |_| Ok(()));
+            let look_up = |query: Query| match &runtime {
+                Some(runtime) => runtime.block_on(store_lookup(store.as_ref(), &query)),
+                None => Ok(Default::default()),
+            };
+            let elsewhere = store
+                .as_ref()
+                .map(|store| (store, &look_up as &dyn Fn(Query) -> _));
+            let answer = check_diff(
+                config,
+                &registry,
+                &snapshot,
+                &bytes,
+                options,
+                |_| Ok(()),
+                elsewhere,
+            );
             progress.finish();
             let answer = answer.map_err(RunError::Diff)?;
             if summary {
@@ -145,11 +173,21 @@ pub(crate) fn run(
             diff_found(answer)
         }
     };
-    if let (Some(store), Statistics::Project(_)) = (&store, &found.statistics) {
-        let (clones, outcome) = compare_with_store(store, &snapshot, config, &registry)?;
+    if let (Some(store), Some(runtime), Statistics::Project(_)) =
+        (&store, &runtime, &found.statistics)
+    {
+        let (clones, outcome) = compare_with_store(store, runtime, &snapshot, config, &registry);
         found.clones.extend(clones);
         sort_largest_first(&mut found.clones);
         found.store = Some(outcome);
+    }
+    // (A project's comparison said why already.)
+    if let (Some(StoreOutcome::Unavailable { kind }), Statistics::Diff(_)) =
+        (&found.store, &found.statistics)
+    {
+        crate::stderr_line(&format!(
+            "dupcheck: warning: other repositories were not compared: the store is unavailable ({kind})"
+        ));
     }
     for notice in found.notices.iter().filter(|n| n.warning) {
         crate::stderr_line(&format!("dupcheck: warning: {}", notice.text));
@@ -186,21 +224,18 @@ pub(crate) fn run(
 /// on stderr and a line of the report, never an empty comparison.
 fn compare_with_store(
     store: &across::Store,
+    runtime: &tokio::runtime::Runtime,
     snapshot: &Snapshot,
     config: &Config,
     registry: &Registry,
-) -> Result<(Vec<Duplication>, StoreOutcome), RunError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(RunError::io("start the runtime"))?;
+) -> (Vec<Duplication>, StoreOutcome) {
     let compared = runtime.block_on(across::clones_elsewhere(
         store,
         &snapshot.index,
         config,
         registry,
     ));
-    Ok(match compared {
+    match compared {
         Ok(elsewhere) => {
             let outcome = StoreOutcome::Compared {
                 clones: elsewhere.clones.len(),
@@ -215,7 +250,18 @@ fn compare_with_store(
             ));
             (Vec::new(), StoreOutcome::Unavailable { kind: e.kind() })
         }
-    })
+    }
+}
+
+/// `store`'s answer to `query`.
+async fn store_lookup(
+    store: Option<&across::Store>,
+    query: &Query,
+) -> Result<lookup::Found, StoreError> {
+    match store {
+        Some(store) => store.live.lookup(query).await,
+        None => Ok(lookup::Found::default()),
+    }
 }
 
 /// The reporters in the order given, each once.
@@ -287,6 +333,19 @@ fn diff_summary(snapshot: &Snapshot, answer: &DiffAnswer) -> String {
 /// A diff's duplications as clones: the added place first.
 fn diff_found(answer: DiffAnswer) -> Found {
     let notices = answer.notices();
+    let store = answer.store.map(|status| match status {
+        StoreStatus::Ok { skipped } => StoreOutcome::Compared {
+            clones: answer
+                .files
+                .iter()
+                .flat_map(|f| &f.duplications)
+                .filter(|d| d.other.repository.is_some())
+                .count(),
+            skipped,
+            unchecked: Vec::new(),
+        },
+        StoreStatus::Unavailable { kind } => StoreOutcome::Unavailable { kind },
+    });
     let mut clones: Vec<Duplication> = answer
         .files
         .into_iter()
@@ -302,7 +361,7 @@ fn diff_found(answer: DiffAnswer) -> Found {
         new: None,
         statistics: Statistics::Diff(answer.statistics),
         notices,
-        store: None,
+        store,
     }
 }
 
@@ -326,7 +385,7 @@ impl Baseline {
         clones
             .iter()
             .map(|c| {
-                let key = clone_key(c.content_hash, &named(&c.place), &named(&c.other));
+                let key = clone_key(c.content_hash, &c.place.named(), &c.other.named());
                 match left.get_mut(&key) {
                     Some(n) if *n > 0 => {
                         *n -= 1;
@@ -336,15 +395,6 @@ impl Baseline {
                 }
             })
             .collect()
-    }
-}
-
-/// A place's file as a baseline names it: its path, after its repository's
-/// name when it is another repository's.
-fn named(place: &Place) -> String {
-    match &place.repository {
-        Some(repository) => format!("{repository}/{}", place.path),
-        None => place.path.clone(),
     }
 }
 
@@ -394,6 +444,7 @@ mod tests {
     use super::*;
     use crate::engine::matching::Span;
     use crate::engine::tokens::Position;
+    use crate::service::answer::Place;
 
     fn clone(hash: u64, a: &str, b: &str) -> Duplication {
         let place = |path: &str| Place {

@@ -139,6 +139,21 @@ impl StoreIndex {
         }
     }
 
+    /// What a match in these files excludes: the hashes the lookup found
+    /// in more places than it takes.
+    pub(crate) fn exclusions(&self) -> Exclusions<'_> {
+        Exclusions {
+            capped_fingerprints: &self.capped_fingerprints,
+            capped_seeds: &self.capped_seeds,
+            ..Exclusions::default()
+        }
+    }
+
+    /// The repository of `file`, one of these files.
+    pub(crate) fn repository_of(&self, file: &Arc<SourceFile>) -> Option<Arc<str>> {
+        self.repository_of.get(&Arc::as_ptr(file)).cloned()
+    }
+
     /// The matches of `request` (tokenized as `tokens`) in these files,
     /// each with its repository, within `budget`.
     pub(crate) fn matches(
@@ -149,12 +164,8 @@ impl StoreIndex {
         registry: &Registry,
         budget: &Budget,
     ) -> Result<Vec<Found>, Refusal> {
-        let exclude = Exclusions {
-            capped_fingerprints: &self.capped_fingerprints,
-            capped_seeds: &self.capped_seeds,
-            ..Exclusions::default()
-        };
         let format = registry.get(request.format);
+        let exclude = self.exclusions();
         let matches = request_matches(
             &self.index,
             format,
@@ -168,7 +179,7 @@ impl StoreIndex {
             .into_iter()
             .map(|m| {
                 let file = Arc::clone(&self.index.files[m.file as usize]);
-                let repository = self.repository_of.get(&Arc::as_ptr(&file)).cloned();
+                let repository = self.repository_of(&file);
                 Found {
                     file,
                     repository,
@@ -309,4 +320,49 @@ async fn compare(
         }
     }
     Ok(())
+}
+
+/// The store's files that the files `files` (of `winnow`'s index) may
+/// match, one lookup per format family, each by `look_up` (which reaches
+/// the store; a diff check blocks on it): per family, its index, and the
+/// candidate files not fetched; or the store's failure.
+pub(crate) fn store_indexes(
+    files: &[&SourceFile],
+    store: &Store,
+    near_miss: bool,
+    registry: &Registry,
+    winnow: Winnow,
+    look_up: &dyn Fn(Query) -> Result<lookup::Found, StoreError>,
+) -> Result<(Vec<(usize, StoreIndex)>, usize), StoreError> {
+    let mut families: Vec<usize> = files.iter().map(|f| f.family).collect();
+    families.sort_unstable();
+    families.dedup();
+    let mut indexes = Vec::with_capacity(families.len());
+    let mut skipped = 0;
+    for family in families {
+        let hashes = |winnow: Winnow| -> Vec<u64> {
+            files
+                .iter()
+                .filter(|f| f.family == family)
+                .flat_map(|f| fingerprints(&f.tokens, winnow))
+                .map(|f| f.hash)
+                .collect()
+        };
+        let query = Query {
+            settings_key: store.settings_key,
+            family,
+            own: store.own.clone(),
+            fingerprints: hashes(winnow),
+            seeds: if near_miss {
+                hashes(Winnow::for_min_tokens(SEED_TOKENS))
+            } else {
+                Vec::new()
+            },
+            max_files: lookup::MAX_CANDIDATES,
+        };
+        let found = look_up(query)?;
+        skipped += found.skipped;
+        indexes.push((family, StoreIndex::of(found, registry, winnow)));
+    }
+    Ok((indexes, skipped))
 }

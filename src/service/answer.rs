@@ -52,6 +52,16 @@ impl Place {
         self.span.lines()
     }
 
+    /// Its file as answers name it in text: its path, after its
+    /// repository's name when it is another repository's
+    /// (`github.com/acme/shop/src/a.js`).
+    pub(crate) fn named(&self) -> String {
+        match &self.repository {
+            Some(repository) => format!("{repository}/{}", self.path),
+            None => self.path.clone(),
+        }
+    }
+
     /// The place `span` of `file`, quoting its text from token `first` to
     /// token `last`.
     pub(crate) fn quoted(

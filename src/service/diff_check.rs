@@ -56,9 +56,12 @@ use crate::project::config::Config;
 use crate::project::generated::generated_head;
 use crate::project::snapshot::Snapshot;
 use crate::project::walk;
+use crate::service::across::{store_indexes, Store, StoreIndex};
 use crate::service::answer::{Duplication, Place};
-use crate::service::check::{budget_for_files, listed, max_snippet_len, Refusal};
+use crate::service::check::{budget_for_files, listed, max_snippet_len, Refusal, StoreStatus};
 use crate::service::findings::{findings, Finding, Notice};
+use crate::store::lookup::{self, Query};
+use crate::store::StoreError;
 
 /// Why a diff was not checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -232,6 +235,8 @@ pub(crate) struct DiffAnswer {
     pub statistics: DiffStats,
     /// Whether some duplications were left out of `files` (the caps).
     pub truncated: bool,
+    /// How the store answered, when there is one.
+    pub store: Option<StoreStatus>,
 }
 
 impl DiffAnswer {
@@ -291,6 +296,8 @@ impl DiffOptions {
 /// `admit` is called once, with the size the check will hold, before the
 /// new texts are built; what it returns is held until the check ends.
 /// Blocking: run it off the reactor.
+/// With `elsewhere` (a store, and how to reach it), the added code's
+/// duplications in other repositories are found too.
 pub(crate) fn check_diff<G>(
     config: &Config,
     registry: &Registry,
@@ -298,6 +305,7 @@ pub(crate) fn check_diff<G>(
     diff: &[u8],
     options: DiffOptions,
     admit: impl FnOnce(usize) -> Result<G, Refusal>,
+    elsewhere: Option<Elsewhere<'_>>,
 ) -> Result<DiffAnswer, DiffRefusal> {
     let mode = options.mode;
     let text = String::from_utf8_lossy(diff);
@@ -330,10 +338,35 @@ pub(crate) fn check_diff<G>(
         registry,
         index.winnow,
     );
+    // Other repositories' files, looked up for the files that add code.
+    let (others, store) = match elsewhere {
+        None => (Vec::new(), None),
+        Some((store, look_up)) => {
+            let adding: Vec<&SourceFile> = built
+                .iter()
+                .filter(|b| !b.added.is_empty())
+                .map(|b| &*b.file)
+                .collect();
+            let near_miss = options.near_miss;
+            match store_indexes(&adding, store, near_miss, registry, index.winnow, look_up) {
+                Ok((others, skipped)) => (others, Some(StoreStatus::Ok { skipped })),
+                Err(e) => (
+                    Vec::new(),
+                    Some(StoreStatus::Unavailable { kind: e.kind() }),
+                ),
+            }
+        }
+    };
     let mut files = Vec::with_capacity(built.len());
     let (mut total, mut added, mut duplicated) = (0, 0, 0);
     for b in built {
-        let found = duplications(&b, config, options, index, &changed, &excluded, &budget)?;
+        let other = others
+            .iter()
+            .find(|(family, _)| *family == b.file.family)
+            .map(|(_, index)| index);
+        let found = duplications(
+            &b, config, options, index, &changed, &excluded, other, &budget,
+        )?;
         total += found.len() as u64;
         added += b.added.len() as u64;
         duplicated += covered_added(&b.added, &found);
@@ -354,8 +387,15 @@ pub(crate) fn check_diff<G>(
         warnings,
         statistics,
         truncated,
+        store,
     })
 }
+
+/// The store a diff check reads, and how it reaches it (blocking).
+pub(crate) type Elsewhere<'a> = (
+    &'a Store,
+    &'a dyn Fn(Query) -> Result<lookup::Found, StoreError>,
+);
 
 /// The checked files by path, each with the first of its duplications
 /// that the answer's caps leave room for; and whether some were left out.
@@ -738,15 +778,19 @@ struct Found {
     m: SnippetMatch,
     /// The file the codebase location is in.
     file: Arc<SourceFile>,
+    /// Its repository, when it is another repository's (in the store).
+    repository: Option<Arc<str>>,
     added_lines: u32,
 }
 
 impl Found {
     /// The answer's order (docs/api.md): snippet line, longer first, file, codebase line.
-    fn order(&self) -> (u32, Reverse<u32>, &str, u32, u32, u32) {
+    #[allow(clippy::type_complexity)] // One key, part by part.
+    fn order(&self) -> (u32, Reverse<u32>, Option<&str>, &str, u32, u32, u32) {
         (
             self.m.snippet.start.line,
             Reverse(self.m.run.len),
+            self.repository.as_deref(),
             self.file.path.as_str(),
             self.m.codebase.start.line,
             self.m.run.a,
@@ -771,16 +815,21 @@ impl Found {
             span: self.m.snippet,
             fragment: None,
         };
-        Duplication {
+        let mut d = Duplication {
             added_lines: Some(self.added_lines),
             ..Duplication::of_match(place, self.m, &self.file, registry, mode)
-        }
+        };
+        d.other.repository = self.repository.map(|r| r.to_string());
+        d
     }
 }
 
 /// The duplications of `b`'s added code: against the snapshot without the
-/// files the diff replaces, and against the diff's own new texts (itself
-/// included, where the two places do not overlap); in the answer's order (docs/api.md).
+/// files the diff replaces, against the diff's own new texts (itself
+/// included, where the two places do not overlap), and against `other`
+/// repositories' files (in the store) when given; in the answer's order
+/// (docs/api.md).
+#[allow(clippy::too_many_arguments)] // Each is one part of the question.
 fn duplications(
     b: &Built,
     config: &Config,
@@ -788,6 +837,7 @@ fn duplications(
     index: &Index,
     changed: &Index,
     excluded: &[u32],
+    other: Option<&StoreIndex>,
     budget: &Budget,
 ) -> Result<Vec<Found>, DiffRefusal> {
     if b.added.is_empty() {
@@ -825,13 +875,24 @@ fn duplications(
             ..Exclusions::default()
         },
     )?;
-    let mut found: Vec<Found> = [(index, before), (changed, within)]
+    let elsewhere = match other {
+        Some(other) => check(&other.index, other.exclusions())?,
+        None => Vec::new(),
+    };
+    let sources = [
+        (index, before, None),
+        (changed, within, None),
+        (other.map_or(index, |o| &o.index), elsewhere, other),
+    ];
+    let mut found: Vec<Found> = sources
         .into_iter()
-        .flat_map(|(index, matches)| {
-            matches.into_iter().filter_map(|m| {
+        .flat_map(|(index, matches, other)| {
+            matches.into_iter().filter_map(move |m| {
                 let added_lines = added_within(&b.added, m.snippet.start.line, m.snippet.end.line);
+                let file = Arc::clone(&index.files[m.file as usize]);
                 (added_lines > 0).then(|| Found {
-                    file: Arc::clone(&index.files[m.file as usize]),
+                    repository: other.and_then(|o| o.repository_of(&file)),
+                    file,
                     m,
                     added_lines,
                 })

@@ -41,6 +41,8 @@ use crate::service::diff_check::{DiffAnswer, DiffOptions, DiffRefusal};
 use crate::service::open_check::{BufferAnswer, OpenBuffers};
 use crate::service::tree::{Folder, TreeQuery};
 use crate::store::live::Live;
+use crate::store::lookup::{self, Query};
+use crate::store::StoreError;
 
 /// One project served: its scanner, editors' kept parses, the admission of
 /// checks and the watcher (which stops when the workspace is dropped).
@@ -279,6 +281,12 @@ impl Workspace {
             // its turn here, on the blocking pool, as checks wait on the
             // reactor.
             let admit = |len| runtime.block_on(this.admission.admit(len));
+            // The store is reached the same way, within its deadline.
+            let look_up = |query: Query| runtime.block_on(this.store_lookup(&query));
+            let elsewhere = this
+                .store
+                .as_ref()
+                .map(|store| (store, &look_up as &dyn Fn(Query) -> _));
             let answer = crate::service::diff_check::check_diff(
                 this.config(),
                 this.registry(),
@@ -286,6 +294,7 @@ impl Workspace {
                 &diff,
                 options,
                 admit,
+                elsewhere,
             )
             .map_err(ServiceError::from)?;
             render(&answer)
@@ -442,6 +451,14 @@ impl Workspace {
         };
         answer.add_elsewhere(found, status, request, registry);
         Ok(answer)
+    }
+
+    /// The store's answer to `query`, within its deadline.
+    async fn store_lookup(&self, query: &Query) -> Result<lookup::Found, StoreError> {
+        match &self.store {
+            Some(store) => store.live.lookup(query).await,
+            None => Ok(lookup::Found::default()),
+        }
     }
 
     /// Runs `work` with the current snapshot on the blocking pool.

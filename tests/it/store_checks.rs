@@ -463,3 +463,82 @@ fn report_with_a_store_lists_the_clones_with_other_repositories() {
         "{stderr}"
     );
 }
+
+/// A diff that adds `rel` holding `text`.
+fn new_file_diff(rel: &str, text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut diff = format!(
+        "diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for line in lines {
+        diff.push_str(&format!("+{line}\n"));
+    }
+    diff
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diff_check_names_the_copies_its_added_code_makes_in_other_repositories() {
+    let url = store();
+    let payments = tree(&[("src/money.js", &function("total"))]);
+    assert_eq!(
+        publish(payments.path(), &url, "github.com/acme/payments").0,
+        Some(0)
+    );
+    let web = tree(&[("app/checkout.js", &function("checkout"))]);
+    let server = Server::start_in(
+        web,
+        &[
+            "--store",
+            &url,
+            "--repository",
+            "github.com/acme/web",
+            "--mode",
+            "mild",
+        ],
+    );
+    let diff = new_file_diff("app/new.js", &function("sumUp"));
+    let res = server.request(
+        "POST",
+        "/api/check-diff",
+        &[("Content-Type", "text/x-diff")],
+        diff.as_bytes(),
+    );
+    assert_eq!(res.status, 200);
+    let rest = res.json();
+    let places: Vec<(String, String)> = rest["files"][0]["duplications"]
+        .as_array()
+        .expect("duplications")
+        .iter()
+        .map(|d| {
+            let at = &d["codebaseLocation"];
+            (
+                at["repository"].as_str().unwrap_or("").to_owned(),
+                at["file"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (String::new(), "app/checkout.js".to_owned()),
+            (
+                "github.com/acme/payments".to_owned(),
+                "src/money.js".to_owned()
+            )
+        ]
+    );
+    assert_eq!(rest["store"], json!({"status": "ok"}));
+    assert_eq!(rest["statistics"]["totalDuplications"], 2);
+    for revision in crate::mcp::REVISIONS {
+        let client = crate::mcp::connect(&server, revision).await;
+        crate::mcp::assert_answer(
+            &crate::mcp::call(&client, "check_diff", json!({"diff": diff})).await,
+            &rest,
+            "2 duplications added:\n\
+             - app/new.js:1-10 duplicates app/checkout.js:1-10: 10 lines (63 tokens, 10 added)\n\
+             - app/new.js:1-10 duplicates github.com/acme/payments/src/money.js:1-10: 10 lines (63 tokens, 10 added)",
+        );
+        client.cancel().await.expect("close");
+    }
+}

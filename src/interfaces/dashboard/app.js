@@ -503,7 +503,7 @@ async function check(event) {
       el("details", {},
         el("summary", {},
           `snippet lines ${snippet.startLine}–${snippet.endLine} duplicate `,
-          el("strong", { text: `${at.file}:${at.startLine}–${at.endLine}` }),
+          el("strong", { text: `${at.repository ? at.repository + "/" : ""}${at.file}:${at.startLine}–${at.endLine}` }),
           ` (${fmt(d.tokens)} tokens)`),
         el("pre", { class: "code", text: at.fragment }))));
   }

@@ -114,6 +114,11 @@ pub(crate) struct DiffBody<'a> {
     /// 1,000 and 16 MB of fragments per answer).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
+    /// With a store (`--store`) only: whether other repositories were
+    /// read. When it is `unavailable`, the duplications are this
+    /// directory's alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<StoreJson>,
 }
 
 /// A changed file of a diff check.
@@ -180,6 +185,7 @@ pub(crate) fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
             .collect(),
         statistics: (&answer.statistics).into(),
         truncated: answer.truncated,
+        store: answer.store.map(StoreJson::from),
     }
 }
 

@@ -127,13 +127,11 @@ pub(crate) fn percent(p: Percent) -> String {
 
 /// `path:first-last`; in another repository, `repository/path:first-last`.
 fn lines_of(place: &Place) -> String {
-    let repository = place
-        .repository
-        .as_ref()
-        .map_or(String::new(), |r| format!("{r}/"));
     format!(
-        "{repository}{}:{}-{}",
-        place.path, place.span.start.line, place.span.end.line
+        "{}:{}-{}",
+        place.named(),
+        place.span.start.line,
+        place.span.end.line
     )
 }
 
