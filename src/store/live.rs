@@ -2,12 +2,16 @@
 //! use and again after it breaks, every call within [`DEADLINE`]; and how
 //! the store last answered, for `/api/health` ([`Live::health`]).
 //!
+//! A store that does not answer is left alone by checks for [`BACK_OFF`]
+//! (they answer from the directory at once); `/api/health` asks every
+//! time, and its answer ends the pause.
+//!
 //! Invariants: nothing waits on the store past [`DEADLINE`]; the log
 //! warns once when the store stops answering and says when it is back;
 //! what the health shows of a failure is its kind, never its text.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio_postgres::Client;
 
@@ -18,6 +22,11 @@ use super::lookup::{Found, Query};
 
 /// The longest a call on the store may take, connecting included.
 pub const DEADLINE: Duration = Duration::from_secs(2);
+
+/// How long checks leave a store alone after it did not answer: they
+/// answer from the directory at once meanwhile, instead of each waiting
+/// [`DEADLINE`] for a store that is down. `/api/health` still asks.
+pub const BACK_OFF: Duration = Duration::from_secs(5);
 
 /// A server's store.
 pub struct Live {
@@ -33,6 +42,8 @@ struct Seen {
     last_answer: Option<SystemTime>,
     /// The kind of the last call's error, if it failed.
     error: Option<&'static str>,
+    /// Until when checks leave the store alone, after it did not answer.
+    quiet_until: Option<Instant>,
 }
 
 /// The store's state as `/api/health` shows it.
@@ -73,6 +84,9 @@ impl Live {
         query: &Query,
         deadline: Duration,
     ) -> Result<Found, StoreError> {
+        if let Some(quiet) = self.backing_off() {
+            return Err(quiet);
+        }
         self.call_within(deadline, |client| async move {
             super::lookup::lookup(&client, query).await
         })
@@ -89,6 +103,20 @@ impl Live {
             error: seen.error,
             last_answer: seen.last_answer,
         }
+    }
+
+    /// The error a check gets without asking, while the store is left
+    /// alone after it did not answer ([`BACK_OFF`]).
+    fn backing_off(&self) -> Option<StoreError> {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.quiet_until.filter(|&until| Instant::now() < until)?;
+        Some(StoreError::Unreachable {
+            target: self.target.describe(),
+            reason: format!(
+                "it did not answer a moment ago; checks ask again within {} s",
+                BACK_OFF.as_secs()
+            ),
+        })
     }
 
     /// Runs `f` on the connection within [`DEADLINE`], connecting first
@@ -165,12 +193,16 @@ impl Live {
                 if e.kind() == "schema" || e.kind() == "query" {
                     seen.last_answer = Some(SystemTime::now());
                 }
+                if e.kind() == "unreachable" {
+                    seen.quiet_until = Some(Instant::now() + BACK_OFF);
+                }
             }
             None => {
                 if seen.error.is_some() {
                     tracing::info!("store available again");
                 }
                 seen.error = None;
+                seen.quiet_until = None;
                 seen.last_answer = Some(SystemTime::now());
             }
         }

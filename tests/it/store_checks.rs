@@ -233,6 +233,10 @@ fn the_store_down_is_said_and_the_check_answers_from_the_directory() {
         json!({"status": "unavailable", "error": "unreachable"})
     );
     pg.restart();
+    // Checks leave a store that did not answer alone for a few seconds;
+    // the health asks at once, and its answer ends the pause.
+    let (_, health) = server.get("/api/health");
+    assert_eq!(health["store"]["status"], "ok", "{health}");
     let (_, answer) = check();
     assert_eq!(
         places(&answer),
@@ -540,5 +544,35 @@ async fn a_diff_check_names_the_copies_its_added_code_makes_in_other_repositorie
              - app/new.js:1-10 duplicates github.com/acme/payments/src/money.js:1-10: 10 lines (63 tokens, 10 added)",
         );
         client.cancel().await.expect("close");
+    }
+}
+
+#[test]
+fn a_store_that_never_answers_costs_a_check_its_deadline_not_its_answer() {
+    // A port that accepts connections and says nothing.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let here = tree(&[("here.js", &function("here"))]);
+    let url = format!("postgres://reader:pw@127.0.0.1:{port}/code");
+    let server = Server::start_in(here, &["--store", &url, "--repository", "here"]);
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let (status, answer) =
+            server.check(json!({"code": function("y"), "format": "javascript", "mode": "mild"}));
+        let took = started.elapsed();
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(places(&answer), [place("", "here.js", 1, 10)]);
+        assert_eq!(
+            answer["store"],
+            json!({"status": "unavailable", "error": "unreachable"})
+        );
+        // The store's deadline is 2 s; the check's answer comes after it.
+        assert!(took < std::time::Duration::from_secs(6), "{took:?}");
     }
 }
