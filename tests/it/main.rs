@@ -29,4 +29,5 @@ mod report;
 mod stats;
 mod store;
 mod store_checks;
+mod store_tls;
 mod tidy;
