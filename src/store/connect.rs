@@ -172,16 +172,37 @@ impl Target {
                 target: self.describe(),
                 reason,
             })?;
-        let (client, connection) = config
-            .connect(connector)
-            .await
-            .map_err(|e| self.failed(e))?;
+        let (client, connection) =
+            config
+                .connect(connector)
+                .await
+                .map_err(|e| match self.failed(e) {
+                    StoreError::Unreachable { target, reason } if writable => {
+                        StoreError::Unreachable {
+                            target,
+                            reason: self.no_primary(reason),
+                        }
+                    }
+                    other => other,
+                })?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("store connection ended: {}", cause_text(&e));
             }
         });
         Ok(client)
+    }
+
+    /// Why no primary was found, from the `reason` the last host tried
+    /// gave (tokio-postgres tries every host, and says why the last failed).
+    fn no_primary(&self, reason: String) -> String {
+        let standby = reason.ends_with("database does not allow writes");
+        match (self.config.get_hosts().len() > 1, standby) {
+            (true, true) => "no primary: the last host is a standby, which only reads (promote it, or start the primary)".into(),
+            (true, false) => format!("no primary answered (the last host: {reason})"),
+            (false, true) => "it is a standby, which only reads (give the primary, or promote it)".into(),
+            (false, false) => reason,
+        }
     }
 
     /// The error of a connection that failed, in one line.
