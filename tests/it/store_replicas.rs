@@ -3,9 +3,14 @@
 //! checks from whichever answers, and goes on from the standby when the
 //! primary stops; `publish` goes to the primary whatever the order of the
 //! hosts, fails in one line while there is none, and succeeds again once
-//! the standby is promoted.
+//! the standby is promoted; a connection that broke unseen is made again
+//! within the check that finds it broken.
 
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde_json::json;
 
@@ -129,4 +134,114 @@ fn publish_goes_to_the_primary_when_the_standby_is_listed_first() {
     standby.wait_replayed(&primary);
     assert_eq!(repositories(&standby, &db), "acme/shop");
     assert!(standby.in_recovery());
+}
+
+/// A TCP relay to a server that can be cut the way a dead host's
+/// connections end when nothing tells the client: what is open stays
+/// open, silent, until the client writes (then it is closed), and new
+/// connections are closed at once. So a client learns of the break only
+/// from the statement it sends.
+struct Relay {
+    port: u16,
+    cut: Arc<AtomicBool>,
+}
+
+impl Relay {
+    /// A relay on a free loopback port to `target`'s.
+    fn to(target: u16) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the relay");
+        let port = listener.local_addr().expect("its address").port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cut);
+        std::thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                if flag.load(Ordering::SeqCst) {
+                    // Closed at once: the client tries its next host.
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                let (client_in, server_in) = (
+                    client.try_clone().expect("clone"),
+                    server.try_clone().expect("clone"),
+                );
+                let up = Arc::clone(&flag);
+                std::thread::spawn(move || pump(client_in, server, &up));
+                let down = Arc::clone(&flag);
+                std::thread::spawn(move || pump(server_in, client, &down));
+            }
+        });
+        Relay { port, cut }
+    }
+
+    /// Cuts the relay.
+    fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Copies `from` to `to` until either ends; once `cut`, whatever arrives
+/// closes both instead.
+fn pump(mut from: TcpStream, mut to: TcpStream, cut: &AtomicBool) {
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if cut.load(Ordering::SeqCst) || to.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = from.shutdown(Shutdown::Both);
+    let _ = to.shutdown(Shutdown::Both);
+}
+
+#[test]
+fn a_check_whose_connection_broke_unseen_reconnects_within_itself() {
+    let (primary, db) = primary();
+    let payments = tree(&[("src/money.js", &function("total"))]);
+    assert_eq!(
+        publish(payments.path(), &primary.url(&db), "payments").0,
+        Some(0)
+    );
+    let standby = primary.standby();
+    standby.wait_replayed(&primary);
+    let relay = Relay::to(primary.port);
+    let url = format!(
+        "postgres://postgres:{}@127.0.0.1:{},127.0.0.1:{}/{db}",
+        percent(PgServer::PASSWORD),
+        relay.port,
+        standby.port
+    );
+    let here = tree(&[("here.js", &function("here"))]);
+    let server = Server::start_in(here, &["--store", &url, "--repository", "here"]);
+    let check =
+        || server.check(json!({"code": function("y"), "format": "javascript", "mode": "mild"}));
+    let want = [
+        place("", "here.js", 1, 10),
+        place("payments", "src/money.js", 1, 10),
+    ];
+    let (_, answer) = check();
+    assert_eq!(
+        (places(&answer), &answer["store"]),
+        (want.to_vec(), &json!({"status": "ok"}))
+    );
+    // The server's connection looks open until its next statement finds
+    // it closed: that check connects again, to the standby, and answers.
+    relay.cut();
+    let (_, answer) = check();
+    assert_eq!(
+        (places(&answer), &answer["store"]),
+        (want.to_vec(), &json!({"status": "ok"})),
+        "{answer}"
+    );
+    assert_eq!(
+        standby.psql(
+            "postgres",
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'dupcheck'"
+        ),
+        "1"
+    );
 }
