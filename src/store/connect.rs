@@ -172,19 +172,14 @@ impl Target {
                 target: self.describe(),
                 reason,
             })?;
-        let (client, connection) =
-            config
-                .connect(connector)
-                .await
-                .map_err(|e| match self.failed(e) {
-                    StoreError::Unreachable { target, reason } if writable => {
-                        StoreError::Unreachable {
-                            target,
-                            reason: self.no_primary(reason),
-                        }
-                    }
-                    other => other,
-                })?;
+        let failed = |e| match self.failed(e) {
+            StoreError::Unreachable { target, reason } if writable => StoreError::Unreachable {
+                target,
+                reason: self.no_primary(reason),
+            },
+            other => other,
+        };
+        let (client, connection) = config.connect(connector).await.map_err(failed)?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("store connection ended: {}", cause_text(&e));

@@ -2,7 +2,10 @@
 //! a fresh cluster (`initdb` in a temporary folder) and runs `postgres` on
 //! a free loopback port; [`PgServer::shared`] is one such server every test
 //! of the binary shares, each test in a database of its own
-//! ([`PgServer::database`]).
+//! ([`PgServer::database`]). [`PgServer::start_with`] adds settings and
+//! files (a certificate, a `pg_hba.conf`); [`PgServer::standby`] makes a
+//! streaming standby of a server (`pg_basebackup -R`), which
+//! [`PgServer::promote`] turns into a primary.
 //!
 //! The binaries are Debian's, in `/usr/lib/postgresql/15/bin` (`PG_BIN`
 //! names another folder); `tests/setup` installs them. `initdb` and
