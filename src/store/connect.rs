@@ -4,7 +4,8 @@
 //! parses both), its password taken from the value, else `PGPASSWORD`,
 //! else the passfile (`PGPASSFILE`, default `~/.pgpass`, in libpq's format
 //! and ignored, as libpq ignores it, when others may read it), and a
-//! connection made ([`Target::connect`]).
+//! connection made ([`Target::connect`]), over TLS as its `sslmode` and
+//! `sslrootcert` say ([`super::tls`]).
 //!
 //! Invariant: a [`Target`] shows itself ([`Target::describe`]) as user,
 //! hosts, ports and database, never with its password; so do the errors
@@ -14,11 +15,12 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use tokio_postgres::config::{Host, TargetSessionAttrs};
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::config::{Host, SslMode as TokioSslMode, TargetSessionAttrs};
+use tokio_postgres::{Client, Config};
 
 use super::error::{cause_text, StoreError};
 pub use crate::project::config::is_postgres;
+use crate::project::config::{split_tls, SslMode, TlsOptions};
 
 /// The default port of PostgreSQL.
 const DEFAULT_PORT: u16 = 5432;
@@ -30,6 +32,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct Target {
     config: Config,
+    /// `sslmode` and `sslrootcert`, which tokio-postgres does not parse.
+    tls: TlsOptions,
 }
 
 impl std::fmt::Debug for Target {
@@ -50,7 +54,8 @@ impl Target {
         value: &str,
         env: impl Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Target, StoreError> {
-        let mut config = Config::from_str(value).map_err(|e| {
+        let (rest, tls) = split_tls(value).map_err(StoreError::Url)?;
+        let mut config = Config::from_str(&rest).map_err(|e| {
             StoreError::Url(
                 std::error::Error::source(&e)
                     .map_or_else(|| e.to_string(), |cause| cause.to_string()),
@@ -70,7 +75,13 @@ impl Target {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         config.application_name("dupcheck");
-        let mut target = Target { config };
+        // tokio-postgres does TLS or not; what is checked is the connector's.
+        config.ssl_mode(match tls.mode {
+            SslMode::Disable => TokioSslMode::Disable,
+            SslMode::Prefer => TokioSslMode::Prefer,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => TokioSslMode::Require,
+        });
+        let mut target = Target { config, tls };
         if target.config.get_password().is_none() {
             let password = match env("PGPASSWORD") {
                 Some(p) => Some(
@@ -156,13 +167,37 @@ impl Target {
         if writable {
             config.target_session_attrs(TargetSessionAttrs::ReadWrite);
         }
-        let (client, connection) = config.connect(NoTls).await.map_err(|e| self.failed(e))?;
+        let connector = super::tls::connector(self.tls.mode, self.tls.root_cert.as_deref())
+            .map_err(|reason| StoreError::Unreachable {
+                target: self.describe(),
+                reason,
+            })?;
+        let failed = |e| match self.failed(e) {
+            StoreError::Unreachable { target, reason } if writable => StoreError::Unreachable {
+                target,
+                reason: self.no_primary(reason),
+            },
+            other => other,
+        };
+        let (client, connection) = config.connect(connector).await.map_err(failed)?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("store connection ended: {}", cause_text(&e));
             }
         });
         Ok(client)
+    }
+
+    /// Why no primary was found, from the `reason` the last host tried
+    /// gave (tokio-postgres tries every host, and says why the last failed).
+    fn no_primary(&self, reason: String) -> String {
+        let standby = reason.ends_with("database does not allow writes");
+        match (self.config.get_hosts().len() > 1, standby) {
+            (true, true) => "no primary: the last host is a standby, which only reads (promote it, or start the primary)".into(),
+            (true, false) => format!("no primary answered (the last host: {reason})"),
+            (false, true) => "it is a standby, which only reads (give the primary, or promote it)".into(),
+            (false, false) => reason,
+        }
     }
 
     /// The error of a connection that failed, in one line.
@@ -176,6 +211,14 @@ impl Target {
                 StoreError::Unreachable { target, reason }
             };
         }
+        if let Some(certificate) = untrusted_certificate(&e) {
+            return StoreError::Unreachable {
+                target,
+                reason: format!(
+                    "the server's certificate is not trusted ({certificate}): check sslrootcert and the host's name, or use a weaker sslmode"
+                ),
+            };
+        }
         let reason = cause_text(&e);
         if reason.contains("password missing") {
             StoreError::Authentication {
@@ -187,6 +230,16 @@ impl Target {
         } else {
             StoreError::Unreachable { target, reason }
         }
+    }
+}
+
+/// rustls's words for a certificate it did not trust, if that is why
+/// `e`'s handshake failed (the I/O error of the TLS stream holds it).
+fn untrusted_certificate(e: &tokio_postgres::Error) -> Option<String> {
+    let io = std::error::Error::source(e)?.downcast_ref::<std::io::Error>()?;
+    match io.get_ref()?.downcast_ref::<rustls::Error>()? {
+        rustls::Error::InvalidCertificate(_) => Some(io.to_string()),
+        _ => None,
     }
 }
 

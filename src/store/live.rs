@@ -1,5 +1,7 @@
-//! The store as a server sees it ([`Live`]): one connection, made on first
-//! use and again after it breaks, every call within [`DEADLINE`]; and how
+//! The store as a server sees it ([`Live`]): one connection to any host
+//! of the target that answers (a primary or a standby), made on first use
+//! and again after it breaks (a call that finds it broken is run once
+//! more on a new one), every call within [`DEADLINE`]; and how
 //! the store last answered, for `/api/health` ([`Live::health`]).
 //!
 //! A store that does not answer is left alone by checks for [`BACK_OFF`]
@@ -120,10 +122,14 @@ impl Live {
     }
 
     /// Runs `f` on the connection within [`DEADLINE`], connecting first
-    /// if need be; records how the store answered.
+    /// if need be; records how the store answered. A connection kept from
+    /// an earlier call that turns out broken (its server stopped or
+    /// restarted) is made again once, within the same deadline, and `f`
+    /// run on the new one: with several hosts, another (a standby) may
+    /// answer. A call past the deadline is not run again.
     async fn call<T, F, Fut>(&self, f: F) -> Result<T, StoreError>
     where
-        F: FnOnce(Arc<Client>) -> Fut,
+        F: Fn(Arc<Client>) -> Fut,
         Fut: std::future::Future<Output = Result<T, StoreError>>,
     {
         self.call_within(DEADLINE, f).await
@@ -132,16 +138,20 @@ impl Live {
     /// [`Live::call`] within `deadline`.
     async fn call_within<T, F, Fut>(&self, deadline: Duration, f: F) -> Result<T, StoreError>
     where
-        F: FnOnce(Arc<Client>) -> Fut,
+        F: Fn(Arc<Client>) -> Fut,
         Fut: std::future::Future<Output = Result<T, StoreError>>,
     {
         let answered = match tokio::time::timeout(deadline, async {
-            let client = self.client().await?;
+            let (client, fresh) = self.client().await?;
             let result = f(Arc::clone(&client)).await;
-            let broke = matches!(&result, Err(e) if e.kind() == "unreachable");
-            if broke || client.is_closed() {
-                *self.client.lock().await = None;
+            let broke = self.forget_if_broken(&client, &result).await;
+            if !broke || fresh {
+                return result;
             }
+            tracing::debug!("store connection broke; connecting again");
+            let (client, _) = self.client().await?;
+            let result = f(Arc::clone(&client)).await;
+            self.forget_if_broken(&client, &result).await;
             result
         })
         .await
@@ -162,16 +172,40 @@ impl Live {
         answered
     }
 
-    /// The connection, made if there is none or it broke.
-    async fn client(&self) -> Result<Arc<Client>, StoreError> {
+    /// Whether `client` broke during a call that gave `result` (the
+    /// connection lost, or closed since: an immediate shutdown's FATAL
+    /// arrives as the server's error); if so it is not kept for the next
+    /// call, unless another call has already replaced it.
+    async fn forget_if_broken<T>(
+        &self,
+        client: &Arc<Client>,
+        result: &Result<T, StoreError>,
+    ) -> bool {
+        let broke = match result {
+            Err(StoreError::Lost { .. }) => true,
+            Err(_) => client.is_closed(),
+            Ok(_) => false,
+        };
+        if broke || client.is_closed() {
+            let mut held = self.client.lock().await;
+            if held.as_ref().is_some_and(|kept| Arc::ptr_eq(kept, client)) {
+                *held = None;
+            }
+        }
+        broke
+    }
+
+    /// The connection, made if there is none or it broke; whether it was
+    /// made now.
+    async fn client(&self) -> Result<(Arc<Client>, bool), StoreError> {
         let mut held = self.client.lock().await;
         if let Some(client) = held.as_ref().filter(|c| !c.is_closed()) {
-            return Ok(Arc::clone(client));
+            return Ok((Arc::clone(client), false));
         }
         *held = None;
         let client = Arc::new(self.target.connect(false).await?);
         *held = Some(Arc::clone(&client));
-        Ok(client)
+        Ok((client, true))
     }
 
     /// Records a call's outcome; warns when the store stops answering and

@@ -25,5 +25,6 @@ pub mod lookup;
 pub mod publish;
 pub mod repository;
 pub mod schema;
+pub mod tls;
 
 pub use error::StoreError;

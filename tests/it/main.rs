@@ -29,4 +29,6 @@ mod report;
 mod stats;
 mod store;
 mod store_checks;
+mod store_replicas;
+mod store_tls;
 mod tidy;

@@ -2,7 +2,10 @@
 //! a fresh cluster (`initdb` in a temporary folder) and runs `postgres` on
 //! a free loopback port; [`PgServer::shared`] is one such server every test
 //! of the binary shares, each test in a database of its own
-//! ([`PgServer::database`]).
+//! ([`PgServer::database`]). [`PgServer::start_with`] adds settings and
+//! files (a certificate, a `pg_hba.conf`); [`PgServer::standby`] makes a
+//! streaming standby of a server (`pg_basebackup -R`), which
+//! [`PgServer::promote`] turns into a primary.
 //!
 //! The binaries are Debian's, in `/usr/lib/postgresql/15/bin` (`PG_BIN`
 //! names another folder); `tests/setup` installs them. `initdb` and
@@ -32,6 +35,8 @@ pub struct PgServer {
     data: PathBuf,
     /// What it wrote on stderr so far.
     log: Arc<Mutex<String>>,
+    /// Its settings beyond the defaults (`-c name=value`).
+    settings: Vec<String>,
     _temp: tempfile::TempDir,
 }
 
@@ -91,16 +96,20 @@ impl PgServer {
     /// connections. A port taken between its choice and the bind is
     /// retried on another.
     pub fn start() -> PgServer {
-        PgServer::start_in("dupcheck-pg-".into())
+        PgServer::start_in("dupcheck-pg-".into(), &[], &[])
     }
 
-    /// [`PgServer::start`] in a temporary folder named from `prefix`.
-    fn start_in(prefix: String) -> PgServer {
-        let temp = tempfile::Builder::new()
-            .prefix(&prefix)
-            .tempdir()
-            .expect("temp dir");
-        give(temp.path());
+    /// [`PgServer::start`] with `files` (name, content) written in its
+    /// data folder, readable by the server alone (certificates and keys),
+    /// and `settings` (`name=value`, which may name those files by their
+    /// names: relative paths are the data folder's).
+    pub fn start_with(files: &[(&str, &[u8])], settings: &[&str]) -> PgServer {
+        PgServer::start_in("dupcheck-pg-".into(), files, settings)
+    }
+
+    /// [`PgServer::start_with`] in a temporary folder named from `prefix`.
+    fn start_in(prefix: String, files: &[(&str, &[u8])], settings: &[&str]) -> PgServer {
+        let temp = temp_folder(&prefix);
         let data = temp.path().join("data");
         let pwfile = temp.path().join("pw");
         std::fs::write(&pwfile, PgServer::PASSWORD).expect("write the password file");
@@ -118,19 +127,109 @@ impl PgServer {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        for (name, content) in files {
+            let path = data.join(name);
+            std::fs::write(&path, content).expect("write a server file");
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .expect("chmod a server file");
+            give(&path);
+        }
+        let settings = settings.iter().map(|s| s.to_string()).collect();
+        PgServer::run_on_a_free_port(temp, data, settings)
+    }
+
+    /// Runs `postgres` on the cluster in `data` (inside `temp`) on a free
+    /// port, trying another if it was taken meanwhile.
+    fn run_on_a_free_port(
+        temp: tempfile::TempDir,
+        data: PathBuf,
+        settings: Vec<String>,
+    ) -> PgServer {
+        let mut said = String::new();
         for _attempt in 0..5 {
             let port = free_port();
-            if let Some((child, log)) = run_postgres(&data, port) {
-                return PgServer {
-                    child: Some(child),
-                    port,
-                    data,
-                    log,
-                    _temp: temp,
-                };
+            match run_postgres(&data, port, &settings) {
+                Ok((child, log)) => {
+                    return PgServer {
+                        child: Some(child),
+                        port,
+                        data,
+                        log,
+                        settings,
+                        _temp: temp,
+                    }
+                }
+                Err(log) => said = log,
             }
         }
-        panic!("postgres did not start on 5 ports");
+        panic!("postgres did not start on 5 ports; it said last:\n{said}");
+    }
+
+    /// A streaming standby of this server: `pg_basebackup -R` of its data
+    /// (as the superuser, through the replication entry initdb writes for
+    /// 127.0.0.1) into a new folder, run on another free port with the
+    /// same settings. PostgreSQL 15's defaults (`wal_level=replica`, ten
+    /// WAL senders) are all a primary needs. Returns once it accepts
+    /// (read-only) connections.
+    pub fn standby(&self) -> PgServer {
+        let temp = temp_folder("dupcheck-pg-standby-");
+        let data = temp.path().join("data");
+        let out = unprivileged(&bin("pg_basebackup"), false)
+            .arg("-D")
+            .arg(&data)
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-R", "--checkpoint=fast", "--no-sync"])
+            .env("PGPASSWORD", PgServer::PASSWORD)
+            .output()
+            .expect("run pg_basebackup");
+        assert!(
+            out.status.success(),
+            "pg_basebackup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PgServer::run_on_a_free_port(temp, data, self.settings.clone())
+    }
+
+    /// Whether this server is a standby (in recovery).
+    pub fn in_recovery(&self) -> bool {
+        self.psql("postgres", "SELECT pg_is_in_recovery()") == "t"
+    }
+
+    /// Promotes this standby to a primary (`pg_ctl promote`, which waits
+    /// until it is one).
+    pub fn promote(&self) {
+        let out = unprivileged(&bin("pg_ctl"), false)
+            .args(["promote", "-w", "-t", "60", "-D"])
+            .arg(&self.data)
+            .output()
+            .expect("run pg_ctl promote");
+        assert!(
+            out.status.success(),
+            "pg_ctl promote failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!self.in_recovery(), "still a standby after promote");
+    }
+
+    /// Waits, 60 s at most, until this standby has replayed everything
+    /// `primary` has written so far.
+    pub fn wait_replayed(&self, primary: &PgServer) {
+        let written = primary.psql("postgres", "SELECT pg_current_wal_lsn()");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let caught_up = self.psql(
+                "postgres",
+                &format!("SELECT pg_last_wal_replay_lsn() >= '{written}'::pg_lsn"),
+            );
+            if caught_up == "t" {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the standby did not replay up to {written} within 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// One server for the whole test binary, started on first use by a
@@ -147,7 +246,7 @@ impl PgServer {
             std::thread::spawn(move || {
                 let prefix = format!("{SHARED_PREFIX}{}-", std::process::id());
                 sender
-                    .send(PgServer::start_in(prefix))
+                    .send(PgServer::start_in(prefix, &[], &[]))
                     .expect("send the server");
                 loop {
                     std::thread::park();
@@ -237,7 +336,8 @@ impl PgServer {
     /// Starts the stopped server again on its port.
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "the server runs");
-        let (child, log) = run_postgres(&self.data, self.port).expect("postgres restarts");
+        let (child, log) = run_postgres(&self.data, self.port, &self.settings)
+            .unwrap_or_else(|said| panic!("postgres did not restart: {said}"));
         self.child = Some(child);
         self.log = log;
     }
@@ -249,16 +349,39 @@ impl Drop for PgServer {
     }
 }
 
-/// Runs `postgres` on `data` at `port`; the child and its stderr once it
-/// accepts connections, `None` if it exited first (the port was taken).
-fn run_postgres(data: &Path, port: u16) -> Option<(Child, Arc<Mutex<String>>)> {
-    let mut child = unprivileged(&bin("postgres"), true)
+/// A temporary folder named from `prefix`, given to the unprivileged user.
+fn temp_folder(prefix: &str) -> tempfile::TempDir {
+    let temp = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("temp dir");
+    give(temp.path());
+    temp
+}
+
+/// Runs `postgres` on `data` at `port` with `settings`; the child and its
+/// stderr once it accepts connections, or what it said if it exited first
+/// (the port was taken, or a setting is wrong).
+fn run_postgres(
+    data: &Path,
+    port: u16,
+    settings: &[String],
+) -> Result<(Child, Arc<Mutex<String>>), String> {
+    let mut command = unprivileged(&bin("postgres"), true);
+    // Relative paths in settings (`hba_file` is read before postgres
+    // enters its data folder) are the data folder's.
+    command
+        .current_dir(data)
         .arg("-D")
         .arg(data)
         .args(["-p", &port.to_string()])
         .args(["-c", "listen_addresses=127.0.0.1"])
         .args(["-c", "unix_socket_directories="])
-        .args(["-c", "fsync=off", "-c", "full_page_writes=off"])
+        .args(["-c", "fsync=off", "-c", "full_page_writes=off"]);
+    for setting in settings {
+        command.args(["-c", setting]);
+    }
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -269,14 +392,16 @@ fn run_postgres(data: &Path, port: u16) -> Option<(Child, Arc<Mutex<String>>)> {
     for line in lines.by_ref() {
         let line = line.unwrap_or_default();
         log.lock().expect("log").push_str(&format!("{line}\n"));
-        if line.contains("ready to accept connections") {
+        // A standby says "ready to accept read-only connections".
+        if line.contains("ready to accept") {
             ready = true;
             break;
         }
     }
     if !ready {
         child.wait().expect("wait for postgres");
-        return None;
+        let said = log.lock().expect("log").clone();
+        return Err(said);
     }
     // The rest of its log is kept, so that the pipe never fills.
     let kept = Arc::clone(&log);
@@ -285,7 +410,7 @@ fn run_postgres(data: &Path, port: u16) -> Option<(Child, Arc<Mutex<String>>)> {
             kept.lock().expect("log").push_str(&format!("{line}\n"));
         }
     });
-    Some((child, log))
+    Ok((child, log))
 }
 
 /// How the folders of shared servers begin, before their process's id.
@@ -393,4 +518,19 @@ fn urls_carry_encoded_passwords() {
             "{url}"
         );
     }
+}
+
+#[test]
+fn a_standby_replays_its_primary_and_is_promoted() {
+    let primary = PgServer::start();
+    let database = primary.database();
+    primary.psql(&database, "CREATE TABLE t AS SELECT 1 AS x");
+    let standby = primary.standby();
+    assert!(standby.in_recovery() && !primary.in_recovery());
+    primary.psql(&database, "INSERT INTO t VALUES (2)");
+    standby.wait_replayed(&primary);
+    assert_eq!(standby.psql(&database, "SELECT sum(x) FROM t"), "3");
+    standby.promote();
+    standby.psql(&database, "INSERT INTO t VALUES (3)");
+    assert_eq!(standby.psql(&database, "SELECT sum(x) FROM t"), "6");
 }

@@ -14,7 +14,7 @@ use crate::pg::PgServer;
 use crate::store::{publish, run, store};
 
 /// A function of about ten lines named `name`.
-fn function(name: &str) -> String {
+pub fn function(name: &str) -> String {
     format!(
         "function {name}(items, rate) {{\n  let total = 0;\n  for (const item of items) {{\n    if (item.price > 0) {{\n      total += item.price * item.count;\n    }}\n  }}\n  const tax = total * rate;\n  return {{ total, tax, sum: total + tax }};\n}}\n"
     )
@@ -24,7 +24,7 @@ fn function(name: &str) -> String {
 const OTHER: &str = "export function parse(line) {\n  const fields = line.split(\",\");\n  const out = {};\n  for (const field of fields) {\n    const [key, value] = field.split(\"=\");\n    out[key.trim()] = value === undefined ? null : value.trim();\n  }\n  return out;\n}\n";
 
 /// A directory holding `files`.
-fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     for (rel, text) in files {
         write(dir.path(), rel, text);
@@ -33,7 +33,7 @@ fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 /// `(repository, file, startLine, endLine)` of each duplication of a check.
-fn places(answer: &Value) -> Vec<(String, String, u64, u64)> {
+pub fn places(answer: &Value) -> Vec<(String, String, u64, u64)> {
     answer["duplications"]
         .as_array()
         .unwrap_or_else(|| panic!("no duplications in {answer}"))
@@ -50,7 +50,7 @@ fn places(answer: &Value) -> Vec<(String, String, u64, u64)> {
         .collect()
 }
 
-fn place(repository: &str, file: &str, start: u64, end: u64) -> (String, String, u64, u64) {
+pub fn place(repository: &str, file: &str, start: u64, end: u64) -> (String, String, u64, u64) {
     (repository.into(), file.into(), start, end)
 }
 

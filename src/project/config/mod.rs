@@ -15,6 +15,7 @@ pub mod error;
 pub mod file;
 pub mod flags;
 pub mod resolve;
+pub mod store_tls;
 pub mod values;
 
 pub use error::ConfigError;
@@ -22,6 +23,7 @@ pub use flags::{
     Cli, Command, LspArgs, PublishArgs, ReportArgs, Reporter, ScanArgs, ServeArgs, StoreCommand,
 };
 pub use resolve::Config;
+pub use store_tls::{split_tls, SslMode, TlsOptions};
 pub use values::{is_postgres, StoreUrl};
 
 pub(crate) use values::origin_host;

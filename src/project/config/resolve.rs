@@ -11,6 +11,7 @@ use ignore::overrides::{Override, OverrideBuilder};
 use super::error::ConfigError;
 use super::file::{read_config, FileValues, CONFIG_FILE};
 use super::flags::{Cli, ScanArgs, ServeArgs};
+use super::store_tls::split_tls;
 use super::values::{is_postgres, origin_host, parse_host, split_list, StoreUrl};
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::matching::Thresholds;
@@ -216,15 +217,18 @@ impl Config {
             .or(file.store);
         let store = match store {
             Some(value) if is_postgres(&value) => {
-                <tokio_postgres::Config as std::str::FromStr>::from_str(&value).map_err(|e| {
-                    ConfigError::Option {
-                        option: "--store",
-                        problem: format!(
-                            "not a PostgreSQL URL or connection string: {}",
-                            std::error::Error::source(&e)
-                                .map_or_else(|| e.to_string(), |cause| cause.to_string())
-                        ),
-                    }
+                let malformed = |problem: String| ConfigError::Option {
+                    option: "--store",
+                    problem: format!("not a PostgreSQL URL or connection string: {problem}"),
+                };
+                // tokio-postgres knows neither `verify-ca`, `verify-full`
+                // nor `sslrootcert`: it reads the rest.
+                let (rest, _) = split_tls(&value).map_err(malformed)?;
+                <tokio_postgres::Config as std::str::FromStr>::from_str(&rest).map_err(|e| {
+                    malformed(
+                        std::error::Error::source(&e)
+                            .map_or_else(|| e.to_string(), |cause| cause.to_string()),
+                    )
                 })?;
                 Some(StoreUrl(value))
             }
