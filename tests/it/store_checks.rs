@@ -340,19 +340,23 @@ fn answers_through_the_store_equal_a_local_server_over_the_same_files() {
     assert!(compared >= 30, "only {compared} checks found duplications");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mcp_check_code_names_the_repositories_of_its_places() {
+/// A server with `args` over `github.com/acme/web` (a copy of [`function`]
+/// in `app/checkout.js`) beside `github.com/acme/payments` (another, in
+/// `src/money.js`) in a fresh store.
+fn web_beside_payments(args: &[&str]) -> Server {
     let url = store();
     let payments = tree(&[("src/money.js", &function("total"))]);
-    assert_eq!(
-        publish(payments.path(), &url, "github.com/acme/payments").0,
-        Some(0)
-    );
+    let (code, line) = publish(payments.path(), &url, "github.com/acme/payments");
+    assert_eq!(code, Some(0), "{line}");
     let web = tree(&[("app/checkout.js", &function("checkout"))]);
-    let server = Server::start_in(
-        web,
-        &["--store", &url, "--repository", "github.com/acme/web"],
-    );
+    let mut all = vec!["--store", &url, "--repository", "github.com/acme/web"];
+    all.extend_from_slice(args);
+    Server::start_in(web, &all)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_check_code_names_the_repositories_of_its_places() {
+    let server = web_beside_payments(&[]);
     let input = json!({"code": function("sumUp"), "format": "javascript", "mode": "mild"});
     let (status, rest) = server.check(input.clone());
     assert_eq!(status, 200, "{rest}");
@@ -483,24 +487,7 @@ fn new_file_diff(rel: &str, text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_diff_check_names_the_copies_its_added_code_makes_in_other_repositories() {
-    let url = store();
-    let payments = tree(&[("src/money.js", &function("total"))]);
-    assert_eq!(
-        publish(payments.path(), &url, "github.com/acme/payments").0,
-        Some(0)
-    );
-    let web = tree(&[("app/checkout.js", &function("checkout"))]);
-    let server = Server::start_in(
-        web,
-        &[
-            "--store",
-            &url,
-            "--repository",
-            "github.com/acme/web",
-            "--mode",
-            "mild",
-        ],
-    );
+    let server = web_beside_payments(&["--mode", "mild"]);
     let diff = new_file_diff("app/new.js", &function("sumUp"));
     let res = server.request(
         "POST",
