@@ -60,6 +60,7 @@ use crate::service::across::{store_indexes, Store, StoreIndex};
 use crate::service::answer::{Duplication, Place};
 use crate::service::check::{budget_for_files, listed, max_snippet_len, Refusal, StoreStatus};
 use crate::service::findings::{findings, Finding, Notice};
+use crate::service::inconsistent::{inconsistent_changes, Changed, InconsistentChange};
 use crate::store::lookup::{self, Query};
 use crate::store::StoreError;
 
@@ -237,6 +238,8 @@ pub(crate) struct DiffAnswer {
     pub truncated: bool,
     /// How the store answered, when there is one.
     pub store: Option<StoreStatus>,
+    /// The clones the diff changes in one copy and not alike in another.
+    pub inconsistent: Vec<InconsistentChange>,
 }
 
 impl DiffAnswer {
@@ -357,6 +360,7 @@ pub(crate) fn check_diff<G>(
             }
         }
     };
+    let inconsistent = changes_left_behind(&built, index, &excluded, config, options, &budget)?;
     let mut files = Vec::with_capacity(built.len());
     let (mut total, mut added, mut duplicated) = (0, 0, 0);
     for b in built {
@@ -388,7 +392,48 @@ pub(crate) fn check_diff<G>(
         statistics,
         truncated,
         store,
+        inconsistent,
     })
+}
+
+/// The clones whose copies the diff changed in one place and not alike in
+/// another ([`inconsistent_changes`]), for the files whose diff applies to
+/// their indexed text; `excluded` are the indexed files the diff replaces
+/// or deletes (those not rebuilt here are gone).
+fn changes_left_behind(
+    built: &[Built],
+    index: &Index,
+    excluded: &[u32],
+    config: &Config,
+    options: DiffOptions,
+    budget: &Budget,
+) -> Result<Vec<InconsistentChange>, DiffRefusal> {
+    let changed: Vec<Changed<'_>> = built
+        .iter()
+        .filter_map(|b| {
+            let (old, deleted) = b.base.as_ref()?;
+            Some(Changed {
+                old: *old,
+                new: &b.file,
+                deleted,
+                added: &b.added,
+            })
+        })
+        .collect();
+    let gone: Vec<u32> = excluded
+        .iter()
+        .copied()
+        .filter(|id| !changed.iter().any(|c| c.old == *id))
+        .collect();
+    inconsistent_changes(
+        &changed,
+        index,
+        &gone,
+        options.mode,
+        config.thresholds,
+        budget.deadline,
+    )
+    .map_err(|_| DiffRefusal::TooComplex(MATCH_TIMEOUT.to_owned()))
 }
 
 /// The store a diff check reads, and how it reaches it (blocking).
@@ -599,6 +644,9 @@ struct Built {
     rel: String,
     added: Vec<u32>,
     file: Arc<SourceFile>,
+    /// When the diff applied to the indexed text: that file, and the
+    /// old-side lines the diff deletes.
+    base: Option<(u32, Vec<u32>)>,
 }
 
 /// The new text of `entry`: its indexed base with the hunks applied, or
@@ -636,6 +684,11 @@ fn build(
     };
     // The server may be at the diff's new commit (a developer's working
     // tree): the indexed text at the new path is then the new text.
+    let on_base = applied
+        .as_ref()
+        .ok()
+        .filter(|_| change.kind != ChangeKind::Added && change.kind != ChangeKind::Copied)
+        .and_then(|a| Some((base?, a.deleted.clone())));
     let applied = applied.or_else(|why| -> Result<diff::Applied, String> {
         let head = text_of(head).ok_or_else(|| why.clone())?;
         let undone = change.reversed().apply(Some(head)).map_err(|_| why)?;
@@ -717,6 +770,7 @@ fn build(
         rel,
         added,
         file: Arc::new(file),
+        base: on_base.filter(|_| pieces.is_none()),
     }))
 }
 

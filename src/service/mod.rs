@@ -23,6 +23,8 @@ pub mod clones;
 pub mod diff_check;
 /// Findings: the one neutral form of a duplication every report renders.
 pub mod findings;
+/// A diff's changes to one copy of a clone that another copy lacks.
+pub mod inconsistent;
 /// An editor's buffer checked among its other open buffers.
 pub mod open_check;
 /// The folder tree: one folder's children with their duplication.

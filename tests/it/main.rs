@@ -14,6 +14,7 @@ mod dashboard;
 mod diff;
 mod errors;
 mod freshness;
+mod inconsistent;
 mod languages;
 mod lsp;
 mod mcp;

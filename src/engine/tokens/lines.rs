@@ -53,6 +53,17 @@ impl LineIndex {
         Position { line, column }
     }
 
+    /// Lines it knows: the `\n`-separated lines and the (maybe empty)
+    /// line after the last `\n`.
+    pub(crate) fn count(&self) -> u32 {
+        self.starts.len() as u32
+    }
+
+    /// Byte offset where 1-based `line` starts; `None` past the last line.
+    pub(crate) fn line_start(&self, line: u32) -> Option<u32> {
+        self.starts.get((line as usize).checked_sub(1)?).copied()
+    }
+
     /// Bytes it holds.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.starts.capacity() * std::mem::size_of::<u32>()

@@ -19,6 +19,7 @@ use crate::project::time::iso8601;
 use crate::service::answer::{Duplication, Near};
 use crate::service::check::{CheckAnswer, StoreStatus};
 use crate::service::diff_check::DiffAnswer;
+use crate::service::inconsistent::InconsistentChange;
 
 /// The answer of a snippet check: its duplications, statistics, and
 /// `truncated` when the caps left some out.
@@ -119,6 +120,69 @@ pub(crate) struct DiffBody<'a> {
     /// directory's alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     store: Option<StoreJson>,
+    /// Present when the diff changes one copy of a clone and leaves
+    /// another as it was (or changes it otherwise): the fix that may have
+    /// missed a copy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    inconsistent_changes: Vec<InconsistentJson<'a>>,
+}
+
+/// A copy of a clone that a diff changes while another stays as it was.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = InconsistentChange)]
+pub(crate) struct InconsistentJson<'a> {
+    /// The changed copy's file (its new path), relative to DIR.
+    file: &'a str,
+    /// Its first line in the new text.
+    start_line: u32,
+    /// Its last line in the new text.
+    end_line: u32,
+    /// New-side lines the diff adds inside it.
+    added_lines: &'a [u32],
+    /// Old-side lines the diff deletes inside it.
+    deleted_lines: &'a [u32],
+    /// The copies left behind, by file and line (in their new text when
+    /// the diff changes their file too).
+    copies: Vec<CopyJson<'a>>,
+    /// One line to say it.
+    #[schema(examples("src/net/client.js:40-58 changed here; its copy in src/net/pool.js:12-30 was not changed the same way"))]
+    message: String,
+}
+
+/// A copy left behind.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = LeftBehindCopy)]
+pub(crate) struct CopyJson<'a> {
+    /// Its file, relative to DIR.
+    file: &'a str,
+    /// Its first line.
+    start_line: u32,
+    /// Its last line.
+    end_line: u32,
+}
+
+impl<'a> InconsistentJson<'a> {
+    fn of(change: &'a InconsistentChange) -> InconsistentJson<'a> {
+        InconsistentJson {
+            file: &change.rel,
+            start_line: change.span.start.line,
+            end_line: change.span.end.line,
+            added_lines: &change.added,
+            deleted_lines: &change.deleted,
+            copies: change
+                .copies
+                .iter()
+                .map(|(file, span)| CopyJson {
+                    file,
+                    start_line: span.start.line,
+                    end_line: span.end.line,
+                })
+                .collect(),
+            message: change.message(),
+        }
+    }
 }
 
 /// A changed file of a diff check.
@@ -186,6 +250,11 @@ pub(crate) fn diff(answer: &DiffAnswer) -> DiffBody<'_> {
         statistics: (&answer.statistics).into(),
         truncated: answer.truncated,
         store: answer.store.map(StoreJson::from),
+        inconsistent_changes: answer
+            .inconsistent
+            .iter()
+            .map(InconsistentJson::of)
+            .collect(),
     }
 }
 
