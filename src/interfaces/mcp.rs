@@ -516,6 +516,12 @@ fn diff_summary(answer: &DiffAnswer) -> String {
             .collect();
         let _ = write!(text, "\nNot checked: {}.", skipped.join(", "));
     }
+    if !answer.inconsistent.is_empty() {
+        text.push_str("\nChanged in one copy only (a fix may be missing in the others):");
+        for change in &answer.inconsistent {
+            let _ = write!(text, "\n- {}", change.message());
+        }
+    }
     text
 }
 

@@ -137,6 +137,7 @@ pub(crate) fn run(
                 statistics: Statistics::Project(stats),
                 notices: Vec::new(),
                 store: None,
+                inconsistent: Vec::new(),
             }
         }
         Some(bytes) => {
@@ -331,8 +332,9 @@ fn diff_summary(snapshot: &Snapshot, answer: &DiffAnswer) -> String {
 }
 
 /// A diff's duplications as clones: the added place first.
-fn diff_found(answer: DiffAnswer) -> Found {
+fn diff_found(mut answer: DiffAnswer) -> Found {
     let notices = answer.notices();
+    let inconsistent = std::mem::take(&mut answer.inconsistent);
     let store = answer.store.map(|status| match status {
         StoreStatus::Ok { skipped } => StoreOutcome::Compared {
             clones: answer
@@ -362,6 +364,7 @@ fn diff_found(answer: DiffAnswer) -> Found {
         statistics: Statistics::Diff(answer.statistics),
         notices,
         store,
+        inconsistent,
     }
 }
 

@@ -247,7 +247,16 @@ impl DiffAnswer {
     /// of added code, whose related locations are the codebase places it
     /// duplicates.
     pub(crate) fn findings(&self) -> Vec<Finding> {
-        findings(self.files.iter().flat_map(|f| &f.duplications))
+        let mut all = findings(self.files.iter().flat_map(|f| &f.duplications));
+        all.extend(self.inconsistent.iter().map(|change| {
+            let format = self
+                .files
+                .iter()
+                .find(|f| f.path == change.rel)
+                .map_or("", |f| f.format.as_str());
+            Finding::of_inconsistent(change, format)
+        }));
+        all
     }
 
     /// The skipped files and the warnings, as notices of a SARIF log.
@@ -360,7 +369,8 @@ pub(crate) fn check_diff<G>(
             }
         }
     };
-    let inconsistent = changes_left_behind(&built, index, &excluded, config, options, &budget)?;
+    let inconsistent =
+        changes_left_behind(&built, index, &excluded, config, registry, options, &budget)?;
     let mut files = Vec::with_capacity(built.len());
     let (mut total, mut added, mut duplicated) = (0, 0, 0);
     for b in built {
@@ -397,38 +407,42 @@ pub(crate) fn check_diff<G>(
 }
 
 /// The clones whose copies the diff changed in one place and not alike in
-/// another ([`inconsistent_changes`]), for the files whose diff applies to
-/// their indexed text; `excluded` are the indexed files the diff replaces
-/// or deletes (those not rebuilt here are gone).
+/// another ([`inconsistent_changes`]), for the files whose text before the
+/// diff is known; `excluded` are the indexed files the diff replaces or
+/// deletes.
 fn changes_left_behind(
     built: &[Built],
     index: &Index,
     excluded: &[u32],
     config: &Config,
+    registry: &Registry,
     options: DiffOptions,
     budget: &Budget,
 ) -> Result<Vec<InconsistentChange>, DiffRefusal> {
     let changed: Vec<Changed<'_>> = built
         .iter()
         .filter_map(|b| {
-            let (old, deleted) = b.base.as_ref()?;
+            let (old, deleted) = b.old.as_ref()?;
             Some(Changed {
-                old: *old,
+                old: Arc::clone(old),
                 new: &b.file,
                 deleted,
                 added: &b.added,
             })
         })
         .collect();
-    let gone: Vec<u32> = excluded
-        .iter()
-        .copied()
-        .filter(|id| !changed.iter().any(|c| c.old == *id))
-        .collect();
+    // The codebase before the diff: the index without what the diff
+    // replaces or deletes, nor the new texts of a server already at the
+    // diff's new commit; the changed files' old texts stand for them.
+    let mut before: Vec<u32> = excluded.to_vec();
+    before.extend(built.iter().filter_map(|b| index.file_by_rel(&b.rel)));
+    before.sort_unstable();
+    before.dedup();
     inconsistent_changes(
         &changed,
         index,
-        &gone,
+        &before,
+        registry,
         options.mode,
         config.thresholds,
         budget.deadline,
@@ -644,9 +658,10 @@ struct Built {
     rel: String,
     added: Vec<u32>,
     file: Arc<SourceFile>,
-    /// When the diff applied to the indexed text: that file, and the
-    /// old-side lines the diff deletes.
-    base: Option<(u32, Vec<u32>)>,
+    /// Its text before the diff (the indexed file, or the new text with
+    /// the diff undone), and the old-side lines the diff deletes; `None`
+    /// for a new file and one checked from its hunks alone.
+    old: Option<(Arc<SourceFile>, Vec<u32>)>,
 }
 
 /// The new text of `entry`: its indexed base with the hunks applied, or
@@ -684,20 +699,28 @@ fn build(
     };
     // The server may be at the diff's new commit (a developer's working
     // tree): the indexed text at the new path is then the new text.
-    let on_base = applied
-        .as_ref()
-        .ok()
-        .filter(|_| change.kind != ChangeKind::Added && change.kind != ChangeKind::Copied)
-        .and_then(|a| Some((base?, a.deleted.clone())));
-    let applied = applied.or_else(|why| -> Result<diff::Applied, String> {
-        let head = text_of(head).ok_or_else(|| why.clone())?;
-        let undone = change.reversed().apply(Some(head)).map_err(|_| why)?;
-        Ok(diff::Applied {
-            text: head.to_owned(),
-            added: undone.deleted,
-            deleted: undone.added,
-        })
-    });
+    // Either way, the text before the diff is known: the base's, or the
+    // new text with the diff undone.
+    let mut before: Option<Before> = None;
+    let applied = match applied {
+        Ok(applied) => {
+            before = base.map(|id| Before::Indexed(id, applied.deleted.clone()));
+            Ok(applied)
+        }
+        Err(why) => (|| -> Result<diff::Applied, String> {
+            let head = text_of(head).ok_or_else(|| why.clone())?;
+            let undone = change.reversed().apply(Some(head)).map_err(|_| why)?;
+            before = Some(Before::Undone(undone.text, undone.added.clone()));
+            Ok(diff::Applied {
+                text: head.to_owned(),
+                added: undone.deleted,
+                deleted: undone.added,
+            })
+        })(),
+    };
+    if matches!(change.kind, ChangeKind::Added | ChangeKind::Copied) {
+        before = None;
+    }
     let (text, mut added, pieces) = match applied {
         Ok(applied) => (applied.text, applied.added, None),
         Err(why) => {
@@ -766,12 +789,51 @@ fn build(
     };
     let meta = FileMeta::of(&text, text.len() as u64, 0);
     let file = SourceFile::with_tokens(path, rel.clone(), format, text, tokens, meta);
+    // The text before the diff, for inconsistent changes: the indexed one,
+    // or the undone one tokenized here (within the same budget).
+    let old = match before.filter(|_| pieces.is_none()) {
+        Some(Before::Indexed(id, deleted)) => {
+            Some((Arc::clone(&index.files[id as usize]), deleted))
+        }
+        Some(Before::Undone(text, deleted)) => {
+            let old_rel = change.old_path.as_deref().map_or(rel.clone(), |p| {
+                inside_dir(p).unwrap_or_else(|| rel.clone())
+            });
+            match tokenize_within(format, &text, &config.normalization, budget) {
+                Ok(tokens) => {
+                    let meta = FileMeta::of(&text, text.len() as u64, 0);
+                    let old = SourceFile::with_tokens(
+                        old_rel.clone(),
+                        old_rel,
+                        format,
+                        text,
+                        tokens,
+                        meta,
+                    );
+                    Some((Arc::new(old), deleted))
+                }
+                Err(ParseError::Stopped) => return Err(DiffRefusal::Stopped),
+                Err(_) => None,
+            }
+        }
+        None => None,
+    };
     Ok(Ok(Built {
         rel,
         added,
         file: Arc::new(file),
-        base: on_base.filter(|_| pieces.is_none()),
+        old,
     }))
+}
+
+/// A changed file's text before the diff.
+enum Before {
+    /// The indexed file (the diff applied to it), and the lines the diff
+    /// deletes.
+    Indexed(u32, Vec<u32>),
+    /// The indexed text was the new one: the old text, the diff undone,
+    /// and the lines the diff deletes.
+    Undone(String, Vec<u32>),
 }
 
 /// The new sides of hunks placed at their lines (empty lines between

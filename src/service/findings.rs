@@ -10,6 +10,7 @@
 use crate::engine::hash::HashMap;
 use crate::engine::matching::Span;
 use crate::service::answer::{Duplication, Place};
+use crate::service::inconsistent::InconsistentChange;
 
 /// One duplication to report: a place of code and the places it
 /// duplicates. For `/api/check` and check-diff, `location` is the snippet's
@@ -31,6 +32,18 @@ pub(crate) struct Finding {
     /// that stays the same when the code moves or the file changes
     /// elsewhere: alerts are matched across runs by it.
     pub content_hash: u64,
+    /// What it reports.
+    pub rule: Rule,
+}
+
+/// What a finding reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Rule {
+    /// Code that duplicates the related places.
+    Duplicate,
+    /// A change made to this copy of a clone and not alike to the related
+    /// copies.
+    Inconsistent,
 }
 
 impl Finding {
@@ -42,6 +55,32 @@ impl Finding {
             lines: d.place.lines(),
             tokens: d.tokens,
             content_hash: d.content_hash,
+            rule: Rule::Duplicate,
+        }
+    }
+
+    /// The finding of a change to one copy of a clone (in a file of
+    /// format `format`) that left the others behind.
+    pub(crate) fn of_inconsistent(change: &InconsistentChange, format: &str) -> Finding {
+        let place = |rel: &str, span: Span| Place {
+            path: rel.to_owned(),
+            rel: rel.to_owned(),
+            repository: None,
+            format: format.to_owned(),
+            span,
+            fragment: None,
+        };
+        Finding {
+            location: place(&change.rel, change.span),
+            related: change
+                .copies
+                .iter()
+                .map(|(rel, span)| place(rel, *span))
+                .collect(),
+            lines: change.span.lines(),
+            tokens: change.tokens,
+            content_hash: change.content_hash,
+            rule: Rule::Inconsistent,
         }
     }
 }
@@ -72,7 +111,7 @@ pub(crate) struct Notice {
 /// related locations.
 pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
     let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
-    let mut at: HashMap<(String, Span, u32, u32, u64), usize> = HashMap::new();
+    let mut at: HashMap<(String, Span, u32, u32, u64, Rule), usize> = HashMap::new();
     for f in findings {
         let key = (
             f.location.rel.clone(),
@@ -80,6 +119,7 @@ pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
             f.lines,
             f.tokens,
             f.content_hash,
+            f.rule,
         );
         match at.get(&key) {
             Some(&i) => merged[i].related.extend(f.related),
@@ -118,6 +158,7 @@ mod tests {
             lines: 6,
             tokens: 50,
             content_hash: hash,
+            rule: super::Rule::Duplicate,
         }
     }
 

@@ -23,17 +23,20 @@
 //! text); one deadline covers every lookup.
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
+use crate::engine::grammar::Registry;
 use crate::engine::index::{Index, SourceFile};
-use crate::engine::matching::{snippet_matches, Exclusions, Span, Thresholds};
+use crate::engine::matching::{content_hash, snippet_matches, Exclusions, Span, Thresholds};
 use crate::engine::runs::Expired;
 use crate::engine::tokens::Mode;
 
-/// A file the diff changes, whose diff applies to its indexed text.
+/// A file the diff changes, whose text before the diff is known.
 pub(crate) struct Changed<'a> {
-    /// Its indexed version (the diff's old side).
-    pub old: u32,
+    /// Its version before the diff (the indexed file, or the new text with
+    /// the diff undone).
+    pub old: Arc<SourceFile>,
     /// Its new version.
     pub new: &'a SourceFile,
     /// Old-side lines the diff deletes, ascending.
@@ -54,6 +57,10 @@ pub(crate) struct InconsistentChange {
     pub added: Vec<u32>,
     /// Old-side lines the diff deletes inside it (numbers of the old text).
     pub deleted: Vec<u32>,
+    /// Its tokens in the new text.
+    pub tokens: u32,
+    /// The hash of its new tokens in the mode (SARIF's fingerprint).
+    pub content_hash: u64,
     /// The copies left behind: file (relative to DIR) and place, in the
     /// new text of their file, by file and line.
     pub copies: Vec<(String, Span)>,
@@ -142,7 +149,23 @@ struct Side<'a> {
     map: LineMap,
 }
 
-impl Side<'_> {
+impl<'a> Side<'a> {
+    /// The side of `old`: a file the diff leaves alone, or `changed`.
+    fn of(old: &'a SourceFile, changed: Option<&Changed<'a>>) -> Side<'a> {
+        match changed {
+            Some(c) => Side {
+                old,
+                new: c.new,
+                map: LineMap::new(old.lines.count(), c.new.lines.count(), c.deleted, c.added),
+            },
+            None => Side {
+                old,
+                new: old,
+                map: LineMap::identity(old.lines.count()),
+            },
+        }
+    }
+
     /// The tokens of the new text that stand where old tokens `range`
     /// stood: from the first token's place (the start of the line after
     /// the last kept one, if its line was deleted) to the last's; empty
@@ -177,53 +200,69 @@ impl Side<'_> {
     }
 }
 
-/// The inconsistent changes of `changed` against `index` (the diff's old
-/// side), whose files `gone` (sorted ids) the diff deletes; in `mode`,
-/// with `thresholds`; by `deadline`.
+/// The inconsistent changes of `changed` against `index`, without its
+/// files `replaced` (sorted ids: those the diff replaces or deletes, whose
+/// old versions, for the changed files, are in `changed`); in `mode`, with
+/// `thresholds`; by `deadline`.
 pub(crate) fn inconsistent_changes(
     changed: &[Changed<'_>],
     index: &Index,
-    gone: &[u32],
+    replaced: &[u32],
+    registry: &Registry,
     mode: Mode,
     thresholds: Thresholds,
     deadline: Instant,
 ) -> Result<Vec<InconsistentChange>, Expired> {
-    let side = |id: u32| -> Side<'_> {
-        let old = &*index.files[id as usize];
-        match changed.iter().find(|c| c.old == id) {
-            Some(c) => Side {
-                old,
-                new: c.new,
-                map: LineMap::new(old.lines.count(), c.new.lines.count(), c.deleted, c.added),
-            },
-            None => Side {
-                old,
-                new: old,
-                map: LineMap::identity(old.lines.count()),
-            },
-        }
+    // The changed files' old versions, indexed: with `index` less
+    // `replaced`, the codebase before the diff.
+    let olds = Index::build(
+        changed.iter().map(|c| Arc::clone(&c.old)).collect(),
+        registry,
+        index.winnow,
+    );
+    let changed_of = |old: &SourceFile| {
+        changed
+            .iter()
+            .find(|c| std::ptr::eq(&*c.old, old))
+            .expect("every old version is a changed file's")
     };
     let mut found: Vec<InconsistentChange> = Vec::new();
     for c in changed {
-        let here = side(c.old);
-        let old = here.old;
-        let exclude = Exclusions {
-            files: gone,
-            itself: Some(c.old),
+        let here = Side::of(&c.old, Some(c));
+        let old = &*c.old;
+        let before = Exclusions {
+            files: replaced,
             ..Exclusions::default()
         };
-        let clones = snippet_matches(
-            index,
-            old.family,
-            &old.text,
-            &old.tokens,
-            mode,
-            thresholds,
-            exclude,
-            None,
-            deadline,
-        )?;
-        for m in clones {
+        let among_olds = Exclusions {
+            itself: olds.file_by_rel(&old.rel),
+            ..Exclusions::default()
+        };
+        let matches = |index: &Index, exclude| {
+            snippet_matches(
+                index,
+                old.family,
+                &old.text,
+                &old.tokens,
+                mode,
+                thresholds,
+                exclude,
+                None,
+                deadline,
+            )
+        };
+        let clones = matches(index, before)?
+            .into_iter()
+            .map(|m| {
+                let other = &index.files[m.file as usize];
+                (m, Side::of(other, None))
+            })
+            .chain(matches(&olds, among_olds)?.into_iter().map(|m| {
+                let other = &olds.files[m.file as usize];
+                (m, Side::of(other, Some(changed_of(other))))
+            }))
+            .collect::<Vec<_>>();
+        for (m, there) in clones {
             let run = m.run;
             let ours = run.a..run.a + run.len;
             let (la, lb) = (m.snippet.start.line, m.snippet.end.line);
@@ -241,7 +280,6 @@ pub(crate) fn inconsistent_changes(
             if deleted.is_empty() && added.is_empty() {
                 continue;
             }
-            let there = side(m.file);
             let theirs = there.region(run.b..run.b + run.len);
             if theirs.is_empty() {
                 continue;
@@ -276,6 +314,11 @@ pub(crate) fn inconsistent_changes(
                     span,
                     added,
                     deleted,
+                    tokens: now.len() as u32,
+                    content_hash: content_hash(
+                        &c.new.tokens[now.start as usize..now.end as usize],
+                        mode,
+                    ),
                     copies: vec![copy],
                 }),
             }

@@ -95,6 +95,45 @@ fn a_fix_to_one_copy_points_at_the_copy_it_left_behind() {
             "message": "src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"
         }])
     );
+    // As SARIF, for review bots: a warning of its own rule on the changed
+    // copy, the copy left behind related.
+    let diff = git(dir.path(), &["diff", "HEAD"]);
+    let res = server.request(
+        "POST",
+        "/api/check-diff?output=sarif",
+        &[("Content-Type", "text/x-diff")],
+        diff.as_bytes(),
+    );
+    let log = res.json();
+    crate::common::sarif_schema::assert_valid(&log);
+    let run = &log["runs"][0];
+    assert_eq!(
+        run["tool"]["driver"]["rules"][1]["id"],
+        "inconsistent-change"
+    );
+    let results: Vec<&Value> = run["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|r| r["ruleId"] == "inconsistent-change")
+        .collect();
+    assert_eq!(results.len(), 1, "{run}");
+    assert_eq!(
+        (&results[0]["ruleIndex"], &results[0]["level"], &results[0]["message"]["text"]),
+        (
+            &json!(1),
+            &json!("warning"),
+            &json!("This copy of duplicated code changed; its copy at [lib/b.js:1](1) did not change the same way.")
+        )
+    );
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        3
+    );
+    assert_eq!(
+        results[0]["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "lib/b.js"
+    );
     // The same fix in both copies: nothing left behind.
     edit(
         dir.path(),
@@ -138,4 +177,57 @@ fn a_rename_in_mild_mode_a_deleted_copy_and_a_moved_copy_are_not_inconsistent() 
     // One copy deleted whole from its file (moved away): not a fix.
     write(dir.path(), "src/a.js", "// Totals.\n");
     assert_eq!(inconsistent(dir.path(), &server), json!([]));
+}
+
+#[test]
+fn report_diff_says_which_copy_a_change_left_behind() {
+    let (dir, _server) = repository();
+    edit(
+        dir.path(),
+        "src/a.js",
+        "item.price > 0",
+        "item.price > 0 && item.count > 0",
+    );
+    let diff = git(dir.path(), &["diff", "HEAD"]);
+    write(dir.path(), "change.diff", &diff);
+    let out = Command::new(crate::common::BIN)
+        .current_dir(dir.path())
+        .args([
+            "report",
+            ".",
+            "--mode",
+            "mild",
+            "--diff",
+            "change.diff",
+            "--reporter",
+            "console,json",
+            "--output",
+            "out",
+        ])
+        .output()
+        .expect("run report");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let console = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        console.lines().any(|l| l
+            == "inconsistent change: src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"),
+        "{console}"
+    );
+    let json: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/dupcheck-report.json")).expect("json report"),
+    )
+    .expect("json");
+    assert_eq!(
+        json["inconsistentChanges"],
+        json!([{
+            "file": "src/a.js", "startLine": 3, "endLine": 12,
+            "copies": [{"file": "lib/b.js", "startLine": 1, "endLine": 10}],
+            "message": "src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"
+        }])
+    );
 }

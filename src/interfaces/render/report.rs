@@ -17,7 +17,8 @@ use crate::interfaces::render::sarif::{sarif_with, Extras};
 use crate::project::config::Config;
 use crate::service::answer::{Duplication, Place};
 use crate::service::diff_check::DiffStats;
-use crate::service::findings::{findings, Notice};
+use crate::service::findings::{findings, Finding, Notice};
+use crate::service::inconsistent::InconsistentChange;
 
 /// What was found, before any reporter formats it.
 pub(crate) struct Found {
@@ -31,6 +32,9 @@ pub(crate) struct Found {
     pub(crate) notices: Vec<Notice>,
     /// With `--store`: how the comparison with other repositories went.
     pub(crate) store: Option<StoreOutcome>,
+    /// With `--diff`: the clones it changes in one copy and not alike in
+    /// another.
+    pub(crate) inconsistent: Vec<InconsistentChange>,
 }
 
 /// How `report --store` compared the project with other repositories.
@@ -175,6 +179,9 @@ pub(crate) fn totals(found: &Found, threshold: Option<(f64, bool)>) -> Vec<Strin
     }
     if let Some(store) = &found.store {
         lines.push(store.line());
+    }
+    for change in &found.inconsistent {
+        lines.push(format!("inconsistent change: {}", change.message()));
     }
     if let Some((limit, above)) = threshold {
         let pct = percent(found.statistics.percentage());
@@ -341,6 +348,24 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
     if let Some(store) = &found.store {
         report["store"] = store.json();
     }
+    if !found.inconsistent.is_empty() {
+        let changes: Vec<Value> = found
+            .inconsistent
+            .iter()
+            .map(|c| {
+                json!({
+                    "file": c.rel,
+                    "startLine": c.span.start.line,
+                    "endLine": c.span.end.line,
+                    "copies": c.copies.iter().map(|(file, span)| json!({
+                        "file": file, "startLine": span.start.line, "endLine": span.end.line,
+                    })).collect::<Vec<_>>(),
+                    "message": c.message(),
+                })
+            })
+            .collect();
+        report["inconsistentChanges"] = json!(changes);
+    }
     let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
     text.push('\n');
     text
@@ -349,8 +374,17 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
 /// The SARIF report: one result per place, its clones' other places
 /// related.
 pub(crate) fn sarif_report(found: &Found) -> String {
+    let mut all = findings(&found.clones);
+    all.extend(found.inconsistent.iter().map(|change| {
+        let format = found
+            .clones
+            .iter()
+            .find(|c| c.place.rel == change.rel)
+            .map_or("", |c| c.place.format.as_str());
+        Finding::of_inconsistent(change, format)
+    }));
     let log = sarif_with(
-        &findings(&found.clones),
+        &all,
         &Extras {
             snippet: None,
             notices: &found.notices,

@@ -26,12 +26,15 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Map, Value};
 
 pub(crate) use crate::service::answer::Place;
-pub(crate) use crate::service::findings::{Finding, Notice};
+pub(crate) use crate::service::findings::{Finding, Notice, Rule};
 
 use crate::engine::hash::HashMap;
 
-/// The rule every finding is reported under.
+/// The rule every duplication is reported under.
 pub(crate) const RULE_ID: &str = "duplicate-code";
+
+/// The rule of a change made to one copy of a clone and not to another.
+pub(crate) const INCONSISTENT_RULE_ID: &str = "inconsistent-change";
 
 /// Where SARIF logs say their schema is (the one GitHub's own tools use).
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -75,22 +78,28 @@ pub(crate) fn sarif(findings: &[Finding]) -> Value {
 /// Like [`sarif`], with the snippet that locations without a path are in,
 /// and notices.
 pub(crate) fn sarif_with(findings: &[Finding], extras: &Extras<'_>) -> Value {
-    let mut occurrences: HashMap<(&str, u64), u32> = HashMap::new();
+    let mut occurrences: HashMap<(&str, u64, Rule), u32> = HashMap::new();
+    // The second rule is listed only in a log that uses it.
+    let inconsistent = findings.iter().any(|f| f.rule == Rule::Inconsistent);
     let results: Vec<Value> = findings
         .iter()
         .map(|f| {
             let n = occurrences
-                .entry((f.location.rel.as_str(), f.content_hash))
+                .entry((f.location.rel.as_str(), f.content_hash, f.rule))
                 .or_insert(0);
             *n += 1;
             result(f, *n)
         })
         .collect();
+    let mut rules = vec![rule()];
+    if inconsistent {
+        rules.push(inconsistent_rule());
+    }
     let mut driver = json!({
         "name": "dupcheck",
         "version": crate::VERSION,
         "semanticVersion": crate::VERSION,
-        "rules": [rule()],
+        "rules": rules,
     });
     if let Some(uri) = homepage() {
         driver["informationUri"] = json!(uri);
@@ -156,6 +165,28 @@ fn rule() -> Value {
     })
 }
 
+/// The rule of inconsistent changes.
+fn inconsistent_rule() -> Value {
+    json!({
+        "id": INCONSISTENT_RULE_ID,
+        "name": "InconsistentChange",
+        "shortDescription": { "text": "A copy of duplicated code changed, and not its other copies" },
+        "fullDescription": {
+            "text": "The change makes this copy of duplicated code differ from its other copies, which it leaves as they were: a fix made in one copy is often needed in the others."
+        },
+        "help": {
+            "text": "This change was made to one copy of duplicated code; the related locations are the copies it did not change the same way. If the change is a fix, make it in those copies too, or better, keep one copy and call it from each place; if the copies are meant to diverge, dismiss the alert.",
+            "markdown": "**A copy changed, not its twins.** The related locations are copies of this code that the change left as they were. A fix made in one copy is often needed in the others.\n\nIf the change is a fix, make it in those copies too, or better, keep one copy and call it from each place. If the copies are meant to diverge, dismiss the alert."
+        },
+        "defaultConfiguration": { "level": "warning" },
+        "properties": {
+            "tags": ["maintainability", "duplicate-code", "correctness"],
+            "precision": "medium",
+            "problem.severity": "warning",
+        },
+    })
+}
+
 /// One finding as a SARIF result, the `occurrence`th of its content in its
 /// file.
 fn result(f: &Finding, occurrence: u32) -> Value {
@@ -177,11 +208,15 @@ fn result(f: &Finding, occurrence: u32) -> Value {
             })
         })
         .collect();
+    let (rule_id, rule_index, text) = match f.rule {
+        Rule::Duplicate => (RULE_ID, 0, message(f, &links)),
+        Rule::Inconsistent => (INCONSISTENT_RULE_ID, 1, left_behind(&links)),
+    };
     let mut result = Map::new();
-    result.insert("ruleId".into(), json!(RULE_ID));
-    result.insert("ruleIndex".into(), json!(0));
+    result.insert("ruleId".into(), json!(rule_id));
+    result.insert("ruleIndex".into(), json!(rule_index));
     result.insert("level".into(), json!("warning"));
-    result.insert("message".into(), json!({ "text": message(f, &links) }));
+    result.insert("message".into(), json!({ "text": text }));
     result.insert(
         "locations".into(),
         json!([{ "physicalLocation": physical(&f.location) }]),
@@ -223,6 +258,24 @@ fn message(f: &Finding, places: &[String]) -> String {
     }
     text.push('.');
     text
+}
+
+/// "Changed here, not in its copy at A." with the copies as given (links),
+/// past [`MAX_LINKS`] counted.
+fn left_behind(places: &[String]) -> String {
+    let shown = &places[..places.len().min(MAX_LINKS)];
+    let more = places.len() - shown.len();
+    let listed = match shown.split_last() {
+        Some((last, rest)) if !rest.is_empty() && more == 0 => {
+            format!("{} and {last}", rest.join(", "))
+        }
+        _ if more > 0 => format!("{} and {more} more", shown.join(", ")),
+        _ => shown.join(""),
+    };
+    let noun = if places.len() == 1 { "copy" } else { "copies" };
+    format!(
+        "This copy of duplicated code changed; its {noun} at {listed} did not change the same way."
+    )
 }
 
 fn plural(n: u32, word: &str) -> String {
@@ -433,6 +486,7 @@ mod tests {
             lines: 12,
             tokens: 87,
             content_hash: hash,
+            rule: super::Rule::Duplicate,
         }
     }
 
