@@ -134,6 +134,23 @@ fn a_fix_to_one_copy_points_at_the_copy_it_left_behind() {
         results[0]["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"],
         "lib/b.js"
     );
+    // As rdjsonl, for reviewdog.
+    let res = server.request(
+        "POST",
+        "/api/check-diff?output=rdjsonl",
+        &[("Content-Type", "text/x-diff")],
+        diff.as_bytes(),
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&res.body)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .filter(|d: &Value| d["code"]["value"] == "inconsistent-change")
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(
+        lines[0]["message"],
+        "This copy of duplicated code changed; its copy at lib/b.js:1-10 did not change the same way."
+    );
     // The same fix in both copies: nothing left behind.
     edit(
         dir.path(),

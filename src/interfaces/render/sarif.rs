@@ -414,12 +414,16 @@ pub(crate) fn rdjsonl<'t>(
         if !at.rel.is_empty() {
             location["path"] = json!(at.rel);
         }
+        let (text, rule) = match f.rule {
+            Rule::Duplicate => (message(f, &places), RULE_ID),
+            Rule::Inconsistent => (left_behind(&places), INCONSISTENT_RULE_ID),
+        };
         let diagnostic = json!({
-            "message": message(f, &places),
+            "message": text,
             "location": location,
             "severity": "WARNING",
             "source": source,
-            "code": { "value": RULE_ID },
+            "code": { "value": rule },
         });
         out.push_str(&diagnostic.to_string());
         out.push('\n');
