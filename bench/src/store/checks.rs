@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use dupcheck::engine::grammar::Registry;
 use serde_json::{json, Value};
 
-use crate::env::scanned_sources;
+use crate::env::{proc_cpu_seconds, scanned_sources};
 use crate::measure::{latency, throughput, Latency, Throughput};
 use crate::output::progress;
 use crate::postgres::Postgres;
@@ -381,6 +381,8 @@ pub(crate) struct Counted {
     pub(crate) settle_seconds: f64,
     /// The statements the server ran meanwhile.
     pub(crate) statements: Vec<Statement>,
+    /// The CPU the checks cost.
+    pub(crate) cpu: Cpu,
 }
 
 impl Counted {
@@ -400,7 +402,7 @@ impl Counted {
             "latency": self.latency.json(), "checksSent": self.sent,
             "xactCommitDelta": self.commits, "statementsPerCheck": self.per_check(),
             "pgStatStatementsCallsPerCheck": self.calls_per_check(),
-            "settleSeconds": self.settle_seconds,
+            "settleSeconds": self.settle_seconds, "cpu": self.cpu.json(),
             "statements": self.statements.iter().map(Statement::json).collect::<Vec<_>>(),
         })
     }
@@ -411,6 +413,7 @@ impl Counted {
 pub(crate) fn counted_latency(
     pg: &Postgres,
     port: u16,
+    pid: u32,
     samples: &[Sample],
     counts: &Counts,
 ) -> Result<Counted, String> {
@@ -420,8 +423,14 @@ pub(crate) fn counted_latency(
     // the statements is read after the last.
     pg.psql("SELECT pg_stat_statements_reset()")?;
     let before = settled(pg, Duration::from_secs(30))?.0;
-    let latency = latency(port, &requests, counts.warmup, counts.latency)?;
     let sent = counts.warmup + counts.latency;
+    let (latency, cpu) = cpu_during(
+        pid,
+        pg,
+        || latency(port, &requests, counts.warmup, counts.latency),
+        |_| sent,
+    );
+    let latency = latency?;
     let (after, settle_seconds) = settled(pg, Duration::from_secs(30))?;
     let statements = statements(pg)?;
     Ok(Counted {
@@ -430,6 +439,7 @@ pub(crate) fn counted_latency(
         commits: after.saturating_sub(before),
         settle_seconds,
         statements,
+        cpu,
     })
 }
 
@@ -455,6 +465,41 @@ fn settled(pg: &Postgres, limit: Duration) -> Result<(u64, f64), String> {
 /// Checks per second at 16 connections on `port`.
 pub(crate) fn load(port: u16, samples: &[Sample], counts: &Counts) -> Throughput {
     throughput(port, &requests(port, samples), 16, counts.load, u64::MAX)
+}
+
+/// CPU seconds a run cost the server under test and PostgreSQL, per
+/// check answered.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Cpu {
+    /// The dupcheck server's milliseconds of CPU per check.
+    pub(crate) server_ms: f64,
+    /// PostgreSQL's (every process of the cluster).
+    pub(crate) postgres_ms: f64,
+}
+
+impl Cpu {
+    pub(crate) fn json(&self) -> Value {
+        json!({"serverCpuMsPerCheck": self.server_ms, "postgresCpuMsPerCheck": self.postgres_ms})
+    }
+}
+
+/// Runs `f`, which answers `checks` checks, and what the CPU they cost.
+pub(crate) fn cpu_during<T>(
+    server: u32,
+    pg: &Postgres,
+    f: impl FnOnce() -> T,
+    checks: impl FnOnce(&T) -> usize,
+) -> (T, Cpu) {
+    let cpu = || (proc_cpu_seconds(server).unwrap_or(0.0), pg.cpu_seconds());
+    let before = cpu();
+    let value = f();
+    let after = cpu();
+    let n = checks(&value).max(1) as f64;
+    let cost = Cpu {
+        server_ms: (after.0 - before.0) * 1e3 / n,
+        postgres_ms: (after.1 - before.1) * 1e3 / n,
+    };
+    (value, cost)
 }
 
 /// Samples per repository, for the report.

@@ -227,18 +227,43 @@ fn run(options: &Options) -> Result<(), String> {
     say(&format!("comparing {} checks", samples.len()));
     let comparison = checks::compare(local.server.port, through.server.port, &samples)?;
     say("latency at one connection, local");
-    let local_latency = measure::latency(
-        local.server.port,
-        &checks::requests(local.server.port, &samples),
-        counts.warmup,
-        counts.latency,
-    )?;
+    let local_requests = checks::requests(local.server.port, &samples);
+    let (local_latency, local_cpu) = checks::cpu_during(
+        local.server.pid(),
+        &pg,
+        || {
+            measure::latency(
+                local.server.port,
+                &local_requests,
+                counts.warmup,
+                counts.latency,
+            )
+        },
+        |_| counts.warmup + counts.latency,
+    );
+    let local_latency = local_latency?;
     say("latency at one connection, through the store (counting statements)");
-    let store_latency = checks::counted_latency(&pg, through.server.port, &samples, &counts)?;
+    let store_latency = checks::counted_latency(
+        &pg,
+        through.server.port,
+        through.server.pid(),
+        &samples,
+        &counts,
+    )?;
     say("16 connections, local");
-    let local_load = checks::load(local.server.port, &samples, &counts);
+    let (local_load, local_load_cpu) = checks::cpu_during(
+        local.server.pid(),
+        &pg,
+        || checks::load(local.server.port, &samples, &counts),
+        |t| t.checks as usize,
+    );
     say("16 connections, through the store");
-    let store_load = checks::load(through.server.port, &samples, &counts);
+    let (store_load, store_load_cpu) = checks::cpu_during(
+        through.server.pid(),
+        &pg,
+        || checks::load(through.server.port, &samples, &counts),
+        |t| t.checks as usize,
+    );
     let servers = report::Servers {
         local_files: local.files,
         local_seconds: local.seconds,
@@ -294,6 +319,11 @@ fn run(options: &Options) -> Result<(), String> {
         store_latency,
         local_load,
         store_load,
+        cpu: report::Cpus {
+            local: local_cpu,
+            local_load: local_load_cpu,
+            store_load: store_load_cpu,
+        },
         explained,
         others: others.since(),
     };

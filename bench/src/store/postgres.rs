@@ -23,6 +23,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+use crate::env::proc_cpu_seconds;
+
 /// The superuser's password.
 const PASSWORD: &str = "bench-store";
 
@@ -186,6 +188,36 @@ impl Postgres {
         text.trim()
             .parse()
             .map_err(|_| format!("xact_commit was {text:?}"))
+    }
+
+    /// CPU seconds (user and system) of the postmaster and every process
+    /// it started that is alive now (the backends, the background workers).
+    pub(crate) fn cpu_seconds(&self) -> f64 {
+        let Some(postmaster) = self.child.as_ref().map(Child::id) else {
+            return 0.0;
+        };
+        let mut total = 0.0;
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // Fields after the command name: ppid is 1 (field 4 of proc(5)).
+            let ppid = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if pid == postmaster || ppid == Some(postmaster) {
+                total += proc_cpu_seconds(pid).unwrap_or(0.0);
+            }
+        }
+        total
     }
 
     /// How long the log is now: where [`Postgres::log_since`] starts.

@@ -9,7 +9,7 @@ use std::thread;
 
 use serde_json::{json, Value};
 
-use crate::checks::{per_repository, Comparison, Counted, Sample};
+use crate::checks::{per_repository, Comparison, Counted, Cpu, Sample};
 use crate::env::Env;
 use crate::measure::{percentile, Latency, Throughput};
 use crate::output::{load_average, verdict, Output};
@@ -26,6 +26,16 @@ pub(crate) struct Servers {
     pub(crate) local_seconds: f64,
     /// Files the server through the store indexed (its empty folder: 0).
     pub(crate) store_files: u64,
+}
+
+/// The CPU the runs other than the counted one cost, per check.
+pub(crate) struct Cpus {
+    /// The local server at one connection.
+    pub(crate) local: Cpu,
+    /// The local server at 16 connections.
+    pub(crate) local_load: Cpu,
+    /// The server through the store at 16 connections.
+    pub(crate) store_load: Cpu,
 }
 
 /// Everything measured.
@@ -47,6 +57,7 @@ pub(crate) struct Run<'a> {
     pub(crate) store_latency: Counted,
     pub(crate) local_load: Throughput,
     pub(crate) store_load: Throughput,
+    pub(crate) cpu: Cpus,
     /// The plans (`explain`).
     pub(crate) explained: Value,
     /// Other processes' CPU seconds, and the run's wall seconds.
@@ -195,6 +206,15 @@ pub(crate) fn write(out: &mut Output, run: &Run) {
         run.local_load.cell(),
         run.store_load.cell()
     ));
+    let cpu = |c: &Cpu| format!("{:.3} + {:.3}", c.server_ms, c.postgres_ms);
+    out.line(format!(
+        "CPU ms a check, dupcheck + PostgreSQL: 1 connection local {}, through the store {}; \
+         16 connections local {}, through the store {}",
+        cpu(&run.cpu.local),
+        cpu(&st.cpu),
+        cpu(&run.cpu.local_load),
+        cpu(&run.cpu.store_load)
+    ));
     out.line(format!(
         "statements a check: {:.3} (xact_commit +{} over {} checks; pg_stat_statements: {:.3} \
          calls a check)",
@@ -321,6 +341,9 @@ pub(crate) fn write(out: &mut Output, run: &Run) {
             "throughputLocal": run.local_load.json(),
             "throughputStore": run.store_load.json(),
             "throughputRatio": ratio,
+            "cpuLocal": run.cpu.local.json(),
+            "cpuLocalThroughput": run.cpu.local_load.json(),
+            "cpuStoreThroughput": run.cpu.store_load.json(),
         }),
     );
     json.insert("explain".into(), run.explained.clone());
