@@ -232,6 +232,10 @@ pub(crate) struct Comparison {
     pub(crate) differences: Vec<Value>,
     /// The samples (indexes) that found a duplication through the store.
     pub(crate) found: Vec<usize>,
+    /// The slowest checks through the store in this pass (one each, on
+    /// the first use of the candidates' pages): milliseconds, the sample,
+    /// and the local server's milliseconds for it.
+    pub(crate) slowest: Vec<(f64, String, f64)>,
 }
 
 impl Comparison {
@@ -245,6 +249,9 @@ impl Comparison {
             "storeDuplicationsInOtherRepositories": self.elsewhere,
             "statisticsDiffer": self.statistics_differ,
             "firstDifferences": self.differences,
+            "slowestThroughTheStore": self.slowest.iter().map(|(ms, sample, local)| {
+                json!({"ms": ms, "sample": sample, "localMs": local})
+            }).collect::<Vec<_>>(),
         })
     }
 }
@@ -272,8 +279,15 @@ pub(crate) fn compare(local: u16, store: u16, samples: &[Sample]) -> Result<Comp
     let mut out = Comparison::default();
     for (i, sample) in samples.iter().enumerate() {
         let body = sample.body();
+        let started = Instant::now();
         let want = check(&mut a, local, &body)?;
+        let local_ms = started.elapsed().as_secs_f64() * 1e3;
+        let started = Instant::now();
         let got = check(&mut b, store, &body)?;
+        let store_ms = started.elapsed().as_secs_f64() * 1e3;
+        out.slowest.push((store_ms, sample.describe(), local_ms));
+        out.slowest.sort_by(|x, y| y.0.total_cmp(&x.0));
+        out.slowest.truncate(LISTED);
         let (want_list, got_list) = (comparable(&want)?, comparable(&got)?);
         out.total += 1;
         out.local_duplications += want_list.len();

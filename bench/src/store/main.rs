@@ -40,7 +40,9 @@
 //! ```
 //!
 //! `--corpora DIR` (or `DUPCHECK_CORPORA`) reads the corpora from another
-//! checkout's `.corpora`. Linux only (/proc, setpriv). It only talks to
+//! checkout's `.corpora`; `--compression lz4` stores the contents' text and
+//! tokens compressed with lz4 rather than pglz (an experiment: the schema
+//! of `store init` is altered before the publishes). Linux only (/proc, setpriv). It only talks to
 //! 127.0.0.1, and every loop is bounded in count and time.
 //!
 //! It borrows the modules of `bench` it needs (`env`, `server`, `measure`,
@@ -88,8 +90,8 @@ use report::Run;
 const REPORT: &str = "target/bench-store.json";
 
 /// What the command line may hold.
-const USAGE: &str =
-    "usage: store_bench [--quick] [--kernel] [--corpora DIR] [--samples N] [--seed S]";
+const USAGE: &str = "usage: store_bench [--quick] [--kernel] [--corpora DIR] [--samples N] \
+                     [--seed S] [--compression pglz|lz4]";
 
 /// The repository name of the server through the store: in no corpus.
 const OWN: &str = "bench-store/none";
@@ -106,6 +108,10 @@ pub(crate) struct Options {
     pub(crate) samples: Option<usize>,
     /// `--seed S`: the samples' seed.
     pub(crate) seed: u64,
+    /// `--compression lz4`: the contents' text and tokens compressed with
+    /// lz4 instead of PostgreSQL's default pglz (`ALTER TABLE` after `store
+    /// init`): what a check's detoasting would cost then.
+    pub(crate) compression: Option<String>,
 }
 
 impl Options {
@@ -117,6 +123,7 @@ impl Options {
             corpora: std::env::var_os("DUPCHECK_CORPORA").map(PathBuf::from),
             samples: None,
             seed: 30,
+            compression: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -132,6 +139,11 @@ impl Options {
                 "--corpora" => options.corpora = Some(PathBuf::from(value()?)),
                 "--samples" => options.samples = Some(number(value()?)? as usize),
                 "--seed" => options.seed = number(value()?)?,
+                "--compression" => match value()?.as_str() {
+                    "pglz" => options.compression = None,
+                    "lz4" => options.compression = Some("lz4".into()),
+                    other => return Err(format!("--compression {other:?}: {USAGE}")),
+                },
                 "-h" | "--help" => return Err(USAGE.into()),
                 other => return Err(format!("unknown argument {other:?}; {USAGE}")),
             }
@@ -191,6 +203,12 @@ fn run(options: &Options) -> Result<(), String> {
     let url = pg.url();
     let init = publish::init(&env, &url)?;
     say(&init);
+    if let Some(method) = &options.compression {
+        pg.psql(&format!(
+            "ALTER TABLE contents ALTER COLUMN text SET COMPRESSION {method}, \
+             ALTER COLUMN tokens SET COMPRESSION {method}"
+        ))?;
+    }
 
     let mut published: Vec<Published> = Vec::new();
     for repository in &repositories {

@@ -72,12 +72,16 @@ pub(crate) fn heading(env: &Env, options: &Options, pg: &Postgres) -> String {
     format!(
         "dupcheck store benchmark at {commit}: {cores} cores, load average {}; {version} on \
          127.0.0.1 (fsync=off: commits reach the kernel, not the disk; shared_buffers {} \
-         (default); pg_stat_statements loaded){}{}",
+         (default); pg_stat_statements loaded){}{}{}",
         load_average(),
         pg.psql("SHOW shared_buffers")
             .unwrap_or_else(|_| "?".into()),
         if options.quick { "; --quick" } else { "" },
         if options.kernel { "; --kernel" } else { "" },
+        match &options.compression {
+            Some(method) => format!("; contents compressed with {method} (--compression)"),
+            None => String::new(),
+        },
     )
 }
 
@@ -194,6 +198,15 @@ pub(crate) fn write(out: &mut Output, run: &Run) {
         c.elsewhere,
         c.statistics_differ
     ));
+    let slowest: Vec<String> = c
+        .slowest
+        .iter()
+        .map(|(ms, sample, local)| format!("{ms:.1} ms {sample} (local {local:.1} ms)"))
+        .collect();
+    out.line(format!(
+        "slowest checks through the store when first compared: {}",
+        slowest.join("; ")
+    ));
     let (l, st) = (&run.local_latency, &run.store_latency);
     out.line(format!(
         "latency at 1 connection: local {}, through the store {}",
@@ -307,6 +320,7 @@ pub(crate) fn write(out: &mut Output, run: &Run) {
             "postgres": run.pg.version,
             "postgresSettings": SETTINGS.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
             "quick": run.options.quick, "kernel": run.options.kernel,
+            "compression": run.options.compression.as_deref().unwrap_or("pglz"),
             "samples": run.samples.len(), "seed": run.options.seed,
             "loadAverage": load_average(),
             "otherProcesses": {"cpuS": cpu, "wallS": wall},
