@@ -233,9 +233,9 @@ pub(crate) struct Comparison {
     /// The samples (indexes) that found a duplication through the store.
     pub(crate) found: Vec<usize>,
     /// The slowest checks through the store in this pass (one each, on
-    /// the first use of the candidates' pages): milliseconds, the sample,
-    /// and the local server's milliseconds for it.
-    pub(crate) slowest: Vec<(f64, String, f64)>,
+    /// the first use of the candidates' pages): milliseconds, the sample
+    /// (its index and itself), and the local server's milliseconds for it.
+    pub(crate) slowest: Vec<(f64, usize, String, f64)>,
 }
 
 impl Comparison {
@@ -249,7 +249,7 @@ impl Comparison {
             "storeDuplicationsInOtherRepositories": self.elsewhere,
             "statisticsDiffer": self.statistics_differ,
             "firstDifferences": self.differences,
-            "slowestThroughTheStore": self.slowest.iter().map(|(ms, sample, local)| {
+            "slowestThroughTheStore": self.slowest.iter().map(|(ms, _, sample, local)| {
                 json!({"ms": ms, "sample": sample, "localMs": local})
             }).collect::<Vec<_>>(),
         })
@@ -285,7 +285,7 @@ pub(crate) fn compare(local: u16, store: u16, samples: &[Sample]) -> Result<Comp
         let started = Instant::now();
         let got = check(&mut b, store, &body)?;
         let store_ms = started.elapsed().as_secs_f64() * 1e3;
-        out.slowest.push((store_ms, sample.describe(), local_ms));
+        out.slowest.push((store_ms, i, sample.describe(), local_ms));
         out.slowest.sort_by(|x, y| y.0.total_cmp(&x.0));
         out.slowest.truncate(LISTED);
         let (want_list, got_list) = (comparable(&want)?, comparable(&got)?);

@@ -41,7 +41,8 @@ fn statement_of(text: &str) -> Option<&'static str> {
 }
 
 /// Checks the first [`EXPLAINED`] samples of `samples` through a new
-/// server with the plans logged; the figures and plans.
+/// server with the plans logged; the figures and plans, and each
+/// statement's rows (from its plan's top line) beside its time.
 pub(crate) fn explain(
     env: &Env,
     pg: &Postgres,
@@ -81,6 +82,7 @@ fn run(
         say(&format!("explaining {}/{}", sample.repository, sample.rel));
         let mut runs = Vec::new();
         for _ in 0..2 {
+            let at = pg.log_mark();
             let started = std::time::Instant::now();
             let body = sample.body();
             let response = conn
@@ -89,7 +91,10 @@ fn run(
             let ms = started.elapsed().as_secs_f64() * 1e3;
             let answer: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
             let found = answer["duplications"].as_array().map_or(0, Vec::len);
-            runs.push(json!({"checkMs": ms, "duplications": found}));
+            // The log is read from the server's stderr by another thread.
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let statements = timings(&pg.log_since(at));
+            runs.push(json!({"checkMs": ms, "duplications": found, "statements": statements}));
         }
         explained.push(json!({
             "sample": format!("{}/{}:{}+{} ({})", sample.repository, sample.rel,
@@ -138,9 +143,21 @@ fn timings(log: &str) -> Vec<Value> {
         } else {
             continue;
         };
-        if let Some(statement) = statement_of(text) {
-            out.push(json!({"statement": statement, "phase": phase, "ms": ms}));
+        let Some(statement) = statement_of(text) else {
+            continue;
+        };
+        let mut timing = json!({"statement": statement, "phase": phase, "ms": ms});
+        if phase == "plan" {
+            // The plan's top node, after the query text: its actual rows.
+            let rows = lines
+                .get(i + 2)
+                .and_then(|top| top.split("actual time=").nth(1))
+                .and_then(|actual| actual.split("rows=").nth(1))
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|r| r.parse::<u64>().ok());
+            timing["rows"] = json!(rows);
         }
+        out.push(timing);
     }
     out
 }

@@ -291,11 +291,14 @@ fn run(options: &Options) -> Result<(), String> {
     drop(through);
 
     say("explaining the statements of three checks");
-    let found: Vec<&checks::Sample> = comparison
-        .found
-        .iter()
-        .filter_map(|&i| samples.get(i))
-        .collect();
+    // The slowest through the store, and two others that found something.
+    let mut explained: Vec<usize> = comparison.slowest.iter().map(|s| s.1).take(1).collect();
+    for &i in &comparison.found {
+        if explained.len() < 3 && !explained.contains(&i) {
+            explained.push(i);
+        }
+    }
+    let found: Vec<&checks::Sample> = explained.iter().filter_map(|&i| samples.get(i)).collect();
     let explained = explain::explain(&env, &pg, &empty, OWN, &found).unwrap_or_else(|e| {
         say(&format!("explain failed: {e}"));
         serde_json::json!({"error": e})

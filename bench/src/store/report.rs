@@ -201,7 +201,7 @@ pub(crate) fn write(out: &mut Output, run: &Run) {
     let slowest: Vec<String> = c
         .slowest
         .iter()
-        .map(|(ms, sample, local)| format!("{ms:.1} ms {sample} (local {local:.1} ms)"))
+        .map(|(ms, _, sample, local)| format!("{ms:.1} ms {sample} (local {local:.1} ms)"))
         .collect();
     out.line(format!(
         "slowest checks through the store when first compared: {}",
@@ -245,6 +245,31 @@ pub(crate) fn write(out: &mut Output, run: &Run) {
             statement.blocks_hit,
             statement.blocks_read,
             clip(&statement.query, 90)
+        ));
+    }
+    for check in run.explained["checks"].as_array().into_iter().flatten() {
+        // The second run: warm caches, a session that has planned before.
+        let last = &check["runs"][1];
+        let statements: Vec<String> = last["statements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["phase"] == "plan")
+            .map(|t| {
+                format!(
+                    "{} {:.2} ms, {} rows",
+                    t["statement"].as_str().unwrap_or("?"),
+                    t["ms"].as_f64().unwrap_or(f64::NAN),
+                    t["rows"]
+                )
+            })
+            .collect();
+        out.line(format!(
+            "  explained {}: check {:.2} ms, {} duplications; {}",
+            check["sample"].as_str().unwrap_or("?"),
+            last["checkMs"].as_f64().unwrap_or(f64::NAN),
+            last["duplications"],
+            statements.join("; ")
         ));
     }
     let timings = explain_medians(&run.explained);
