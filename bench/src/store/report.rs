@@ -186,6 +186,13 @@ pub(crate) fn write(out: &mut Output, run: &Run) {
          through the store: {} files of its own",
         s.local_files, files, s.local_seconds, s.store_files
     ));
+    if s.local_files != files {
+        out.line(format!(
+            "WARNING: the local server indexed {} files, the publishes {}: the answers cannot \
+             be the same",
+            s.local_files, files
+        ));
+    }
     out.line(format!(
         "checks compared: {} of {} identical ({} of them with duplications); duplications \
          local {}, through the store {} ({} in another repository than the snippet's); \
