@@ -1,5 +1,5 @@
 # Targets mirror CI: `make ci` = lint + test + fuzz-ci.
-.PHONY: build run test lint fmt bench bench-scale quality corpora peers ci fuzz fuzz-smoke fuzz-ci fuzz-tool stress
+.PHONY: build run test lint fmt bench bench-scale bench-store quality corpora peers ci fuzz fuzz-smoke fuzz-ci fuzz-tool stress
 
 CARGO ?= cargo
 DIR ?= .
@@ -46,6 +46,19 @@ bench-scale:
 	bash bench/fetch-kernel.sh
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) run --release -p dupcheck-bench --bin scale -- $(SCALE_FLAGS)
+
+# The store (issue 30, bench/src/store/): a PostgreSQL 15 of its own
+# (/usr/lib/postgresql/15/bin, as nobody when root, fsync=off), the 14
+# quality corpora published (lines/s after the scan), republishes, bytes
+# per indexed line, and checks through the store against a local server
+# over the same files: identical answers, latency, 16 connections, SQL
+# statements a check (target/bench-store.json). STORE_FLAGS passes
+# options, e.g. `make bench-store STORE_FLAGS="--quick"` or "--kernel".
+STORE_FLAGS ?=
+bench-store: corpora
+	$(CARGO) build --release --bin dupcheck
+	$(CARGO) build --release -p dupcheck-bench --bin store_bench
+	target/release/store_bench $(STORE_FLAGS)
 
 # Clone-injection quality of every language against its pinned corpora
 # (bench/src/quality/): recall, exactness, false positives, scan / parse floor.
