@@ -215,6 +215,30 @@ impl From<&Posting> for Fingerprint {
 /// A file's id, fingerprints and seeds, made for an index.
 type Prints = (u32, Vec<Fingerprint>, Vec<Fingerprint>);
 
+/// A file's fingerprints and seeds, made once and kept beside it.
+#[derive(Debug, Clone, Default)]
+pub struct FilePrints {
+    /// Its fingerprints, winnowed as the index's.
+    pub fingerprints: Vec<Fingerprint>,
+    /// Its seeds ([`Postings::Seeds`]).
+    pub seeds: Vec<Fingerprint>,
+}
+
+impl FilePrints {
+    /// The prints of `tokens` with `winnow` (and the seeds' winnowing).
+    pub(crate) fn of(tokens: &[Token], winnow: Winnow) -> FilePrints {
+        FilePrints {
+            fingerprints: fingerprints(tokens, winnow),
+            seeds: fingerprints(tokens, Winnow::for_min_tokens(SEED_TOKENS)),
+        }
+    }
+
+    /// Bytes it holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        (self.fingerprints.capacity() + self.seeds.capacity()) * std::mem::size_of::<Fingerprint>()
+    }
+}
+
 /// The postings of an index as a cache keeps them: per family, the files'
 /// fingerprints, then their seeds, each list sorted by hash, file and
 /// position, the files numbered as the cache's entries.
@@ -340,6 +364,24 @@ impl Index {
         Index::assemble(olds.collect(), moved, files, registry, winnow)
     }
 
+    /// Indexes `files`, each given with its fingerprints (made with
+    /// `winnow`) and its seeds: files whose prints are kept elsewhere (a
+    /// store's, cached by a server) are not fingerprinted again.
+    pub(crate) fn with_prints(
+        mut files: Vec<(Arc<SourceFile>, Arc<FilePrints>)>,
+        registry: &Registry,
+        winnow: Winnow,
+    ) -> Index {
+        files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let given = files
+            .iter()
+            .enumerate()
+            .map(|(id, (_, prints))| (id as u32, prints.fingerprints.clone(), prints.seeds.clone()))
+            .collect();
+        let files = files.into_iter().map(|(file, _)| file).collect();
+        Index::assemble_with(Vec::new(), Vec::new(), files, registry, winnow, Some(given))
+    }
+
     /// The index of `files` (sorted by path): the postings of the files
     /// `moved` maps from an older index or cache (its id → theirs) taken
     /// from `olds`, its tables (fingerprints, then seeds, by family; none
@@ -351,6 +393,19 @@ impl Index {
         registry: &Registry,
         winnow: Winnow,
     ) -> Index {
+        Index::assemble_with(olds, moved, files, registry, winnow, None)
+    }
+
+    /// [`Index::assemble`], with the fresh files' prints `given` (every
+    /// file's, in id order) instead of made here.
+    fn assemble_with(
+        olds: Vec<Old<'_>>,
+        moved: Vec<u32>,
+        files: Vec<Arc<SourceFile>>,
+        registry: &Registry,
+        winnow: Winnow,
+        given: Option<Vec<Prints>>,
+    ) -> Index {
         let mut shared = vec![false; files.len()];
         for &id in moved.iter().filter(|&&id| id != u32::MAX) {
             shared[id as usize] = true;
@@ -359,17 +414,19 @@ impl Index {
             .filter(|&id| !shared[id as usize])
             .collect();
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
-        let prints: Vec<Prints> = fresh
-            .par_iter()
-            .map(|&id| {
-                let tokens = &files[id as usize].tokens;
-                (
-                    id,
-                    fingerprints(tokens, winnow),
-                    fingerprints(tokens, seed_winnow),
-                )
-            })
-            .collect();
+        let prints: Vec<Prints> = given.unwrap_or_else(|| {
+            fresh
+                .par_iter()
+                .map(|&id| {
+                    let tokens = &files[id as usize].tokens;
+                    (
+                        id,
+                        fingerprints(tokens, winnow),
+                        fingerprints(tokens, seed_winnow),
+                    )
+                })
+                .collect()
+        });
         let families = registry.families().len();
         // Per family, the postings of the fresh files' fingerprints (or
         // seeds), as `of` picks them.

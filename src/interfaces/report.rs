@@ -144,7 +144,7 @@ pub(crate) fn run(
             progress.phase("checking the diff");
             let options = DiffOptions::of(config);
             let look_up = |query: Query| match &runtime {
-                Some(runtime) => runtime.block_on(store_lookup(store.as_ref(), &query)),
+                Some(runtime) => runtime.block_on(store_lookup(store.as_ref(), &query, &registry)),
                 None => Ok(Default::default()),
             };
             let elsewhere = store
@@ -258,9 +258,10 @@ fn compare_with_store(
 async fn store_lookup(
     store: Option<&across::Store>,
     query: &Query,
+    registry: &Registry,
 ) -> Result<lookup::Found, StoreError> {
     match store {
-        Some(store) => store.live.lookup(query).await,
+        Some(store) => store.live.lookup(query, registry).await,
         None => Ok(lookup::Found::default()),
     }
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
-use crate::engine::index::{fingerprints, FileMeta, Index, SourceFile, SEED_TOKENS};
+use crate::engine::index::{fingerprints, Index, SourceFile, SEED_TOKENS};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
 use crate::engine::tokens::Token;
@@ -89,6 +89,7 @@ pub(crate) fn query(
             Vec::new()
         },
         max_files: lookup::MAX_CANDIDATES,
+        winnow,
     }
 }
 
@@ -109,30 +110,18 @@ pub(crate) struct StoreIndex {
 impl StoreIndex {
     /// The index of `found`'s files.
     pub(crate) fn of(found: lookup::Found, registry: &Registry, winnow: Winnow) -> StoreIndex {
-        let mut repositories: Vec<Arc<str>> = Vec::new();
-        let mut files = Vec::with_capacity(found.files.len());
-        let mut repository_of = HashMap::default();
-        for candidate in found.files {
-            let Some(format) = registry.lookup(&candidate.format) else {
-                continue;
-            };
-            if repositories.last().map(|r| &**r) != Some(candidate.repository.as_str()) {
-                repositories.push(Arc::from(candidate.repository.as_str()));
-            }
-            let file = Arc::new(SourceFile::with_tokens(
-                candidate.path.clone(),
-                candidate.path,
-                format,
-                candidate.text,
-                candidate.tokens,
-                FileMeta::default(),
-            ));
-            let repository = repositories.last().expect("pushed above");
-            repository_of.insert(Arc::as_ptr(&file), Arc::clone(repository));
-            files.push(file);
-        }
+        let repository_of = found
+            .files
+            .iter()
+            .map(|c| (Arc::as_ptr(&c.file), Arc::clone(&c.repository)))
+            .collect();
+        let files = found
+            .files
+            .into_iter()
+            .map(|c| (c.file, c.prints))
+            .collect();
         StoreIndex {
-            index: Index::build(files, registry, winnow),
+            index: Index::with_prints(files, registry, winnow),
             repository_of,
             capped_fingerprints: found.capped_fingerprints,
             capped_seeds: found.capped_seeds,
@@ -287,8 +276,12 @@ async fn compare(
         fingerprints: batch.iter().flat_map(|b| b.1.iter().copied()).collect(),
         seeds: batch.iter().flat_map(|b| b.2.iter().copied()).collect(),
         max_files: REPORT_FILES,
+        winnow,
     };
-    let found = store.live.lookup_within(&query, REPORT_DEADLINE).await?;
+    let found = store
+        .live
+        .lookup_within(&query, registry, REPORT_DEADLINE)
+        .await?;
     elsewhere.skipped_files += found.skipped;
     if found.files.is_empty() {
         return Ok(());
@@ -359,6 +352,7 @@ pub(crate) fn store_indexes(
                 Vec::new()
             },
             max_files: lookup::MAX_CANDIDATES,
+            winnow,
         };
         let found = look_up(query)?;
         skipped += found.skipped;

@@ -230,7 +230,7 @@ impl Workspace {
                     store.settings_key,
                     &store.own,
                 );
-                let files = store.live.lookup(&query).await;
+                let files = store.live.lookup(&query, self.registry()).await;
                 Some((local, files))
             }
             None => None,
@@ -440,7 +440,7 @@ impl Workspace {
             store.settings_key,
             &store.own,
         );
-        let (found, status) = match runtime.block_on(store.live.lookup(&query)) {
+        let (found, status) = match runtime.block_on(store.live.lookup(&query, registry)) {
             Ok(files) => {
                 let skipped = files.skipped;
                 let found =
@@ -456,7 +456,7 @@ impl Workspace {
     /// The store's answer to `query`, within its deadline.
     async fn store_lookup(&self, query: &Query) -> Result<lookup::Found, StoreError> {
         match &self.store {
-            Some(store) => store.live.lookup(query).await,
+            Some(store) => store.live.lookup(query, self.registry()).await,
             None => Ok(lookup::Found::default()),
         }
     }

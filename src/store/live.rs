@@ -20,7 +20,9 @@ use tokio_postgres::Client;
 use super::catalog::Repository;
 use super::connect::Target;
 use super::error::StoreError;
+use super::kept::Kept;
 use super::lookup::{Found, Query};
+use crate::engine::grammar::Registry;
 
 /// The longest a call on the store may take, connecting included.
 pub const DEADLINE: Duration = Duration::from_secs(2);
@@ -33,6 +35,8 @@ pub const BACK_OFF: Duration = Duration::from_secs(5);
 /// A server's store.
 pub struct Live {
     target: Target,
+    /// The files of other repositories seen by earlier lookups.
+    kept: Kept,
     client: tokio::sync::Mutex<Option<Arc<Client>>>,
     seen: Mutex<Seen>,
 }
@@ -62,6 +66,7 @@ impl Live {
     pub fn new(target: Target) -> Live {
         Live {
             target,
+            kept: Kept::default(),
             client: tokio::sync::Mutex::new(None),
             seen: Mutex::new(Seen::default()),
         }
@@ -75,8 +80,8 @@ impl Live {
 
     /// The files of other repositories that a check's `query` may match,
     /// within [`DEADLINE`].
-    pub async fn lookup(&self, query: &Query) -> Result<Found, StoreError> {
-        self.lookup_within(query, DEADLINE).await
+    pub async fn lookup(&self, query: &Query, registry: &Registry) -> Result<Found, StoreError> {
+        self.lookup_within(query, registry, DEADLINE).await
     }
 
     /// [`Live::lookup`] within `deadline`: a report's lookups, of a whole
@@ -84,13 +89,14 @@ impl Live {
     pub async fn lookup_within(
         &self,
         query: &Query,
+        registry: &Registry,
         deadline: Duration,
     ) -> Result<Found, StoreError> {
         if let Some(quiet) = self.backing_off() {
             return Err(quiet);
         }
         self.call_within(deadline, |client| async move {
-            super::lookup::lookup(&client, query).await
+            super::lookup::lookup(&client, query, &self.kept, registry).await
         })
         .await
     }

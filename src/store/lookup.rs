@@ -10,9 +10,11 @@
 //! in more places than a local index would look up ([`POSTING_CAP`],
 //! [`SEED_CAP`]): a check skips those, as it does locally.
 //!
-//! Two round trips, each one statement sent with its types (no prepare):
-//! the postings of the hashes, counted by content and current copy; then
-//! those contents' places, texts and tokens in the copies the first saw.
+//! At most two round trips, each one statement sent with its types (no
+//! prepare): the postings of the hashes, counted by content and current
+//! copy; then, for what the server has not [`Kept`], those contents'
+//! places, texts and tokens in the copies the first saw. A server that
+//! has seen the candidates makes one.
 //!
 //! Invariants: a lookup reads one complete copy of each repository: the
 //! second statement reads only the copies the first saw current (a copy's
@@ -26,9 +28,15 @@
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
 
+use std::sync::Arc;
+
 use super::codec;
 use super::error::StoreError;
+use super::kept::{Content, Kept};
+use crate::engine::fingerprint::Winnow;
+use crate::engine::grammar::Registry;
 use crate::engine::hash::{HashMap, HashSet};
+use crate::engine::index::{FileMeta, FilePrints, SourceFile};
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
 use crate::engine::tokens::Token;
 
@@ -51,6 +59,9 @@ pub struct Query {
     pub seeds: Vec<u64>,
     /// Contents fetched at most: [`MAX_CANDIDATES`] for a check.
     pub max_files: usize,
+    /// The winnowing of its fingerprints (the settings key's), which the
+    /// prints of the files found are made with.
+    pub winnow: Winnow,
 }
 
 /// What the store holds for a [`Query`].
@@ -70,15 +81,11 @@ pub struct Found {
 #[derive(Debug, Clone)]
 pub struct Candidate {
     /// Its repository's name.
-    pub repository: String,
-    /// Its path in that repository.
-    pub path: String,
-    /// Its format's name.
-    pub format: String,
-    /// Its text.
-    pub text: String,
-    /// Its tokens, as published.
-    pub tokens: Vec<Token>,
+    pub repository: Arc<str>,
+    /// The file, at its path in that repository.
+    pub file: Arc<SourceFile>,
+    /// Its fingerprints and seeds.
+    pub prints: Arc<FilePrints>,
 }
 
 /// What the postings say of one content.
@@ -102,22 +109,32 @@ JOIN copies c ON c.id = f.copy \
 WHERE p.family = $1 AND p.hash = ANY($2) AND c.settings_key = $3 AND r.name <> $4 \
 GROUP BY p.hash, p.kind, p.content, f.copy";
 
-/// The places, texts and tokens of contents in the copies given.
+/// The places of contents in the copies given, with the texts and tokens
+/// of those asked for (others' are not read from their TOAST tables).
 const CONTENTS: &str = "\
-SELECT f.content, f.copy, r.name, f.path, c.format, c.text, c.tokens \
+SELECT f.content, f.copy, r.name, f.path, \
+CASE WHEN f.content = ANY($3) THEN c.format END, \
+CASE WHEN f.content = ANY($3) THEN c.text END, \
+CASE WHEN f.content = ANY($3) THEN c.tokens END \
 FROM copy_files f \
 JOIN contents c ON c.id = f.content \
 JOIN copies k ON k.id = f.copy \
 JOIN repositories r ON r.id = k.repository \
 WHERE f.content = ANY($1) AND f.copy = ANY($2)";
 
-/// The files of other repositories that `query` may match.
-pub async fn lookup(client: &Client, query: &Query) -> Result<Found, StoreError> {
-    match lookup_once(client, query).await? {
+/// The files of other repositories that `query` may match, those `kept`
+/// from earlier lookups not read again; their formats from `registry`.
+pub async fn lookup(
+    client: &Client,
+    query: &Query,
+    kept: &Kept,
+    registry: &Registry,
+) -> Result<Found, StoreError> {
+    match lookup_once(client, query, kept, registry).await? {
         Some(found) => Ok(found),
         // A copy was collected between the two statements: the next
         // attempt sees the copy that replaced it.
-        None => lookup_once(client, query)
+        None => lookup_once(client, query, kept, registry)
             .await?
             .ok_or_else(|| StoreError::Query {
                 what: "read the candidate files".into(),
@@ -128,7 +145,12 @@ pub async fn lookup(client: &Client, query: &Query) -> Result<Found, StoreError>
 
 /// One attempt of [`lookup`]: `None` when a copy the postings named was
 /// gone when its files were read.
-async fn lookup_once(client: &Client, query: &Query) -> Result<Option<Found>, StoreError> {
+async fn lookup_once(
+    client: &Client,
+    query: &Query,
+    kept: &Kept,
+    registry: &Registry,
+) -> Result<Option<Found>, StoreError> {
     if query.fingerprints.is_empty() && query.seeds.is_empty() {
         return Ok(Some(Found::default()));
     }
@@ -210,12 +232,6 @@ async fn lookup_once(client: &Client, query: &Query) -> Result<Option<Found>, St
             expected.insert((*content, copy));
         }
     }
-    let copies: Vec<i64> = expected
-        .iter()
-        .map(|&(_, copy)| copy)
-        .collect::<HashSet<i64>>()
-        .into_iter()
-        .collect();
     let mut found = Found {
         files: Vec::new(),
         capped_fingerprints,
@@ -225,40 +241,135 @@ async fn lookup_once(client: &Client, query: &Query) -> Result<Option<Found>, St
     if contents.is_empty() {
         return Ok(Some(found));
     }
-    let what = "read the candidate files";
-    let rows = client
-        .query_typed(
-            CONTENTS,
-            &[(&contents, Type::INT8_ARRAY), (&copies, Type::INT8_ARRAY)],
-        )
-        .await
-        .map_err(StoreError::query(what))?;
-    let mut seen: HashSet<(i64, i64)> = HashSet::default();
-    for row in &rows {
-        let (content, copy): (i64, i64) = (row.get(0), row.get(1));
-        seen.insert((content, copy));
-        let bytes: &[u8] = row.get(6);
-        let text: String = row.get(5);
-        let tokens = codec::decode(bytes)
-            .filter(|tokens| within(tokens, &text))
-            .ok_or_else(|| StoreError::Query {
-                what: what.into(),
-                reason: format!("the tokens of content {content} do not decode to its text"),
-            })?;
-        found.files.push(Candidate {
-            repository: row.get(2),
-            path: row.get(3),
-            format: row.get(4),
-            text,
-            tokens,
-        });
+    // What is kept answers; the rest is asked for: the texts of contents
+    // not kept, the paths of pairs not kept.
+    let missing: Vec<i64> = contents
+        .iter()
+        .copied()
+        .filter(|&id| kept.content(id).is_none())
+        .collect();
+    let asked: HashSet<(i64, i64)> = expected
+        .iter()
+        .copied()
+        .filter(|&(id, copy)| missing.contains(&id) || kept.places(id, copy).is_none())
+        .collect();
+    let mut fetched: HashMap<i64, Arc<Content>> = HashMap::default();
+    let mut placed: HashMap<(i64, i64), (Vec<String>, Arc<str>)> = HashMap::default();
+    if !asked.is_empty() {
+        let ids: Vec<i64> = asked
+            .iter()
+            .map(|&(id, _)| id)
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let copies: Vec<i64> = asked
+            .iter()
+            .map(|&(_, copy)| copy)
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let what = "read the candidate files";
+        let rows = client
+            .query_typed(
+                CONTENTS,
+                &[
+                    (&ids, Type::INT8_ARRAY),
+                    (&copies, Type::INT8_ARRAY),
+                    (&missing, Type::INT8_ARRAY),
+                ],
+            )
+            .await
+            .map_err(StoreError::query(what))?;
+        for row in &rows {
+            let (id, copy): (i64, i64) = (row.get(0), row.get(1));
+            let (repository, path): (String, String) = (row.get(2), row.get(3));
+            let entry = placed
+                .entry((id, copy))
+                .or_insert_with(|| (Vec::new(), Arc::from(repository.as_str())));
+            entry.0.push(path.clone());
+            let (Some(format), Some(text), Some(bytes)) = (
+                row.get::<_, Option<String>>(4),
+                row.get::<_, Option<String>>(5),
+                row.get::<_, Option<&[u8]>>(6),
+            ) else {
+                continue;
+            };
+            if fetched.contains_key(&id) {
+                continue;
+            }
+            let tokens = codec::decode(bytes)
+                .filter(|tokens| within(tokens, &text))
+                .ok_or_else(|| StoreError::Query {
+                    what: what.into(),
+                    reason: format!("the tokens of content {id} do not decode to its text"),
+                })?;
+            // A format this dupcheck does not know is no candidate.
+            let Some(format) = registry.lookup(&format) else {
+                continue;
+            };
+            let file = SourceFile::with_tokens(
+                path.clone(),
+                path,
+                format,
+                text,
+                tokens,
+                FileMeta::default(),
+            );
+            let prints = FilePrints::of(&file.tokens, query.winnow);
+            let content = Arc::new(Content {
+                file: Arc::new(file),
+                prints: Arc::new(prints),
+            });
+            kept.keep_content(id, Arc::clone(&content));
+            fetched.insert(id, content);
+        }
+        if !asked.iter().all(|pair| placed.contains_key(pair)) {
+            return Ok(None);
+        }
+        for (&(id, copy), (paths, repository)) in &placed {
+            kept.keep_places(id, copy, Arc::from(paths.clone()), Arc::clone(repository));
+        }
     }
-    if !expected.is_subset(&seen) {
-        return Ok(None);
+    for &(id, copy) in &expected {
+        let content = fetched.get(&id).cloned().or_else(|| kept.content(id));
+        let Some(content) = content else {
+            // Of a format this dupcheck does not know.
+            continue;
+        };
+        let (paths, repository): (Vec<String>, Arc<str>) = match placed.get(&(id, copy)) {
+            Some((paths, repository)) => (paths.clone(), Arc::clone(repository)),
+            None => match kept.places(id, copy) {
+                Some((paths, repository)) => (paths.to_vec(), repository),
+                None => return Ok(None),
+            },
+        };
+        for path in paths {
+            let file = if content.file.path == path {
+                Arc::clone(&content.file)
+            } else {
+                // The same content at another path: its own file.
+                let same = &content.file;
+                Arc::new(SourceFile {
+                    path: path.clone(),
+                    rel: path,
+                    format: same.format,
+                    family: same.family,
+                    text: same.text.clone(),
+                    lines: same.lines.clone(),
+                    tokens: same.tokens.clone(),
+                    meta: same.meta,
+                })
+            };
+            found.files.push(Candidate {
+                repository: Arc::clone(&repository),
+                file,
+                prints: Arc::clone(&content.prints),
+            });
+        }
     }
     found
         .files
-        .sort_unstable_by(|a, b| (&a.repository, &a.path).cmp(&(&b.repository, &b.path)));
+        .sort_unstable_by(|a, b| (&a.repository, &a.file.path).cmp(&(&b.repository, &b.file.path)));
     Ok(Some(found))
 }
 

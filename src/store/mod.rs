@@ -20,6 +20,7 @@ pub mod codec;
 pub mod connect;
 pub mod error;
 pub mod gc;
+pub mod kept;
 pub mod live;
 pub mod lookup;
 pub mod publish;
