@@ -1,8 +1,8 @@
-//! The store as a server sees it ([`Live`]): one connection to any host
-//! of the target that answers (a primary or a standby), made on first use
-//! and again after it breaks (a call that finds it broken is run once
-//! more on a new one), every call within [`DEADLINE`]; and how
-//! the store last answered, for `/api/health` ([`Live::health`]).
+//! The store as a server sees it ([`Live`]): up to [`CONNECTIONS`]
+//! connections, each made on first use and again after it breaks, with a
+//! check's statements prepared on it; every call within [`DEADLINE`]; the
+//! files of other repositories already looked up ([`Kept`]); and how the
+//! store last answered, for `/api/health` ([`Live::health`]).
 //!
 //! A store that does not answer is left alone by checks for [`BACK_OFF`]
 //! (they answer from the directory at once); `/api/health` asks every
@@ -12,6 +12,7 @@
 //! warns once when the store stops answering and says when it is back;
 //! what the health shows of a failure is its kind, never its text.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -21,7 +22,7 @@ use super::catalog::Repository;
 use super::connect::Target;
 use super::error::StoreError;
 use super::kept::Kept;
-use super::lookup::{Found, Query};
+use super::lookup::{Found, Prepared, Query};
 use crate::engine::grammar::Registry;
 
 /// The longest a call on the store may take, connecting included.
@@ -32,13 +33,28 @@ pub const DEADLINE: Duration = Duration::from_secs(2);
 /// [`DEADLINE`] for a store that is down. `/api/health` still asks.
 pub const BACK_OFF: Duration = Duration::from_secs(5);
 
+/// Connections a server keeps to its store: checks run side by side, and
+/// one connection is one server process, running one statement at a time.
+pub const CONNECTIONS: usize = 4;
+
 /// A server's store.
 pub struct Live {
     target: Target,
     /// The files of other repositories seen by earlier lookups.
     kept: Kept,
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    /// The connections, each made on first use and again after it broke.
+    slots: Vec<tokio::sync::Mutex<Option<Arc<Connection>>>>,
+    /// The slot of the next call.
+    next: AtomicUsize,
     seen: Mutex<Seen>,
+}
+
+/// One connection and the statements prepared on it.
+pub struct Connection {
+    /// The client.
+    pub client: Client,
+    /// A check's statements, prepared on first use.
+    pub prepared: Prepared,
 }
 
 /// How the store answered.
@@ -67,14 +83,17 @@ impl Live {
         Live {
             target,
             kept: Kept::default(),
-            client: tokio::sync::Mutex::new(None),
+            slots: (0..CONNECTIONS)
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
+            next: AtomicUsize::new(0),
             seen: Mutex::new(Seen::default()),
         }
     }
 
     /// Every repository with a current copy.
     pub async fn repositories(&self) -> Result<Vec<Repository>, StoreError> {
-        self.call(|client| async move { super::catalog::repositories(&client).await })
+        self.call(|conn| async move { super::catalog::repositories(&conn.client).await })
             .await
     }
 
@@ -95,8 +114,8 @@ impl Live {
         if let Some(quiet) = self.backing_off() {
             return Err(quiet);
         }
-        self.call_within(deadline, |client| async move {
-            super::lookup::lookup(&client, query, &self.kept, registry).await
+        self.call_within(deadline, |conn| async move {
+            super::lookup::lookup(&conn.client, &conn.prepared, query, &self.kept, registry).await
         })
         .await
     }
@@ -104,7 +123,7 @@ impl Live {
     /// Asks the store whether it answers, with the right schema; its state.
     pub async fn health(&self) -> Health {
         let _ = self
-            .call(|client| async move { super::schema::check(&client).await })
+            .call(|conn| async move { super::schema::check(&conn.client).await })
             .await;
         let seen = *self.seen.lock().unwrap_or_else(|e| e.into_inner());
         Health {
@@ -135,7 +154,7 @@ impl Live {
     /// answer. A call past the deadline is not run again.
     async fn call<T, F, Fut>(&self, f: F) -> Result<T, StoreError>
     where
-        F: Fn(Arc<Client>) -> Fut,
+        F: Fn(Arc<Connection>) -> Fut,
         Fut: std::future::Future<Output = Result<T, StoreError>>,
     {
         self.call_within(DEADLINE, f).await
@@ -144,20 +163,21 @@ impl Live {
     /// [`Live::call`] within `deadline`.
     async fn call_within<T, F, Fut>(&self, deadline: Duration, f: F) -> Result<T, StoreError>
     where
-        F: Fn(Arc<Client>) -> Fut,
+        F: Fn(Arc<Connection>) -> Fut,
         Fut: std::future::Future<Output = Result<T, StoreError>>,
     {
+        let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % CONNECTIONS];
         let answered = match tokio::time::timeout(deadline, async {
-            let (client, fresh) = self.client().await?;
-            let result = f(Arc::clone(&client)).await;
-            let broke = self.forget_if_broken(&client, &result).await;
+            let (conn, fresh) = self.connection(slot).await?;
+            let result = f(Arc::clone(&conn)).await;
+            let broke = forget_if_broken(slot, &conn, &result).await;
             if !broke || fresh {
                 return result;
             }
             tracing::debug!("store connection broke; connecting again");
-            let (client, _) = self.client().await?;
-            let result = f(Arc::clone(&client)).await;
-            self.forget_if_broken(&client, &result).await;
+            let (conn, _) = self.connection(slot).await?;
+            let result = f(Arc::clone(&conn)).await;
+            forget_if_broken(slot, &conn, &result).await;
             result
         })
         .await
@@ -165,7 +185,7 @@ impl Live {
             Ok(answered) => answered,
             Err(_) => {
                 // A connection that hangs is not used again.
-                if let Ok(mut held) = self.client.try_lock() {
+                if let Ok(mut held) = slot.try_lock() {
                     *held = None;
                 }
                 Err(StoreError::Unreachable {
@@ -178,40 +198,23 @@ impl Live {
         answered
     }
 
-    /// Whether `client` broke during a call that gave `result` (the
-    /// connection lost, or closed since: an immediate shutdown's FATAL
-    /// arrives as the server's error); if so it is not kept for the next
-    /// call, unless another call has already replaced it.
-    async fn forget_if_broken<T>(
+    /// The connection of `slot`, made if there is none or it broke;
+    /// whether it was made now.
+    async fn connection(
         &self,
-        client: &Arc<Client>,
-        result: &Result<T, StoreError>,
-    ) -> bool {
-        let broke = match result {
-            Err(StoreError::Lost { .. }) => true,
-            Err(_) => client.is_closed(),
-            Ok(_) => false,
-        };
-        if broke || client.is_closed() {
-            let mut held = self.client.lock().await;
-            if held.as_ref().is_some_and(|kept| Arc::ptr_eq(kept, client)) {
-                *held = None;
-            }
-        }
-        broke
-    }
-
-    /// The connection, made if there is none or it broke; whether it was
-    /// made now.
-    async fn client(&self) -> Result<(Arc<Client>, bool), StoreError> {
-        let mut held = self.client.lock().await;
-        if let Some(client) = held.as_ref().filter(|c| !c.is_closed()) {
-            return Ok((Arc::clone(client), false));
+        slot: &tokio::sync::Mutex<Option<Arc<Connection>>>,
+    ) -> Result<(Arc<Connection>, bool), StoreError> {
+        let mut held = slot.lock().await;
+        if let Some(conn) = held.as_ref().filter(|c| !c.client.is_closed()) {
+            return Ok((Arc::clone(conn), false));
         }
         *held = None;
-        let client = Arc::new(self.target.connect(false).await?);
-        *held = Some(Arc::clone(&client));
-        Ok((client, true))
+        let conn = Arc::new(Connection {
+            client: self.target.connect(false).await?,
+            prepared: Prepared::default(),
+        });
+        *held = Some(Arc::clone(&conn));
+        Ok((conn, true))
     }
 
     /// Records a call's outcome; warns when the store stops answering and
@@ -247,4 +250,28 @@ impl Live {
             }
         }
     }
+}
+
+/// Whether `conn` broke during a call that gave `result` (the connection
+/// lost, or closed since: an immediate shutdown's FATAL arrives as the
+/// server's error); if so it is not kept in `slot` for the next call,
+/// unless another call has already replaced it.
+async fn forget_if_broken<T>(
+    slot: &tokio::sync::Mutex<Option<Arc<Connection>>>,
+    conn: &Arc<Connection>,
+    result: &Result<T, StoreError>,
+) -> bool {
+    let closed = conn.client.is_closed();
+    let broke = match result {
+        Err(StoreError::Lost { .. }) => true,
+        Err(_) => closed,
+        Ok(_) => false,
+    };
+    if broke || closed {
+        let mut held = slot.lock().await;
+        if held.as_ref().is_some_and(|kept| Arc::ptr_eq(kept, conn)) {
+            *held = None;
+        }
+    }
+    broke
 }

@@ -10,8 +10,8 @@
 //! in more places than a local index would look up ([`POSTING_CAP`],
 //! [`SEED_CAP`]): a check skips those, as it does locally.
 //!
-//! At most two round trips, each one statement sent with its types (no
-//! prepare): the postings of the hashes, counted by content and current
+//! At most two round trips, each one statement prepared once per
+//! connection ([`Prepared`]): the postings of the hashes, counted by content and current
 //! copy; then, for what the server has not [`Kept`], those contents'
 //! places, texts and tokens in the copies the first saw. A server that
 //! has seen the candidates makes one.
@@ -26,7 +26,7 @@
 //! [`Found::skipped`].
 
 use tokio_postgres::types::Type;
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Statement};
 
 use std::sync::Arc;
 
@@ -122,19 +122,56 @@ JOIN copies k ON k.id = f.copy \
 JOIN repositories r ON r.id = k.repository \
 WHERE f.content = ANY($1) AND f.copy = ANY($2)";
 
+/// A check's two statements, prepared once per connection: a check then
+/// costs the server no parsing, and after a few runs, no planning.
+#[derive(Default)]
+pub struct Prepared {
+    postings: tokio::sync::OnceCell<Statement>,
+    contents: tokio::sync::OnceCell<Statement>,
+}
+
+impl Prepared {
+    /// The postings statement, prepared on `client` if need be.
+    async fn postings(&self, client: &Client) -> Result<&Statement, StoreError> {
+        self.postings
+            .get_or_try_init(|| {
+                client.prepare_typed(
+                    POSTINGS,
+                    &[Type::INT2, Type::INT8_ARRAY, Type::INT8, Type::TEXT],
+                )
+            })
+            .await
+            .map_err(StoreError::query("prepare the lookup of fingerprints"))
+    }
+
+    /// The contents statement, prepared on `client` if need be.
+    async fn contents(&self, client: &Client) -> Result<&Statement, StoreError> {
+        self.contents
+            .get_or_try_init(|| {
+                client.prepare_typed(
+                    CONTENTS,
+                    &[Type::INT8_ARRAY, Type::INT8_ARRAY, Type::INT8_ARRAY],
+                )
+            })
+            .await
+            .map_err(StoreError::query("prepare the lookup of files"))
+    }
+}
+
 /// The files of other repositories that `query` may match, those `kept`
 /// from earlier lookups not read again; their formats from `registry`.
 pub async fn lookup(
     client: &Client,
+    prepared: &Prepared,
     query: &Query,
     kept: &Kept,
     registry: &Registry,
 ) -> Result<Found, StoreError> {
-    match lookup_once(client, query, kept, registry).await? {
+    match lookup_once(client, prepared, query, kept, registry).await? {
         Some(found) => Ok(found),
         // A copy was collected between the two statements: the next
         // attempt sees the copy that replaced it.
-        None => lookup_once(client, query, kept, registry)
+        None => lookup_once(client, prepared, query, kept, registry)
             .await?
             .ok_or_else(|| StoreError::Query {
                 what: "read the candidate files".into(),
@@ -147,6 +184,7 @@ pub async fn lookup(
 /// gone when its files were read.
 async fn lookup_once(
     client: &Client,
+    prepared: &Prepared,
     query: &Query,
     kept: &Kept,
     registry: &Registry,
@@ -165,13 +203,13 @@ async fn lookup_once(
         .collect();
     let what = "look up the snippet's fingerprints";
     let rows = client
-        .query_typed(
-            POSTINGS,
+        .query(
+            prepared.postings(client).await?,
             &[
-                (&(query.family as i16), Type::INT2),
-                (&hashes, Type::INT8_ARRAY),
-                (&(query.settings_key as i64), Type::INT8),
-                (&query.own, Type::TEXT),
+                &(query.family as i16),
+                &hashes,
+                &(query.settings_key as i64),
+                &query.own,
             ],
         )
         .await
@@ -270,14 +308,7 @@ async fn lookup_once(
             .collect();
         let what = "read the candidate files";
         let rows = client
-            .query_typed(
-                CONTENTS,
-                &[
-                    (&ids, Type::INT8_ARRAY),
-                    (&copies, Type::INT8_ARRAY),
-                    (&missing, Type::INT8_ARRAY),
-                ],
-            )
+            .query(prepared.contents(client).await?, &[&ids, &copies, &missing])
             .await
             .map_err(StoreError::query(what))?;
         for row in &rows {
