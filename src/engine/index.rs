@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::engine::fingerprint::{Fingerprint, Winnow};
 use crate::engine::grammar::{Format, FormatId, Registry};
-use crate::engine::hash::HashMap;
+use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::parse::ParseError;
 use crate::engine::tokens::{tokenize, LineIndex, Normalization, Position, Token};
 
@@ -237,6 +237,21 @@ impl FilePrints {
     pub(crate) fn heap_bytes(&self) -> usize {
         (self.fingerprints.capacity() + self.seeds.capacity()) * std::mem::size_of::<Fingerprint>()
     }
+
+    /// Those of its prints whose hash `wanted` holds.
+    pub(crate) fn only(&self, wanted: &HashSet<u64>) -> FilePrints {
+        let keep = |prints: &[Fingerprint]| -> Vec<Fingerprint> {
+            prints
+                .iter()
+                .filter(|f| wanted.contains(&{ f.hash }))
+                .copied()
+                .collect()
+        };
+        FilePrints {
+            fingerprints: keep(&self.fingerprints),
+            seeds: keep(&self.seeds),
+        }
+    }
 }
 
 /// The postings of an index as a cache keeps them: per family, the files'
@@ -366,19 +381,20 @@ impl Index {
 
     /// Indexes `files`, each given with its fingerprints (made with
     /// `winnow`) and its seeds: files whose prints are kept elsewhere (a
-    /// store's, cached by a server) are not fingerprinted again.
+    /// store's, cached by a server) are not fingerprinted again. The prints
+    /// given may be only some of a file's (those a check looks up): the
+    /// index then answers lookups of those hashes alone.
     pub(crate) fn with_prints(
-        mut files: Vec<(Arc<SourceFile>, Arc<FilePrints>)>,
+        mut files: Vec<(Arc<SourceFile>, FilePrints)>,
         registry: &Registry,
         winnow: Winnow,
     ) -> Index {
         files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-        let given = files
-            .iter()
+        let (files, given): (Vec<Arc<SourceFile>>, Vec<Prints>) = files
+            .into_iter()
             .enumerate()
-            .map(|(id, (_, prints))| (id as u32, prints.fingerprints.clone(), prints.seeds.clone()))
-            .collect();
-        let files = files.into_iter().map(|(file, _)| file).collect();
+            .map(|(id, (file, prints))| (file, (id as u32, prints.fingerprints, prints.seeds)))
+            .unzip();
         Index::assemble_with(Vec::new(), Vec::new(), files, registry, winnow, Some(given))
     }
 

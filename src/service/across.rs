@@ -115,10 +115,13 @@ impl StoreIndex {
             .iter()
             .map(|c| (Arc::as_ptr(&c.file), Arc::clone(&c.repository)))
             .collect();
+        // Only the prints a match looks up: a candidate file is whole, the
+        // snippet a few lines of it.
+        let asked = &found.asked;
         let files = found
             .files
             .into_iter()
-            .map(|c| (c.file, c.prints))
+            .map(|c| (c.file, c.prints.only(asked)))
             .collect();
         StoreIndex {
             index: Index::with_prints(files, registry, winnow),

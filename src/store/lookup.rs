@@ -75,6 +75,9 @@ pub struct Found {
     pub capped_seeds: Vec<u64>,
     /// Candidate contents not fetched ([`Query::max_files`]).
     pub skipped: usize,
+    /// The query's hashes (fingerprints and seeds): all a match in the
+    /// files looks up.
+    pub asked: HashSet<u64>,
 }
 
 /// One file of another repository.
@@ -99,15 +102,23 @@ struct Holder {
 
 /// The postings of a query's hashes in the current copies of every other
 /// repository made with its settings: per hash, kind, content and copy,
-/// how many places (postings times the content's paths in the copy).
+/// how many places (postings times the content's paths in the copy). The
+/// postings are counted first, then each distinct content's copies are
+/// looked up once (not once a posting: a candidate file shares most of
+/// its hashes with the snippet).
 const POSTINGS: &str = "\
-SELECT p.hash, p.kind, p.content, f.copy, count(*) \
-FROM postings p \
-JOIN copy_files f ON f.content = p.content \
-JOIN repositories r ON r.current_copy = f.copy \
-JOIN copies c ON c.id = f.copy \
-WHERE p.family = $1 AND p.hash = ANY($2) AND c.settings_key = $3 AND r.name <> $4 \
-GROUP BY p.hash, p.kind, p.content, f.copy";
+WITH p AS MATERIALIZED ( \
+    SELECT hash, kind, content, count(*) AS n FROM postings \
+    WHERE family = $1 AND hash = ANY($2) GROUP BY hash, kind, content), \
+placed AS ( \
+    SELECT f.content, f.copy, count(*) AS paths FROM copy_files f \
+    JOIN repositories r ON r.current_copy = f.copy \
+    JOIN copies c ON c.id = f.copy \
+    WHERE f.content IN (SELECT DISTINCT content FROM p) \
+    AND c.settings_key = $3 AND r.name <> $4 \
+    GROUP BY f.content, f.copy) \
+SELECT p.hash, p.kind, p.content, placed.copy, p.n * placed.paths \
+FROM p JOIN placed ON placed.content = p.content";
 
 /// The places of contents in the copies given, with the texts and tokens
 /// of those asked for (others' are not read from their TOAST tables).
@@ -275,6 +286,7 @@ async fn lookup_once(
         capped_fingerprints,
         capped_seeds,
         skipped,
+        asked: fingerprints.union(&seeds).copied().collect(),
     };
     if contents.is_empty() {
         return Ok(Some(found));
