@@ -215,7 +215,8 @@ impl From<&Posting> for Fingerprint {
 /// A file's id, fingerprints and seeds, made for an index.
 type Prints = (u32, Vec<Fingerprint>, Vec<Fingerprint>);
 
-/// A file's fingerprints and seeds, made once and kept beside it.
+/// A file's fingerprints and seeds, made once and kept beside it, each
+/// list sorted by hash.
 #[derive(Debug, Clone, Default)]
 pub struct FilePrints {
     /// Its fingerprints, winnowed as the index's.
@@ -225,11 +226,16 @@ pub struct FilePrints {
 }
 
 impl FilePrints {
-    /// The prints of `tokens` with `winnow` (and the seeds' winnowing).
+    /// The prints of `tokens` with `winnow` (and the seeds' winnowing),
+    /// each list sorted by hash.
     pub(crate) fn of(tokens: &[Token], winnow: Winnow) -> FilePrints {
+        let sorted = |mut prints: Vec<Fingerprint>| {
+            prints.sort_unstable_by_key(|f| (f.hash, f.pos));
+            prints
+        };
         FilePrints {
-            fingerprints: fingerprints(tokens, winnow),
-            seeds: fingerprints(tokens, Winnow::for_min_tokens(SEED_TOKENS)),
+            fingerprints: sorted(fingerprints(tokens, winnow)),
+            seeds: sorted(fingerprints(tokens, Winnow::for_min_tokens(SEED_TOKENS))),
         }
     }
 
@@ -238,14 +244,17 @@ impl FilePrints {
         (self.fingerprints.capacity() + self.seeds.capacity()) * std::mem::size_of::<Fingerprint>()
     }
 
-    /// Those of its prints whose hash `wanted` holds.
+    /// Those of its prints whose hash `wanted` holds: a binary search a
+    /// hash wanted, not a pass over a whole file's prints.
     pub(crate) fn only(&self, wanted: &HashSet<u64>) -> FilePrints {
         let keep = |prints: &[Fingerprint]| -> Vec<Fingerprint> {
-            prints
-                .iter()
-                .filter(|f| wanted.contains(&{ f.hash }))
-                .copied()
-                .collect()
+            let mut kept = Vec::new();
+            for &hash in wanted {
+                let from = prints.partition_point(|f| f.hash < hash);
+                let to = from + prints[from..].partition_point(|f| f.hash == hash);
+                kept.extend_from_slice(&prints[from..to]);
+            }
+            kept
         };
         FilePrints {
             fingerprints: keep(&self.fingerprints),
