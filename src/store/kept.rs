@@ -119,15 +119,19 @@ impl Kept {
                 .map(|(&id, &(_, used))| (used, id))
                 .collect();
             by_age.sort_unstable();
+            let mut dropped = crate::engine::hash::HashSet::default();
             for (_, id) in by_age {
                 if inner.bytes <= self.budget / 4 * 3 {
                     break;
                 }
                 if let Some((gone, _)) = inner.contents.remove(&id) {
                     inner.bytes -= gone.bytes();
-                    inner.paths.retain(|&(content, _), _| content != id);
+                    dropped.insert(id);
                 }
             }
+            inner
+                .paths
+                .retain(|(content, _), _| !dropped.contains(content));
         }
     }
 

@@ -298,10 +298,11 @@ async fn lookup_once(
         .copied()
         .filter(|&id| kept.content(id).is_none())
         .collect();
+    let not_kept: HashSet<i64> = missing.iter().copied().collect();
     let asked: HashSet<(i64, i64)> = expected
         .iter()
         .copied()
-        .filter(|&(id, copy)| missing.contains(&id) || kept.places(id, copy).is_none())
+        .filter(|&(id, copy)| not_kept.contains(&id) || kept.places(id, copy).is_none())
         .collect();
     let mut fetched: HashMap<i64, Arc<Content>> = HashMap::default();
     let mut placed: HashMap<(i64, i64), (Vec<String>, Arc<str>)> = HashMap::default();
