@@ -295,7 +295,8 @@ fn run_local(
                         let (uri, range, file) = match &other.repository {
                             Some(repository) => {
                                 // Another repository's file: no path here.
-                                let named = format!("{repository}/{}", other.rel);
+                                // (A store file's path is its path there, as its `rel`.)
+                                let named = other.named();
                                 let range = match answer.text_in(repository, &other.rel) {
                                     Some(text) => {
                                         places.range(Path::new(&named), Some(text), other.span)
