@@ -31,6 +31,7 @@ use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
 use crate::engine::tokens::{Normalization, Token};
 use crate::project::config::Config;
+use crate::project::journal;
 
 /// The first bytes of an index cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
@@ -66,6 +67,21 @@ pub struct Cached {
     pub entries: usize,
     /// The posting lists.
     pub(crate) lists: PostingLists,
+    /// The cache file these came from, and how much of its journal was
+    /// applied (`None` for no cache).
+    pub(crate) base: Option<Base>,
+}
+
+/// A cache file as written: what its journal names it by, its size, and
+/// the length of its journal's valid part (0 for none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Base {
+    /// The cache's checksum: its journal belongs to it alone.
+    pub checksum: u64,
+    /// The cache file's size in bytes.
+    pub len: u64,
+    /// The bytes of its journal that were read whole (appends go after).
+    pub journal: u64,
 }
 
 impl CachedFile {
@@ -142,7 +158,13 @@ pub(crate) fn load(dir: &Path, key: u64) -> Cached {
         .and_then(|(file, len)| Prefetched::start(file, len))
         .map(|input| decode_checked(Reader::new(input), key));
     match decoded {
-        Ok(Ok(files)) => files,
+        Ok(Ok(mut cached)) => {
+            if let Some(base) = &mut cached.base {
+                base.len = std::fs::metadata(&path).map_or(0, |m| m.len());
+            }
+            journal::apply(dir, key, &mut cached);
+            cached
+        }
         Ok(Err(OTHER_KEY)) => {
             // Another mode or version is routine; damage is worth a warning.
             tracing::info!("cache {} not used: {OTHER_KEY}", path.display());
@@ -236,8 +258,21 @@ fn process_runs(pid: &str) -> bool {
 /// the folder's `.gitignore` if missing. A failed write leaves no temporary
 /// file behind. The cache is written as it is encoded, never held whole in
 /// memory.
-pub(crate) fn save(dir: &Path, key: u64, index: &Index) -> std::io::Result<()> {
-    write_atomically(dir, FILE_NAME, |out| encode_to(out, key, index).map(drop))
+///
+/// Returns the written cache as a [`Base`] for a journal; its previous
+/// journal, made for the cache this one replaces, is removed.
+pub(crate) fn save(dir: &Path, key: u64, index: &Index) -> std::io::Result<Base> {
+    let mut checksum = 0;
+    write_atomically(dir, FILE_NAME, |out| {
+        checksum = encode_to(out, key, index)?.1;
+        Ok(())
+    })?;
+    journal::remove(dir);
+    Ok(Base {
+        checksum,
+        len: std::fs::metadata(file_in(dir))?.len(),
+        journal: 0,
+    })
 }
 
 /// Writes the file `name` of the cache folder `dir` with `write`, to a
@@ -283,20 +318,21 @@ impl<W: Write> Hashing<W> {
     }
 }
 
-/// Writes the cache of `index` made with `key` to `out`; returns `out`.
-fn encode_to<W: Write>(out: W, key: u64, index: &Index) -> std::io::Result<W> {
+/// Writes the cache of `index` made with `key` to `out`; returns `out`
+/// and the cache's checksum.
+fn encode_to<W: Write>(out: W, key: u64, index: &Index) -> std::io::Result<(W, u64)> {
     let lists: Vec<&[Posting]> = index.posting_lists().collect();
     encode_parts(out, key, &index.files, &lists)
 }
 
 /// Writes a cache of `files` and posting `lists` made with `key` to
-/// `out`; returns `out`.
+/// `out`; returns `out` and the cache's checksum.
 fn encode_parts<W: Write>(
     out: W,
     key: u64,
     files: &[Arc<SourceFile>],
     lists: &[&[Posting]],
-) -> std::io::Result<W> {
+) -> std::io::Result<(W, u64)> {
     let mut out = Hashing {
         out,
         hasher: xxhash_rust::xxh3::Xxh3Default::new(),
@@ -308,18 +344,7 @@ fn encode_parts<W: Write>(
     let mut piece = Vec::with_capacity(1 << 16);
     for f in files {
         piece.clear();
-        piece.extend_from_slice(&(f.rel.len() as u32).to_le_bytes());
-        piece.extend_from_slice(f.rel.as_bytes());
-        for v in [f.meta.size, f.meta.mtime_ns, f.meta.content_hash] {
-            piece.extend_from_slice(&v.to_le_bytes());
-        }
-        piece.extend_from_slice(&(f.tokens.len() as u32).to_le_bytes());
-        for t in &f.tokens {
-            let (text, start, len_class) = t.raw();
-            piece.extend_from_slice(&text.to_le_bytes());
-            piece.extend_from_slice(&start.to_le_bytes());
-            piece.extend_from_slice(&len_class.to_le_bytes());
-        }
+        put_entry(&mut piece, f);
         out.put(&piece)?;
     }
     out.put(&(lists.len() as u32).to_le_bytes())?;
@@ -337,13 +362,32 @@ fn encode_parts<W: Write>(
     }
     let checksum = out.hasher.digest();
     out.out.write_all(&checksum.to_le_bytes())?;
-    Ok(out.out)
+    Ok((out.out, checksum))
+}
+
+/// Appends the entry of `file` (path, size, mtime, content hash, tokens)
+/// to `piece`: as the cache lays out its entries, and its journal too.
+pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
+    piece.extend_from_slice(&(file.rel.len() as u32).to_le_bytes());
+    piece.extend_from_slice(file.rel.as_bytes());
+    for v in [file.meta.size, file.meta.mtime_ns, file.meta.content_hash] {
+        piece.extend_from_slice(&v.to_le_bytes());
+    }
+    piece.extend_from_slice(&(file.tokens.len() as u32).to_le_bytes());
+    for t in &file.tokens {
+        let (text, start, len_class) = t.raw();
+        piece.extend_from_slice(&text.to_le_bytes());
+        piece.extend_from_slice(&start.to_le_bytes());
+        piece.extend_from_slice(&len_class.to_le_bytes());
+    }
 }
 
 /// The bytes of the cache of `index` made with `key`.
 #[cfg(test)]
 fn encode(key: u64, index: &Index) -> Vec<u8> {
-    encode_to(Vec::new(), key, index).expect("writing to memory does not fail")
+    encode_to(Vec::new(), key, index)
+        .expect("writing to memory does not fail")
+        .0
 }
 
 /// The files of a cache file's `bytes` made with `key`, or why they cannot
@@ -411,27 +455,14 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
     let mut sizes: Vec<u32> = Vec::new();
     let mut previous_rel = String::new();
     for entry in 0..count {
-        let rel_len = r.u32()? as usize;
-        let rel = String::from_utf8(r.bytes(rel_len)?).map_err(|_| "bad path")?;
+        let (rel, meta, tokens) = r.entry()?;
         // In path order, as the index numbers its files (a posting list
         // stays sorted as the entries become a scan's files).
         if entry > 0 && rel <= previous_rel {
             return Err("entries out of order");
         }
         previous_rel.clone_from(&rel);
-        let meta = FileMeta {
-            size: r.u64()?,
-            mtime_ns: r.u64()?,
-            content_hash: r.u64()?,
-        };
-        let n = r.u32()?;
-        if u64::from(n) > most_tokens(meta.size) {
-            return Err("more tokens than the file can have");
-        }
-        let tokens = r.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
-            Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..]))
-        })?;
-        sizes.push(n);
+        sizes.push(tokens.len() as u32);
         let entry = entry as u32;
         files.insert(
             rel,
@@ -487,6 +518,11 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
             postings: all,
             seeds,
         },
+        base: Some(Base {
+            checksum: made,
+            len: 0,
+            journal: 0,
+        }),
     })
 }
 
@@ -626,22 +662,22 @@ fn le32(b: &[u8]) -> u32 {
 }
 
 /// A cursor over the cache's bytes; every read fails cleanly past the end.
-struct Reader<R> {
+pub(super) struct Reader<R> {
     input: R,
 }
 
 impl<R: std::io::Read> Reader<R> {
-    fn new(input: R) -> Reader<R> {
+    pub(super) fn new(input: R) -> Reader<R> {
         Reader { input }
     }
 
-    fn fill(&mut self, into: &mut [u8]) -> Result<(), &'static str> {
+    pub(super) fn fill(&mut self, into: &mut [u8]) -> Result<(), &'static str> {
         self.input.read_exact(into).map_err(|_| "truncated")
     }
 
     /// The next `n` bytes, read in pieces (a damaged length allocates no
     /// more than the input holds).
-    fn bytes(&mut self, n: usize) -> Result<Vec<u8>, &'static str> {
+    pub(super) fn bytes(&mut self, n: usize) -> Result<Vec<u8>, &'static str> {
         let mut out = Vec::new();
         (&mut self.input)
             .take(n as u64)
@@ -680,16 +716,36 @@ impl<R: std::io::Read> Reader<R> {
         Ok(out)
     }
 
-    fn u32(&mut self) -> Result<u32, &'static str> {
+    pub(super) fn u32(&mut self) -> Result<u32, &'static str> {
         let mut b = [0; 4];
         self.fill(&mut b)?;
         Ok(u32::from_le_bytes(b))
     }
 
-    fn u64(&mut self) -> Result<u64, &'static str> {
+    pub(super) fn u64(&mut self) -> Result<u64, &'static str> {
         let mut b = [0; 8];
         self.fill(&mut b)?;
         Ok(u64::from_le_bytes(b))
+    }
+
+    /// One entry, as [`put_entry`] lays it out: its path, metadata and
+    /// tokens, which must be few enough for its file's size.
+    pub(super) fn entry(&mut self) -> Result<(String, FileMeta, Vec<Token>), &'static str> {
+        let rel_len = self.u32()? as usize;
+        let rel = String::from_utf8(self.bytes(rel_len)?).map_err(|_| "bad path")?;
+        let meta = FileMeta {
+            size: self.u64()?,
+            mtime_ns: self.u64()?,
+            content_hash: self.u64()?,
+        };
+        let n = self.u32()?;
+        if u64::from(n) > most_tokens(meta.size) {
+            return Err("more tokens than the file can have");
+        }
+        let tokens = self.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
+            Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..]))
+        })?;
+        Ok((rel, meta, tokens))
     }
 
     /// The version and key after the magic: the layout must be this one and
@@ -705,7 +761,7 @@ impl<R: std::io::Read> Reader<R> {
     }
 
     /// Whether nothing is left to read.
-    fn at_end(&mut self) -> bool {
+    pub(super) fn at_end(&mut self) -> bool {
         let mut one = [0; 1];
         matches!(self.input.read(&mut one), Ok(0))
     }
@@ -874,7 +930,7 @@ mod tests {
             let mut lists = lists.clone();
             edit(&mut lists);
             let lists: Vec<&[Posting]> = lists.iter().map(|l| &l[..]).collect();
-            let bytes = encode_parts(Vec::new(), 7, &index.files, &lists).unwrap();
+            let bytes = encode_parts(Vec::new(), 7, &index.files, &lists).unwrap().0;
             decode(&bytes, 7).map(|cached| cached.entries)
         };
         assert_eq!(with(&|_| {}), Ok(3));
@@ -895,7 +951,7 @@ mod tests {
         let mut files = index.files.clone();
         files.swap(0, 1);
         let lists: Vec<&[Posting]> = lists.iter().map(|l| &l[..]).collect();
-        let bytes = encode_parts(Vec::new(), 7, &files, &lists).unwrap();
+        let bytes = encode_parts(Vec::new(), 7, &files, &lists).unwrap().0;
         assert_eq!(decode(&bytes, 7).unwrap_err(), "entries out of order");
     }
 

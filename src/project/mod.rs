@@ -16,6 +16,8 @@ pub mod config;
 pub mod folders;
 /// The generated-file rules.
 pub mod generated;
+/// What updates changed since the cache was written, appended.
+pub(crate) mod journal;
 /// The clones in page order, by id and by place, for the clone list.
 pub mod listing;
 /// What a scan shows while it runs and says when done.

@@ -1,7 +1,9 @@
 //! The scanner: owns the current snapshot, which checks read without
 //! waiting; runs each full scan on a thread of its own (so the first one
 //! starts before any async runtime), one at a time, with rescans asked for
-//! meanwhile joining it; applies the watcher's updates; writes the cache.
+//! meanwhile joining it; applies the watcher's updates; keeps the cache
+//! current: written whole after a cold scan, then each update appended to
+//! its journal, and the clone list kept whenever it changed.
 //!
 //! Invariants: one snapshot is built at a time; a scan that fails or
 //! panics leaves the previous snapshot serving; readers only ever see a
@@ -16,11 +18,14 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 
 use crate::engine::grammar::Registry;
+use crate::engine::hash::HashMap;
 use crate::engine::hash::HashSet;
+use crate::engine::index::Index;
 use crate::panic_message;
-use crate::project::cache::{self, Cached};
+use crate::project::cache::{self, Base, Cached};
 use crate::project::clone_cache;
 use crate::project::config::Config;
+use crate::project::journal::{self, Record};
 use crate::project::progress::{clones_line, footprint_line, scanned_line, Progress};
 use crate::project::scan::{gather, scan, Reuse, ScanError};
 use crate::project::snapshot::Snapshot;
@@ -51,8 +56,11 @@ pub(crate) struct Scanner {
     first_ended_signal: Condvar,
     /// Whether updates happened since the cache was last written.
     cache_dirty: AtomicBool,
-    /// Held while the cache is written.
-    cache_writing: Mutex<()>,
+    /// What the cache folder holds; locked while it is written.
+    persisted: Mutex<Persisted>,
+    /// Whether a thread keeps the cache current now, and whether it must
+    /// look again once done (an update came meanwhile).
+    persisting: Mutex<Persisting>,
     /// Threads of full scans and of cache writes not yet ended, and
     /// their signal.
     scan_threads: Mutex<usize>,
@@ -77,7 +85,8 @@ impl Scanner {
             first_ended: Mutex::new(false),
             first_ended_signal: Condvar::new(),
             cache_dirty: AtomicBool::new(false),
-            cache_writing: Mutex::new(()),
+            persisted: Mutex::new(Persisted::default()),
+            persisting: Mutex::new(Persisting::default()),
             scan_threads: Mutex::new(0),
             scan_threads_ended: Condvar::new(),
             created: Instant::now(),
@@ -206,16 +215,13 @@ impl Scanner {
         } else {
             Progress::quiet()
         };
-        // Files the cache held: a first scan that reuses exactly these
-        // leaves the cache as it is (no rewrite of gigabytes to say the
-        // same).
-        let mut cached = None;
         let outcome = self.build(|previous| {
             let mut reuse = Reuse::previous(previous.map(|p| &**p));
             if first && self.config.cache_dir.is_some() {
                 progress.phase("reading the cache");
-                reuse = reuse.with_cache(self.cached());
-                cached = Some(reuse.cached.len());
+                let cache = self.cached();
+                self.lock_persisted().remember(&cache);
+                reuse = reuse.with_cache(cache);
             }
             scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
         });
@@ -230,14 +236,12 @@ impl Scanner {
         };
         if let Ok(snapshot) = &outcome {
             // Checks are answered from here on; the statistics wait
-            // for whole-project clone detection. The cache is written
-            // beside it: a stop during the minutes clone detection takes
-            // on a big tree still leaves a cache for the next start.
+            // for whole-project clone detection. The cache is made
+            // current beside it (what changed since it was written, in
+            // its journal): a stop during the minutes clone detection
+            // takes on a big tree still leaves a cache for the next start.
             say(scanned_line(snapshot, progress.elapsed()));
-            let cache_current = cached == Some(snapshot.index.files.len());
-            if snapshot.parsed > 0 || (first && !cache_current) {
-                self.save_cache_in_background(snapshot);
-            }
+            self.persist_in_background();
             tracing::debug!("after the scan, {}", footprint_line(snapshot));
             let kept = first && self.adopt_kept_clones(snapshot);
             progress.phase("detecting clones");
@@ -246,7 +250,7 @@ impl Scanner {
             say(clones_line(&stats, detecting.elapsed(), kept));
             release_free_memory();
             if !kept {
-                self.keep_clones(snapshot);
+                self.persist_in_background();
             }
             tracing::debug!("after clone detection, {}", footprint_line(snapshot));
         }
@@ -275,22 +279,10 @@ impl Scanner {
         match clone_cache::load(dir, key, &snapshot.index) {
             Some(clones) => {
                 snapshot.adopt_clones(&self.config, clones);
+                self.lock_persisted().clones = Some(key);
                 true
             }
             None => false,
-        }
-    }
-
-    /// Keeps `snapshot`'s clones (detected for this configuration: called
-    /// once its statistics are) in the cache, for the next start; failures
-    /// are logged.
-    fn keep_clones(&self, snapshot: &Snapshot) {
-        let Some(dir) = &self.config.cache_dir else {
-            return;
-        };
-        let clones = snapshot.clones(&self.config);
-        if let Err(err) = clone_cache::save(dir, self.clone_list_key(snapshot), &clones) {
-            tracing::warn!("cannot keep the clone list in {}: {err}", dir.display());
         }
     }
 
@@ -309,25 +301,59 @@ impl Scanner {
         }
     }
 
-    /// Writes the cache of `snapshot` on a thread of its own, counted
-    /// among the scan threads that a stop waits for (within
-    /// [`LAST_CACHE_WRITE`]; a write cut short leaves the previous cache).
-    fn save_cache_in_background(self: &Arc<Self>, snapshot: &Arc<Snapshot>) {
+    /// Makes the cache current ([`Scanner::persist`]) on a thread of its
+    /// own, counted among the scan threads that a stop waits for (within
+    /// [`LAST_CACHE_WRITE`]; a write cut short leaves the previous cache
+    /// and journal). One such thread at a time: asked while one runs, it
+    /// looks again once done, at the snapshot current then.
+    fn persist_in_background(self: &Arc<Self>) {
         if self.config.cache_dir.is_none() {
             return;
         }
-        let (this, snapshot) = (Arc::clone(self), Arc::clone(snapshot));
+        {
+            let mut persisting = self.lock_persisting();
+            if persisting.running {
+                persisting.again = true;
+                return;
+            }
+            persisting.running = true;
+        }
+        let this = Arc::clone(self);
         *self.scan_threads() += 1;
         let spawned = std::thread::Builder::new()
             .name("dupcheck-cache".into())
             .spawn(move || {
                 let _ended = this.scan_thread_ends();
-                this.save_cache(&snapshot);
+                loop {
+                    if let Some(snapshot) = this.snapshot() {
+                        let persisted = catch_unwind(AssertUnwindSafe(|| this.persist(&snapshot)));
+                        if let Err(panic) = persisted {
+                            tracing::error!(
+                                "writing the cache panicked: {}",
+                                panic_message(&*panic)
+                            );
+                        }
+                    }
+                    let mut persisting = this.lock_persisting();
+                    if !std::mem::take(&mut persisting.again) {
+                        persisting.running = false;
+                        break;
+                    }
+                }
             });
         if let Err(err) = spawned {
             *self.scan_threads() -= 1;
+            self.lock_persisting().running = false;
             tracing::warn!("cannot start writing the cache: {err}");
         }
+    }
+
+    fn lock_persisting(&self) -> std::sync::MutexGuard<'_, Persisting> {
+        self.persisting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_persisted(&self) -> std::sync::MutexGuard<'_, Persisted> {
+        self.persisted.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn scan_threads(&self) -> std::sync::MutexGuard<'_, usize> {
@@ -359,7 +385,7 @@ impl Scanner {
     /// reuses every file and skips the same, the current snapshot stays,
     /// with its statistics, and is returned. Waits for a running scan;
     /// fails before the first.
-    pub(crate) fn update(&self, changed: &HashSet<PathBuf>) -> ScanResult {
+    pub(crate) fn update(self: &Arc<Self>, changed: &HashSet<PathBuf>) -> ScanResult {
         let mut updated = false;
         let outcome = self.build(|previous| {
             let previous = previous.ok_or(ScanError::NoIndex)?;
@@ -388,6 +414,7 @@ impl Scanner {
                 snapshot.folder_totals(&self.config, &self.registry);
                 snapshot.listing(&self.config);
             }
+            self.persist_in_background();
         }
         outcome
     }
@@ -414,30 +441,38 @@ impl Scanner {
         outcome
     }
 
-    /// Writes the cache of `snapshot`, if caching is on; failures are logged.
-    fn save_cache(&self, snapshot: &Snapshot) {
+    /// Makes the cache folder hold `snapshot`, if caching is on: the files
+    /// that changed since the cache was written appended to its journal
+    /// (the whole cache written when there is none, or when the journal
+    /// would pass a quarter of it), and the clone list kept if it is known
+    /// and not kept yet. Failures are logged.
+    fn persist(&self, snapshot: &Snapshot) {
         let Some(dir) = &self.config.cache_dir else {
             return;
         };
-        // One writer at a time: they share the temporary file's name.
-        let _writing = self.cache_writing.lock().unwrap_or_else(|e| e.into_inner());
-        let started = Instant::now();
+        let mut persisted = self.lock_persisted();
         self.cache_dirty.store(false, Ordering::SeqCst);
-        match cache::save(dir, cache::key_of(&self.config), &snapshot.index) {
-            Ok(()) => tracing::debug!(
-                "cache written to {} in {:?}",
-                dir.display(),
-                started.elapsed()
-            ),
-            Err(err) => tracing::warn!("cannot write the cache in {}: {err}", dir.display()),
+        persisted.index(dir, cache::key_of(&self.config), &snapshot.index);
+        if snapshot.has_clones(&self.config) {
+            let key = self.clone_list_key(snapshot);
+            if persisted.clones != Some(key) {
+                let clones = snapshot.clones(&self.config);
+                match clone_cache::save(dir, key, &clones) {
+                    Ok(()) => persisted.clones = Some(key),
+                    Err(err) => {
+                        tracing::warn!("cannot keep the clone list in {}: {err}", dir.display())
+                    }
+                }
+            }
         }
     }
 
     /// On shutdown: lets full scans and cache writes still running end, for
-    /// at most [`LAST_CACHE_WRITE`], then writes the cache if the watcher
-    /// changed the index since the last write. A write still running when
-    /// the process ends leaves only its temporary file, which the next
-    /// start removes; the previous cache stays whole and is read.
+    /// at most [`LAST_CACHE_WRITE`], then makes the cache current if the
+    /// watcher changed the index since (a journal record: milliseconds). A
+    /// write still running when the process ends leaves only its
+    /// temporary file, which the next start removes, or a torn journal
+    /// record, which it ignores; the previous cache stays whole and is read.
     pub(crate) fn flush_cache(&self) {
         drop(
             self.scan_threads_ended
@@ -448,10 +483,112 @@ impl Scanner {
         );
         if self.cache_dirty.load(Ordering::SeqCst) {
             if let Some(snapshot) = self.snapshot() {
-                self.save_cache(&snapshot);
+                self.persist(&snapshot);
             }
         }
     }
+}
+
+/// What the cache folder holds for a scanner: the cache file and how much
+/// of its journal is valid, the files they give (path → size and content
+/// hash: what a scan reuses by), and the key of the clone list kept.
+#[derive(Default)]
+struct Persisted {
+    base: Option<Base>,
+    files: HashMap<String, (u64, u64)>,
+    clones: Option<u64>,
+}
+
+/// Whether a thread makes the cache current, and whether it must look
+/// again when done.
+#[derive(Default)]
+struct Persisting {
+    running: bool,
+    again: bool,
+}
+
+impl Persisted {
+    /// Takes what `cached` (a cache just read, its journal applied) holds.
+    fn remember(&mut self, cached: &Cached) {
+        self.base = cached.base;
+        self.files = (cached.files.iter())
+            .map(|(rel, f)| (rel.clone(), (f.meta.size, f.meta.content_hash)))
+            .collect();
+    }
+
+    /// Makes the cache in `dir` (made with `key`) hold the files of
+    /// `index`: a journal record of what changed, or the whole cache.
+    fn index(&mut self, dir: &std::path::Path, key: u64, index: &Index) {
+        let started = Instant::now();
+        let unchanged = |f: &&Arc<crate::engine::index::SourceFile>| {
+            self.files.get(&f.rel) == Some(&(f.meta.size, f.meta.content_hash))
+        };
+        let changed: Vec<_> = index
+            .files
+            .iter()
+            .filter(|f| !unchanged(f))
+            .map(|f| &**f)
+            .collect();
+        let removed: Vec<String> = (self.files.keys())
+            .filter(|rel| index.file_by_rel(rel).is_none())
+            .cloned()
+            .collect();
+        let record = Record {
+            removed: removed.iter().map(String::as_str).collect(),
+            changed,
+        };
+        if let Some(base) = &mut self.base {
+            if record.is_empty() {
+                return;
+            }
+            if base.journal + record.len() <= journal_limit(base.len) {
+                match journal::append(dir, key, base, &record) {
+                    Ok(()) => {
+                        for rel in &removed {
+                            self.files.remove(rel);
+                        }
+                        for f in &record.changed {
+                            let meta = (f.meta.size, f.meta.content_hash);
+                            self.files.insert(f.rel.clone(), meta);
+                        }
+                        tracing::debug!(
+                            "cache journal: {} changed, {} removed, in {:?}",
+                            record.changed.len(),
+                            removed.len(),
+                            started.elapsed()
+                        );
+                        return;
+                    }
+                    Err(err) => tracing::warn!(
+                        "cannot append to the cache's journal in {}, writing the cache anew: {err}",
+                        dir.display()
+                    ),
+                }
+            }
+        }
+        match cache::save(dir, key, index) {
+            Ok(base) => {
+                self.base = Some(base);
+                self.files = (index.files.iter())
+                    .map(|f| (f.rel.clone(), (f.meta.size, f.meta.content_hash)))
+                    .collect();
+                tracing::debug!(
+                    "cache written to {} in {:?}",
+                    dir.display(),
+                    started.elapsed()
+                );
+            }
+            Err(err) => tracing::warn!("cannot write the cache in {}: {err}", dir.display()),
+        }
+    }
+}
+
+/// The most bytes a journal may hold for a cache of `base` bytes before
+/// the cache is written anew instead: a quarter of it, at least 64 MiB. A
+/// start applies the journal's files without their postings, so it
+/// fingerprints them.
+fn journal_limit(base: u64) -> u64 {
+    (base / 4).max(64 << 20)
 }
 
 /// Gives the allocator's free pages back to the system. A scan frees parse

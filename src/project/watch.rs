@@ -93,7 +93,7 @@ pub(crate) fn spawn(scanner: Arc<Scanner>) -> Watch {
 /// The watch's thread: after the first scan, applies each burst of events
 /// with an update, and watches the folders each update walked, until the
 /// watch is stopped.
-fn follow(scanner: &Scanner, slot: &Mutex<Slot>) -> notify::Result<()> {
+fn follow(scanner: &Arc<Scanner>, slot: &Mutex<Slot>) -> notify::Result<()> {
     let Some(mut snapshot) = scanner.first_scanned() else {
         return Err(notify::Error::generic("the first scan failed"));
     };

@@ -347,6 +347,91 @@ fn a_warm_start_over_the_same_files_takes_the_kept_clone_list() {
     stop(child);
 }
 
+/// The summary line and the clones line of a start on `dir` with `args`
+/// (no watcher), and the child (to stop).
+fn start_and_read_both_lines(dir: &Path, args: &[&str]) -> (String, String, Child) {
+    use std::io::BufRead;
+    let mut args = args.to_vec();
+    args.push("--no-watch");
+    let mut child = spawn_with_stderr(dir, &args);
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut next = || lines.next().expect("a line").expect("stderr");
+    let summary = next();
+    assert!(summary.starts_with("dupcheck: scanned"), "{summary}");
+    (summary, next(), child)
+}
+
+/// What the watcher applies reaches the cache as journal records, never a
+/// rewrite of the cache file, and the clone list is kept for the files as
+/// they are: a restart after a stop at any moment (here SIGKILL, which
+/// leaves no time to flush anything) parses nothing and takes the list.
+#[cfg(unix)]
+#[test]
+fn updates_are_journaled_and_a_restart_after_any_stop_reuses_them() {
+    const KEPT: &str = " (the last run's, kept in the cache)";
+    let temp = fixture("project");
+    let dir = temp.path();
+    let cache = dir.join(".dupcheck-cache");
+    let index = cache.join("index-v1.bin");
+    let journal = cache.join("index-v1.journal");
+    let list = cache.join("clones-v1.bin");
+    let read = |path: &Path| std::fs::read(path).ok();
+
+    let mut server = Server::spawn(dir, &[]);
+    server.wait_ready();
+    eventually("the cache and the clone list", || {
+        (index.exists() && list.exists()).then_some(())
+    });
+    let written = read(&index);
+    let kept = read(&list);
+    assert!(!journal.exists());
+
+    // A copy of merge.js added, and stats.py changed.
+    write(dir, "src/app/third.js", merge_js());
+    write(dir, "py/stats.py", "def changed():\n    return 1\n");
+    eventually("the copy indexed", || {
+        let files = matched_files(&server, &merge_js());
+        files.contains(&"src/app/third.js".to_owned()).then_some(())
+    });
+    eventually("the clone list of the files as they are", || {
+        (journal.exists() && read(&list) != kept).then_some(())
+    });
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    assert_eq!(read(&index), written, "the cache file was rewritten");
+
+    let (summary, clones, child) = start_and_read_both_lines(dir, &[]);
+    assert_eq!(
+        parsed_reused(&summary),
+        "(0 parsed, 10 reused)",
+        "{summary}"
+    );
+    assert!(clones.ends_with(KEPT), "{clones}");
+    stop(child);
+
+    // Edited while stopped: the next start parses that file alone, and
+    // appends it to the journal too.
+    let journaled = read(&journal).expect("journal").len();
+    write(dir, "src/app/third.js", "export const gone = 1;\n");
+    let (summary, _, child) = start_and_read_both_lines(dir, &[]);
+    assert_eq!(parsed_reused(&summary), "(1 parsed, 9 reused)", "{summary}");
+    stop(child);
+    assert!(read(&journal).expect("journal").len() > journaled);
+    assert_eq!(read(&index), written);
+    let (summary, clones, child) = start_and_read_both_lines(dir, &[]);
+    assert_eq!(
+        parsed_reused(&summary),
+        "(0 parsed, 10 reused)",
+        "{summary}"
+    );
+    assert!(clones.ends_with(KEPT), "{clones}");
+    stop(child);
+}
+
 #[test]
 fn no_cache_writes_nothing_and_cache_dir_moves_it() {
     let temp = fixture("stats");
