@@ -24,7 +24,7 @@ use crate::engine::matching::{
     informative, near_copies, without_deadline, NearQuery, Place, Thresholds,
 };
 use crate::engine::near_miss;
-use crate::engine::runs::{find_runs, split, POSTING_CAP, SEED_CAP};
+use crate::engine::runs::{find_runs, split, Run, POSTING_CAP, SEED_CAP};
 use crate::engine::tokens::Mode;
 
 /// What whole-project detection is asked for: the settings a clone list
@@ -145,8 +145,7 @@ pub(crate) fn project_clones_counted(
         .collect();
     let capped = per_file.iter().map(|(_, c)| c).sum();
     let mut clones: Vec<ClonePair> = per_file.into_iter().flat_map(|(c, _)| c).collect();
-    clones.sort_unstable();
-    clones.dedup();
+    one_per_place(&mut clones);
     (clones, capped)
 }
 
@@ -235,8 +234,51 @@ fn file_clones(
                 || folder_of(&index.files[c.first.0 as usize].rel)
                     != folder_of(&index.files[c.second.0 as usize].rel)
         })
+        .map(|c| match similarity {
+            Some(similarity) => closed(index, c, mode, similarity),
+            None => c,
+        })
         .collect();
     (clones, capped)
+}
+
+/// `clone`, ended at the end of the unit it copies when its copy's last
+/// statement was deleted or one was added ([`near_miss::close_end`]): then
+/// a near-miss clone, whatever it was.
+fn closed(index: &Index, clone: ClonePair, mode: Mode, similarity: f64) -> ClonePair {
+    let (fa, fb) = (clone.first.0, clone.second.0);
+    let mut chain = match &clone.near {
+        Some(chain) => (**chain).clone(),
+        None => near_miss::Chain {
+            file: fb,
+            parts: vec![Run {
+                a: clone.first.1,
+                file: fb,
+                b: clone.second.1,
+                len: clone.len,
+            }],
+        },
+    };
+    let parts = chain.parts.len();
+    let (a, b) = (
+        &index.files[fa as usize].tokens,
+        &index.files[fb as usize].tokens,
+    );
+    // Within one file, the first place must end before the second starts.
+    let limit = if fa == fb {
+        clone.second.1 as usize
+    } else {
+        a.len()
+    };
+    near_miss::close_end(&mut chain, (a, b), mode, similarity, limit);
+    if chain.parts.len() == parts {
+        return clone;
+    }
+    ClonePair {
+        len: chain.matched(),
+        near: Some(Box::new(chain)),
+        ..clone
+    }
 }
 
 /// The clones of `new`, an index built on `old` (its unchanged files the
@@ -364,9 +406,29 @@ pub(crate) fn updated_clones(
         .collect();
     clones.extend(firsts.into_iter().flatten());
     clones.extend(seconds.into_iter().flatten());
-    clones.sort_unstable();
-    clones.dedup();
+    one_per_place(&mut clones);
     Some((clones, capped))
+}
+
+/// Sorts `clones` and keeps one of each pair of places and size (what a
+/// clone's id names): two near-miss chains can join the same two places
+/// with the same tokens matched through other parts (a gap one line lower
+/// on one side). The one kept spans the most tokens, then has the fewest
+/// parts, then comes first.
+fn one_per_place(clones: &mut Vec<ClonePair>) {
+    clones.sort_unstable();
+    let rank = |c: &ClonePair| {
+        let (a, b) = c.extent();
+        let parts = c.near.as_ref().map_or(1, |chain| chain.parts.len());
+        (std::cmp::Reverse(a + b), parts)
+    };
+    clones.dedup_by(|later, kept| {
+        let same = (later.first, later.second, later.len) == (kept.first, kept.second, kept.len);
+        if same && rank(later) < rank(kept) {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
 }
 
 /// A file's fingerprints and seeds, or the part of them a lookup needs.
@@ -657,5 +719,33 @@ mod tests {
         let settings = settings(Mode::Strict, false, None);
         let found = project_clones(&old, settings);
         assert_eq!(updated_clones(&old, &found, &new, settings), None);
+    }
+
+    #[test]
+    fn two_chains_between_the_same_places_are_one_clone() {
+        use crate::engine::runs::Run;
+        let chain = |parts: &[(u32, u32, u32)]| {
+            let parts = (parts.iter())
+                .map(|&(a, b, len)| Run { a, file: 1, b, len })
+                .collect();
+            Some(Box::new(near_miss::Chain { file: 1, parts }))
+        };
+        // The same 40 tokens matched from the same two places, the gap on
+        // the second side one token apart: the first spans more.
+        let wider = ClonePair {
+            near: chain(&[(10, 20, 30), (40, 52, 10)]),
+            ..ClonePair::exact((0, 10), (1, 20), 40)
+        };
+        let narrower = ClonePair {
+            near: chain(&[(10, 20, 28), (38, 49, 12)]),
+            ..ClonePair::exact((0, 10), (1, 20), 40)
+        };
+        let elsewhere = ClonePair::exact((0, 100), (2, 5), 50);
+        let mut clones = vec![narrower.clone(), elsewhere.clone(), wider.clone()];
+        one_per_place(&mut clones);
+        assert_eq!(clones, [wider.clone(), elsewhere.clone()]);
+        let mut clones = vec![wider.clone(), narrower, elsewhere.clone()];
+        one_per_place(&mut clones);
+        assert_eq!(clones, [wider, elsewhere]);
     }
 }

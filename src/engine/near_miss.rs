@@ -23,7 +23,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use crate::engine::fingerprint::Fingerprint;
-use crate::engine::hash::HashMap;
+use crate::engine::hash::{fnv1a, HashMap};
 use crate::engine::index::{Index, Posting, Postings, SEED_TOKENS};
 use crate::engine::runs::{find_runs, is_repetitive, split, table_stretch, Expired, Run};
 use crate::engine::tokens::{Mode, Token};
@@ -107,6 +107,110 @@ impl Chain {
 
     fn last(&self) -> &Run {
         &self.parts[self.parts.len() - 1]
+    }
+}
+
+/// Brackets, by the hash of their text: what opens a unit (a block, a
+/// call, a list) and what closes it.
+const OPENING: [u64; 3] = [fnv1a(b"{"), fnv1a(b"("), fnv1a(b"[")];
+const CLOSING: [u64; 3] = [fnv1a(b"}"), fnv1a(b")"), fnv1a(b"]")];
+
+/// How a token moves bracket depth: +1, -1 or 0.
+fn bracket(token: &Token) -> i32 {
+    let text = token.id_in(Mode::Strict);
+    if OPENING.contains(&text) {
+        1
+    } else if CLOSING.contains(&text) {
+        -1
+    } else {
+        0
+    }
+}
+
+/// Brackets that `tokens` open and leave open.
+fn left_open(tokens: &[Token]) -> usize {
+    tokens.iter().fold(0usize, |depth, t| match bracket(t) {
+        1 => depth + 1,
+        -1 => depth.saturating_sub(1),
+        _ => depth,
+    })
+}
+
+/// Whether `tokens` close every bracket they open, and none they did not:
+/// a whole statement, not the end of the unit around it.
+fn balanced(tokens: &[Token]) -> bool {
+    let mut depth = 0i32;
+    for t in tokens {
+        depth += bracket(t);
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0
+}
+
+/// Ends a copy of a unit (a function, a block) whose last statement was
+/// deleted, or that had one added, at the unit's end, as a check of the
+/// unit finds it ([`reach_ends`]): when right after `chain` (parts of `a`
+/// and `b`, the two files' tokens) one side goes on with at most
+/// [`MAX_GAP_TOKENS`] tokens of whole statements and then both close,
+/// bracket for bracket, what the chain left open on both, those closing
+/// brackets become its last part. The nearest such end is taken, only
+/// while the chain keeps [`MAX_GAPS`] and `similarity`; `limit` bounds the
+/// end on the `a` side (the second place, when both lie in one file).
+pub(crate) fn close_end(
+    chain: &mut Chain,
+    (a, b): (&[Token], &[Token]),
+    mode: Mode,
+    similarity: f64,
+    limit: usize,
+) {
+    if chain.parts.len() > MAX_GAPS {
+        return;
+    }
+    let (span_a, span_b) = (chain.a(), chain.b());
+    let (a_end, b_end) = (span_a.end as usize, span_b.end as usize);
+    let open = left_open(&a[span_a.start as usize..a_end])
+        .min(left_open(&b[span_b.start as usize..b_end]));
+    if open == 0 {
+        return;
+    }
+    // Closing brackets equal on both sides from `a[i]` and `b[j]` on.
+    let closing = |i: usize, j: usize| {
+        a[i.min(a.len())..]
+            .iter()
+            .zip(&b[j.min(b.len())..])
+            .take(open)
+            .take_while(|(x, y)| bracket(x) == -1 && x.id_in(mode) == y.id_in(mode))
+            .count()
+    };
+    for gap in 1..=MAX_GAP_TOKENS as usize {
+        let ends = [(a_end + gap, b_end), (a_end, b_end + gap)];
+        for (i, j) in ends {
+            if i > a.len().min(limit) || j > b.len() {
+                continue;
+            }
+            let skipped = if i > a_end {
+                &a[a_end..i]
+            } else {
+                &b[b_end..j]
+            };
+            let len = closing(i, j);
+            if len == 0 || !balanced(skipped) || i + len > limit {
+                continue;
+            }
+            let mut closed = chain.clone();
+            closed.parts.push(Run {
+                a: i as u32,
+                file: chain.file,
+                b: j as u32,
+                len: len as u32,
+            });
+            if closed.similarity() >= similarity {
+                *chain = closed;
+            }
+            return;
+        }
     }
 }
 

@@ -291,3 +291,127 @@ fn the_report_lists_the_edited_copy_with_its_similarity() {
     assert_eq!(clones[0]["first"], place("src/orders.js"));
     assert_eq!(clones[0]["second"], place("src/summary.js"));
 }
+
+/// `testdata/near_miss/src/orders.js`'s function copied between two
+/// others, its last statement (`return totals;`) deleted.
+const LAST_STATEMENT_DELETED: &str = r#"function describe(order) {
+  return `${order.id}: ${order.status}`;
+}
+
+function summarizeOrders(orders, taxRate) {
+  const totals = { count: 0, net: 0, tax: 0 };
+  for (const order of orders) {
+    if (order.status === "cancelled") {
+      continue;
+    }
+    const net = order.items.reduce((sum, item) => sum + item.price * item.quantity, 0);
+    totals.count += 1;
+    totals.net += net;
+    totals.tax += net * taxRate;
+  }
+  totals.average = totals.count ? totals.net / totals.count : 0;
+}
+
+function shipping(order) {
+  const weight = order.items.length * 2;
+  return weight > 10 ? 15 : 5;
+}
+"#;
+
+/// Every clone of `/api/clones`, page by page.
+fn every_clone(server: &Server) -> Vec<Value> {
+    let (mut clones, mut cursor) = (Vec::new(), None::<String>);
+    loop {
+        let path = match &cursor {
+            Some(cursor) => format!("/api/clones?limit=1&cursor={cursor}"),
+            None => "/api/clones?limit=1".to_owned(),
+        };
+        let (status, page) = server.get(&path);
+        assert_eq!(status, 200, "{page}");
+        clones.extend(page["clones"].as_array().expect("clones").iter().cloned());
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return clones,
+        }
+    }
+}
+
+#[test]
+fn a_copy_whose_last_statement_was_deleted_ends_at_its_end_as_a_check_finds_it() {
+    for mode in ["strict", "mild"] {
+        let dir = common::fixture("near_miss");
+        common::write(dir.path(), "src/late.js", LAST_STATEMENT_DELETED);
+        let server = Server::start_in(dir, &["--mode", mode]);
+        let clones = every_clone(&server);
+        let without_id: Vec<Value> = (clones.iter())
+            .map(|c| {
+                let mut c = c.clone();
+                c.as_object_mut().expect("clone").remove("id");
+                c
+            })
+            .collect();
+        assert_eq!(
+            without_id,
+            [json!({
+                "format": "javascript",
+                "tokens": 113,
+                "lines": 14,
+                "first": {"file": "src/late.js", "startLine": 5, "endLine": 17, "startColumn": 1, "endColumn": 2},
+                "second": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+                "similarity": 0.974,
+                "gaps": [{"first": null, "second": {"startLine": 13, "endLine": 13}}]
+            })],
+            "{mode}"
+        );
+        // A check of the copied function finds the same two ends.
+        let function: String = LAST_STATEMENT_DELETED
+            .lines()
+            .skip(4)
+            .take(13)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (status, answer) = server.check(json!({"code": function, "format": "javascript"}));
+        assert_eq!(status, 200, "{answer}");
+        let found = &places(&answer)[0]["codebaseLocation"];
+        assert_eq!(
+            (
+                found["file"].clone(),
+                found["startLine"].clone(),
+                found["endLine"].clone()
+            ),
+            (json!("src/orders.js"), json!(1), json!(14)),
+            "{mode}"
+        );
+        // One entry a clone, and the statistics count the list.
+        let (_, stats) = server.get("/api/stats");
+        assert_eq!(
+            stats["statistics"]["total"]["clones"],
+            clones.len(),
+            "{mode}"
+        );
+    }
+}
+
+/// Every id in the clone list is unique and the statistics count the list,
+/// in every fixture with clones and every mode.
+#[test]
+fn clone_ids_are_unique_and_counted_once() {
+    for fixture in ["project", "near_miss", "clones", "stats"] {
+        for mode in ["strict", "mild", "weak"] {
+            let server = Server::start(fixture, &["--mode", mode]);
+            let clones = every_clone(&server);
+            let mut ids: Vec<&str> = (clones.iter())
+                .map(|c| c["id"].as_str().expect("id"))
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), clones.len(), "{fixture} {mode}");
+            let (_, stats) = server.get("/api/stats");
+            assert_eq!(
+                stats["statistics"]["total"]["clones"],
+                clones.len(),
+                "{fixture} {mode}"
+            );
+        }
+    }
+}
