@@ -112,7 +112,7 @@ pub(crate) fn run(
     if args.write_cache {
         if let Some(dir) = &config.cache_dir {
             let key = crate::project::cache::key_of(config);
-            crate::project::cache::save(dir, key, &snapshot.index).map_err(RunError::io(
+            crate::project::journal::save(dir, key, &snapshot.index).map_err(RunError::io(
                 format!("write the cache in {}", dir.display()),
             ))?;
         }

@@ -31,7 +31,6 @@ use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
 use crate::engine::tokens::{Normalization, Token};
 use crate::project::config::Config;
-use crate::project::journal;
 
 /// The first bytes of an index cache file.
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
@@ -162,7 +161,6 @@ pub(crate) fn load(dir: &Path, key: u64) -> Cached {
             if let Some(base) = &mut cached.base {
                 base.len = std::fs::metadata(&path).map_or(0, |m| m.len());
             }
-            journal::apply(dir, key, &mut cached);
             cached
         }
         Ok(Err(OTHER_KEY)) => {
@@ -259,15 +257,13 @@ fn process_runs(pid: &str) -> bool {
 /// file behind. The cache is written as it is encoded, never held whole in
 /// memory.
 ///
-/// Returns the written cache as a [`Base`] for a journal; its previous
-/// journal, made for the cache this one replaces, is removed.
+/// Returns the written cache as a [`Base`] for a journal.
 pub(crate) fn save(dir: &Path, key: u64, index: &Index) -> std::io::Result<Base> {
     let mut checksum = 0;
     write_atomically(dir, FILE_NAME, |out| {
         checksum = encode_to(out, key, index)?.1;
         Ok(())
     })?;
-    journal::remove(dir);
     Ok(Base {
         checksum,
         len: std::fs::metadata(file_in(dir))?.len(),

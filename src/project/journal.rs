@@ -23,7 +23,7 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::engine::index::SourceFile;
+use crate::engine::index::{Index, SourceFile};
 use crate::project::cache::{self, Base, Cached, CachedFile, Reader};
 
 /// The first bytes of a journal.
@@ -39,9 +39,24 @@ fn file_in(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
 }
 
-/// Removes the journal of the cache folder `dir`, if there is one: the
-/// cache it followed was just written anew.
-pub(crate) fn remove(dir: &Path) {
+/// The cache of the cache folder `dir` made with `key`, its journal
+/// applied ([`cache::load`], then [`apply`]).
+pub(crate) fn load(dir: &Path, key: u64) -> Cached {
+    let mut cached = cache::load(dir, key);
+    apply(dir, key, &mut cached);
+    cached
+}
+
+/// Writes the cache of `index` anew ([`cache::save`]) and removes the
+/// journal of the one it replaces.
+pub(crate) fn save(dir: &Path, key: u64, index: &Index) -> std::io::Result<Base> {
+    let base = cache::save(dir, key, index)?;
+    remove(dir);
+    Ok(base)
+}
+
+/// Removes the journal of the cache folder `dir`, if there is one.
+fn remove(dir: &Path) {
     match std::fs::remove_file(file_in(dir)) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
@@ -248,7 +263,7 @@ mod tests {
     use super::*;
     use crate::engine::fingerprint::Winnow;
     use crate::engine::grammar::Registry;
-    use crate::engine::index::{js_files, FileMeta, Index};
+    use crate::engine::index::{js_files, FileMeta};
     use crate::engine::tokens::Normalization;
     use std::sync::Arc;
 
@@ -263,7 +278,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let files = js(&[("a.js", A), ("b.js", A), ("c.js", "g();\n")]);
         let index = Index::build(files, &Registry::builtin(), Winnow::for_min_tokens(10));
-        let base = cache::save(dir.path(), 7, &index).unwrap();
+        let base = save(dir.path(), 7, &index).unwrap();
         (dir, base, index)
     }
 
@@ -296,7 +311,7 @@ mod tests {
         assert_eq!(base.journal, len);
         assert_eq!(len, HEADER_BYTES + first.len() + second.len());
 
-        let cached = cache::load(dir.path(), 7);
+        let cached = load(dir.path(), 7);
         assert_eq!(cached.base, Some(base));
         // a.js and z.js gone, b.js given anew past the cache's entries.
         let entries = cached.entries as u32;
@@ -330,7 +345,7 @@ mod tests {
             .unwrap();
         file.set_len(whole + 5).unwrap();
 
-        let cached = cache::load(dir.path(), 7);
+        let cached = load(dir.path(), 7);
         assert_eq!(cached.base.unwrap().journal, whole);
         assert!(cached.files.contains_key("b.js") && !cached.files.contains_key("a.js"));
 
@@ -341,7 +356,7 @@ mod tests {
             changed: Vec::new(),
         };
         append(dir.path(), 7, &mut base, &three).unwrap();
-        let cached = cache::load(dir.path(), 7);
+        let cached = load(dir.path(), 7);
         assert_eq!(paths(&cached), [("b.js".into(), 1)]);
     }
 
@@ -359,7 +374,7 @@ mod tests {
         let last = bytes.len() - 10;
         bytes[last] ^= 1;
         std::fs::write(file_in(dir.path()), &bytes).unwrap();
-        let cached = cache::load(dir.path(), 7);
+        let cached = load(dir.path(), 7);
         assert_eq!(paths(&cached), [("b.js".into(), 1), ("c.js".into(), 2)]);
     }
 
@@ -372,7 +387,7 @@ mod tests {
         };
         append(dir.path(), 7, &mut base, &record).unwrap();
         // The cache written anew: its journal goes with the old one.
-        cache::save(dir.path(), 7, &index).unwrap();
+        save(dir.path(), 7, &index).unwrap();
         assert!(!file_in(dir.path()).exists());
 
         // A journal naming another cache (a crash between the two steps).
@@ -380,7 +395,7 @@ mod tests {
         stale.journal = 0;
         stale.checksum ^= 1;
         append(dir.path(), 7, &mut stale, &record).unwrap();
-        let cached = cache::load(dir.path(), 7);
+        let cached = load(dir.path(), 7);
         assert!(cached.files.contains_key("a.js"));
         assert_eq!(cached.base.unwrap().journal, 0);
         assert!(!file_in(dir.path()).exists());
@@ -408,7 +423,7 @@ mod tests {
             changed: vec![&file],
         };
         append(dir.path(), 7, &mut base, &record).unwrap();
-        let cached = cache::load(dir.path(), 7);
+        let cached = load(dir.path(), 7);
         assert_eq!(cached.base.unwrap().journal, HEADER_BYTES);
         assert_eq!(cached.files["b.js"].entry, 1);
     }

@@ -202,7 +202,7 @@ impl Scanner {
     /// or no cache fits).
     fn cached(&self) -> Cached {
         match &self.config.cache_dir {
-            Some(dir) => cache::load(dir, cache::key_of(&self.config)),
+            Some(dir) => journal::load(dir, cache::key_of(&self.config)),
             None => Cached::default(),
         }
     }
@@ -566,7 +566,7 @@ impl Persisted {
                 }
             }
         }
-        match cache::save(dir, key, index) {
+        match journal::save(dir, key, index) {
             Ok(base) => {
                 self.base = Some(base);
                 self.files = (index.files.iter())
