@@ -479,11 +479,12 @@ fn code_quality_report_has_an_issue_per_place_and_keeps_fingerprints_when_lines_
             issue("lib/a.js", 1, 8, "b.js", (2, 9)),
         ])
     );
-    // Lines inserted above the clone on both sides move its issues, not
+    // Lines inserted above the clone on both sides (comments and blank
+    // lines, which leave its tokens as they were) move its issues, not
     // their fingerprints.
-    for rel in ["b.js", "lib/a.js"] {
+    for (rel, lines) in [("b.js", "\n\n\n"), ("lib/a.js", "// moved\n// down\n\n")] {
         let text = std::fs::read_to_string(dir.join(rel)).expect("read");
-        write(dir, rel, format!("// moved\nconst y = 2;\n\n{text}"));
+        write(dir, rel, format!("{lines}{text}"));
     }
     let moved = code_quality(dir);
     let lines: Vec<(&str, u64)> = moved
