@@ -62,13 +62,30 @@ fn the_action_and_workflows_pass_actionlint_and_their_schemas() {
     assert_eq!(text(&out), "");
     let out = schema_check("vendor.github-actions", &[&root.join("action.yml")]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("ok -- validation done"), "{}", text(&out));
+    assert!(
+        text(&out).contains("ok -- validation done"),
+        "{}",
+        text(&out)
+    );
     let paths: Vec<PathBuf> = workflows.iter().map(|w| root.join(w)).collect();
     let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     let out = schema_check("vendor.github-workflows", &paths);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    // The job docs/gitlab.md tells users to copy.
+    // The workflow docs/github-actions.md tells users to copy.
     let temp = tempfile::tempdir().expect("temp");
+    let docs = std::fs::read_to_string(root.join("docs/github-actions.md"))
+        .expect("docs/github-actions.md");
+    write(
+        temp.path(),
+        ".github/workflows/duplicates.yml",
+        yaml_block(&docs),
+    );
+    let documented = temp.path().join(".github/workflows/duplicates.yml");
+    let out = schema_check("vendor.github-workflows", &[&documented]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = actionlint(temp.path(), &[".github/workflows/duplicates.yml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The job docs/gitlab.md tells users to copy.
     let docs = std::fs::read_to_string(root.join("docs/gitlab.md")).expect("docs/gitlab.md");
     write(temp.path(), ".gitlab-ci.yml", yaml_block(&docs));
     let out = schema_check("vendor.gitlab-ci", &[&temp.path().join(".gitlab-ci.yml")]);
@@ -113,8 +130,8 @@ fn run_action(workspace: &Path, inputs: &[(&str, &str)], path: &str) -> (Option<
         cmd.arg("--input").arg(format!("{name}={value}"));
     }
     let out = cmd.output().expect("run the action's steps");
-    let value: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let value: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
     (out.status.code(), value)
 }
 
@@ -150,7 +167,12 @@ fn the_action_reports_sets_outputs_and_uploads_sarif_when_asked() {
     );
     assert_eq!(
         ran(&result),
-        [(true, Some(0)), (true, Some(0)), (true, Some(0)), (false, None)]
+        [
+            (true, Some(0)),
+            (true, Some(0)),
+            (true, Some(0)),
+            (false, None)
+        ]
     );
     assert_eq!(
         result["uses"],
@@ -163,7 +185,10 @@ fn the_action_reports_sets_outputs_and_uploads_sarif_when_asked() {
             .expect("the SARIF report"),
     )
     .expect("json");
-    assert_eq!(sarif["runs"][0]["results"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        sarif["runs"][0]["results"].as_array().map(Vec::len),
+        Some(1)
+    );
     assert_eq!(
         result["summary"],
         "# Duplicate code\n\n| Lines | Tokens | Format | First | Second |\n|---:|---:|---|---|---|\n\
@@ -185,7 +210,12 @@ fn a_threshold_exceeded_fails_the_action_after_its_outputs_are_set() {
     // Reported, no SARIF upload (not asked), then the failing step.
     assert_eq!(
         ran(&result),
-        [(true, Some(0)), (true, Some(0)), (false, None), (true, Some(1))]
+        [
+            (true, Some(0)),
+            (true, Some(0)),
+            (false, None),
+            (true, Some(1))
+        ]
     );
     assert_eq!(result["uses"], json!([]));
 }

@@ -62,10 +62,9 @@ pub fn git(dir: &Path, args: &[&str]) {
 /// `language: system` hooks (it installs nothing).
 fn hook_repository() -> tempfile::TempDir {
     let repo = tempfile::tempdir().expect("temp");
-    let manifest = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml"),
-    )
-    .expect(".pre-commit-hooks.yaml");
+    let manifest =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml"))
+            .expect(".pre-commit-hooks.yaml");
     write(repo.path(), ".pre-commit-hooks.yaml", manifest);
     git(repo.path(), &["init", "-q"]);
     git(repo.path(), &["add", "-A"]);
@@ -78,7 +77,12 @@ fn hook_repository() -> tempfile::TempDir {
 fn try_repo(project: &Path, hooks: &Path, hook: &str, home: &Path) -> (Output, String) {
     let out = Command::new(venv_tool("pre-commit"))
         .current_dir(project)
-        .args(["try-repo", &hooks.display().to_string(), hook, "--all-files"])
+        .args([
+            "try-repo",
+            &hooks.display().to_string(),
+            hook,
+            "--all-files",
+        ])
         .env("PATH", path_with_binary())
         .env("PRE_COMMIT_HOME", home)
         .env("PRE_COMMIT_COLOR", "never")
@@ -138,7 +142,7 @@ lines  tokens  format      first            second
         "{text}"
     );
     assert!(
-        text.contains("threshold: 33.33% duplicated lines is above 0%"),
+        text.contains("threshold: 66.67% duplicated lines is above 0%"),
         "{text}"
     );
 }
@@ -177,4 +181,27 @@ fn the_baseline_hook_passes_known_clones_and_fails_on_a_new_one() {
     ] {
         assert!(text.contains(line), "{line:?} not in\n{text}");
     }
+}
+
+#[test]
+fn the_manifest_and_the_documented_configuration_validate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(venv_tool("pre-commit"))
+        .arg("validate-manifest")
+        .arg(root.join(".pre-commit-hooks.yaml"))
+        .output()
+        .expect("run pre-commit");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let docs = std::fs::read_to_string(root.join("docs/pre-commit.md")).expect("docs");
+    let start = docs.find("```yaml\n").expect("a yaml block") + "```yaml\n".len();
+    let end = start + docs[start..].find("```").expect("its end");
+    let temp = tempfile::tempdir().expect("temp");
+    write(temp.path(), ".pre-commit-config.yaml", &docs[start..end]);
+    let out = Command::new(venv_tool("pre-commit"))
+        .arg("validate-config")
+        .arg(temp.path().join(".pre-commit-config.yaml"))
+        .output()
+        .expect("run pre-commit");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(docs[start..end].contains("id: dupcheck\n"));
 }

@@ -444,7 +444,9 @@ fn code_quality_report_has_an_issue_per_place_and_keeps_fingerprints_when_lines_
     // The first 16 digits are the JSON report's fingerprint of the clone.
     let out = report(dir, &["--no-cache", "-r", "json"], b"");
     let json_report: Value = serde_json::from_slice(&out.stdout).expect("json report");
-    let content = json_report["clones"][0]["fingerprint"].as_str().expect("hex");
+    let content = json_report["clones"][0]["fingerprint"]
+        .as_str()
+        .expect("hex");
     for print in &prints {
         assert!(
             print.len() == 32 && print.bytes().all(|b| b.is_ascii_hexdigit()),

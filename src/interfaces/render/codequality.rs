@@ -199,7 +199,8 @@ mod tests {
         let mut elsewhere = finding("x.rs", 1, &[], 1);
         elsewhere.location.repository = Some("github.com/acme/shop".into());
         let mut here = finding("a.rs", 1, &[], 2);
-        here.related.push(place("x.rs", 5, Some("github.com/acme/shop")));
+        here.related
+            .push(place("x.rs", 5, Some("github.com/acme/shop")));
         let issues = check(&[elsewhere, here]);
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0]["location"]["path"], "a.rs");
