@@ -25,6 +25,7 @@ step in a workflow would fail.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -292,6 +293,7 @@ def main():
     }
     with open(summary, encoding="utf-8") as f:
         summary_text = f.read()
+    shutil.rmtree(temp, ignore_errors=True)
     print(
         json.dumps(
             {"outputs": outputs, "steps": steps, "uses": uses, "summary": summary_text},

@@ -218,6 +218,16 @@ fn a_threshold_exceeded_fails_the_action_after_its_outputs_are_set() {
         ]
     );
     assert_eq!(result["uses"], json!([]));
+    // `args` reaches dupcheck, split on spaces: clones of 9 lines or more
+    // only, so none.
+    let (code, result) = run_action(
+        temp.path(),
+        &[("threshold", "50"), ("args", "--min-lines 9  --no-cache")],
+        &path_with_binary(),
+    );
+    assert_eq!(code, Some(0), "{result:#}");
+    assert_eq!(result["outputs"]["clones"], "0");
+    assert_eq!(result["outputs"]["percentage"], "0");
 }
 
 #[test]
