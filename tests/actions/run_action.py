@@ -2,6 +2,9 @@
 
 Usage: run_action.py ACTION_DIR WORKSPACE [--input NAME=VALUE]... [--env NAME=VALUE]...
 
+(`--env GITHUB_ACTION_REF=...` and `GITHUB_ACTION_REPOSITORY=...` set the
+`github.action_ref` and `github.action_repository` contexts.)
+
 Reads ACTION_DIR/action.yml and runs its `runs.steps` in order, in
 WORKSPACE: each `run:` step with `bash --noprofile --norc -eo pipefail`
 (the runner's `shell: bash`), its `env:` and the runner's variables
@@ -17,7 +20,8 @@ contexts, string literals, `==`, `!=`, `&&`, `||`, `!`, parentheses,
 action cannot outgrow what is tested.
 
 Prints one JSON object: the action's outputs, each step's id, whether it
-ran and its exit status, the `uses:` steps, the job summary; exits with
+ran and its exit status, each step's outputs, the `uses:` steps, the job
+summary; exits with
 the status of the first failed step (0 when none failed), as the action's
 step in a workflow would fail.
 """
@@ -296,7 +300,13 @@ def main():
     shutil.rmtree(temp, ignore_errors=True)
     print(
         json.dumps(
-            {"outputs": outputs, "steps": steps, "uses": uses, "summary": summary_text},
+            {
+                "outputs": outputs,
+                "steps": steps,
+                "step_outputs": ctx.steps,
+                "uses": uses,
+                "summary": summary_text,
+            },
             indent=2,
         )
     )

@@ -6,8 +6,9 @@
 //! runner does (`GITHUB_*`, `INPUT_*`, step outputs) on a fixture, with the
 //! binary under test: outputs, the SARIF upload step, exit status.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
@@ -121,6 +122,16 @@ fn the_action_and_workflows_pass_actionlint_and_their_schemas() {
 /// Runs the action's steps in `workspace` with `inputs` and `PATH`; the
 /// harness's exit status and its JSON (outputs, steps, uses, summary).
 fn run_action(workspace: &Path, inputs: &[(&str, &str)], path: &str) -> (Option<i32>, Value) {
+    run_action_with(workspace, inputs, path, &[])
+}
+
+/// [`run_action`] with further variables of the runner (`env`).
+fn run_action_with(
+    workspace: &Path,
+    inputs: &[(&str, &str)],
+    path: &str,
+    env: &[(&str, &str)],
+) -> (Option<i32>, Value) {
     let mut cmd = Command::new(venv_tool("python"));
     cmd.arg(root().join("tests/actions/run_action.py"))
         .arg(root())
@@ -128,6 +139,9 @@ fn run_action(workspace: &Path, inputs: &[(&str, &str)], path: &str) -> (Option<
         .env("PATH", path);
     for (name, value) in inputs {
         cmd.arg("--input").arg(format!("{name}={value}"));
+    }
+    for (name, value) in env {
+        cmd.arg("--env").arg(format!("{name}={value}"));
     }
     let out = cmd.output().expect("run the action's steps");
     let value: Value =
@@ -255,4 +269,126 @@ fn a_new_clone_against_the_baseline_fails_the_action() {
     assert_eq!(result["outputs"]["clones"], "3");
     assert_eq!(result["outputs"]["new-clones"], "2");
     assert_eq!(result["outputs"]["exit-code"], "1");
+}
+
+/// A static HTTP server on loopback (Python's http.server), killed on drop.
+struct Files {
+    child: Child,
+    port: u16,
+}
+
+impl Files {
+    fn serve(dir: &Path) -> Files {
+        let mut child = Command::new(venv_tool("python"))
+            .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+            .arg("--directory")
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start http.server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("its first line");
+        // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
+        let port = line
+            .split(" port ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Files { child, port }
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn without_a_binary_the_action_installs_the_release_tarball_of_its_tag() {
+    // A release as GitHub's REST API lists it, on loopback: its assets,
+    // and the tarball. The tarball's `dupcheck` is a script running the
+    // binary under test (the debug binary, 400 MB, would take long to
+    // pack); what is tested is finding, fetching and unpacking it.
+    let served = tempfile::tempdir().expect("temp");
+    let files = Files::serve(served.path());
+    let base = format!("http://127.0.0.1:{}", files.port);
+    let stage = tempfile::tempdir().expect("temp");
+    let folder = "dupcheck-v0.1.0-x86_64-unknown-linux-gnu";
+    write(
+        stage.path(),
+        &format!("{folder}/dupcheck"),
+        format!("#!/bin/sh\nexec '{BIN}' \"$@\"\n"),
+    );
+    write(stage.path(), &format!("{folder}/README.md"), "dupcheck\n");
+    let status = Command::new("chmod")
+        .arg("755")
+        .arg(stage.path().join(folder).join("dupcheck"))
+        .status()
+        .expect("chmod");
+    assert!(status.success());
+    let tarball = format!("{folder}.tar.gz");
+    std::fs::create_dir_all(served.path().join("assets")).expect("assets");
+    let status = Command::new("tar")
+        .arg("-czf")
+        .arg(served.path().join("assets").join(&tarball))
+        .arg("-C")
+        .arg(stage.path())
+        .arg(folder)
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    write(
+        served.path(),
+        "repos/acme/dupcheck/releases/tags/v0.1.0",
+        json!({
+            "tag_name": "v0.1.0",
+            "assets": [
+                {"name": "dupcheck-0.1.0-py3-none-manylinux_2_17_x86_64.whl",
+                 "url": format!("{base}/assets/none.whl")},
+                {"name": tarball, "url": format!("{base}/assets/{tarball}")},
+            ],
+        })
+        .to_string(),
+    );
+    let temp = fixture("stats");
+    // No dupcheck on this PATH.
+    let path = "/usr/bin:/bin";
+    let env = [
+        ("GITHUB_API_URL", base.as_str()),
+        ("GITHUB_ACTION_REPOSITORY", "acme/dupcheck"),
+        ("GITHUB_ACTION_REF", "v0.1.0"),
+    ];
+    let (code, result) = run_action_with(temp.path(), &[("threshold", "90")], path, &env);
+    assert_eq!(code, Some(0), "{result:#}");
+    let bin = result["step_outputs"]["install"]["bin"]
+        .as_str()
+        .expect("the install step's bin");
+    assert!(
+        bin.ends_with(&format!("/dupcheck-v0.1.0/{folder}/dupcheck")),
+        "{bin}"
+    );
+    assert_eq!(result["outputs"]["clones"], "1");
+    assert_eq!(result["outputs"]["percentage"], "80");
+    // A branch is no release: the install step says so and fails.
+    let env = [
+        ("GITHUB_API_URL", base.as_str()),
+        ("GITHUB_ACTION_REPOSITORY", "acme/dupcheck"),
+        ("GITHUB_ACTION_REF", "main"),
+    ];
+    let (code, result) = run_action_with(temp.path(), &[], path, &env);
+    assert_eq!(code, Some(1), "{result:#}");
+    assert_eq!(
+        ran(&result),
+        [(true, Some(1)), (false, None), (false, None), (false, None)]
+    );
+    // `version` names the release whatever the action's ref.
+    let (code, result) = run_action_with(temp.path(), &[("version", "v0.1.0")], path, &env);
+    assert_eq!(code, Some(0), "{result:#}");
+    assert_eq!(result["outputs"]["clones"], "1");
 }
