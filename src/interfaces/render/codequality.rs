@@ -48,7 +48,7 @@ pub(crate) fn code_quality(findings: &[Finding]) -> String {
 
 /// The fingerprint of the `occurrence`th finding of its content and rule
 /// in its file.
-pub(crate) fn fingerprint(f: &Finding, occurrence: u32) -> String {
+fn fingerprint(f: &Finding, occurrence: u32) -> String {
     let rule = rule_id(f.rule);
     let place = format!("{}\0{rule}\0{occurrence}", f.location.rel);
     format!("{:016x}{:016x}", f.content_hash, fnv1a(place.as_bytes()))

@@ -2,8 +2,8 @@
 //! JSON answers of the API and the MCP tools ([`answers`]), SARIF 2.1.0
 //! and reviewdog's rdjsonl for CI and review bots ([`sarif`]), GitLab's
 //! Code Quality report ([`codequality`]), and the reports of `dupcheck
-//! report` for a console and a pull request ([`report`]). Nothing here computes a duplication; each renderer reads
-//! an answer and writes it.
+//! report` for a console and a pull request ([`report`]). Nothing here
+//! computes a duplication; each renderer reads an answer and writes it.
 
 /// The JSON answers of the checks and of the project's statistics.
 pub mod answers;
