@@ -3,8 +3,8 @@
 //!
 //! In: [`ReportArgs`] (the server's scan flags and `.dupcheck.json`, plus
 //! reporters, `--threshold`, `--baseline`, `--diff`). Out: the reports
-//! (console on stdout; json, sarif and markdown on stdout or as files in
-//! `--output`) and an [`Outcome`], whose [`code`](Outcome::code) is the
+//! (console on stdout; json, sarif, markdown, codequality and rdjsonl on
+//! stdout or as files in `--output`) and an [`Outcome`], whose [`code`](Outcome::code) is the
 //! exit status. Errors (usage, I/O) are returned as one line for `main`,
 //! which exits 2.
 //!
@@ -28,7 +28,8 @@ use serde_json::Value;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
 use crate::interfaces::render::report::{
-    console, json_report, markdown, percent, sarif_report, Found, Statistics, StoreOutcome,
+    codequality_report, console, json_report, markdown, percent, rdjsonl_report, sarif_report,
+    Found, Statistics, StoreOutcome,
 };
 use crate::interfaces::run_error::RunError;
 use crate::project::config::{Config, ReportArgs, Reporter, ServeArgs};
@@ -210,6 +211,12 @@ pub(crate) fn run(
             Reporter::Json => json_report(&found, config),
             Reporter::Sarif => sarif_report(&found),
             Reporter::Markdown => markdown(&found, threshold),
+            Reporter::Codequality => codequality_report(&found),
+            Reporter::Rdjsonl => rdjsonl_report(&found, |rel| {
+                let index = &snapshot.index;
+                let i = index.file_by_rel(rel)?;
+                index.files.get(i as usize).map(|f| &*f.text)
+            }),
         };
         emit(reporter, &text, args.output.as_deref(), cwd)?;
     }
@@ -285,6 +292,8 @@ fn emit(reporter: Reporter, text: &str, output: Option<&Path>, cwd: &Path) -> Re
         Reporter::Json => Some("dupcheck-report.json"),
         Reporter::Sarif => Some("dupcheck-report.sarif"),
         Reporter::Markdown => Some("dupcheck-report.md"),
+        Reporter::Codequality => Some("gl-code-quality-report.json"),
+        Reporter::Rdjsonl => Some("dupcheck-report.rdjsonl"),
     };
     match (file, output) {
         (Some(name), Some(dir)) => {

@@ -217,7 +217,7 @@ fn report_diff_says_which_copy_a_change_left_behind() {
             "--diff",
             "change.diff",
             "--reporter",
-            "console,json",
+            "console,json,codequality",
             "--output",
             "out",
         ])
@@ -246,5 +246,33 @@ fn report_diff_says_which_copy_a_change_left_behind() {
             "copies": [{"file": "lib/b.js", "startLine": 1, "endLine": 10}],
             "message": "src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"
         }])
+    );
+    // GitLab's Code Quality report has it as an issue of its own.
+    let issues: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/gl-code-quality-report.json"))
+            .expect("code quality report"),
+    )
+    .expect("json");
+    let left_behind: Vec<&Value> = issues
+        .as_array()
+        .expect("issues")
+        .iter()
+        .filter(|i| i["check_name"] == "inconsistent-change")
+        .collect();
+    assert_eq!(left_behind.len(), 1, "{issues:#}");
+    let mut issue = left_behind[0].clone();
+    issue["fingerprint"] = json!("F");
+    assert_eq!(
+        issue,
+        json!({
+            "type": "issue",
+            "check_name": "inconsistent-change",
+            "description": "This copy of duplicated code changed; its copy at lib/b.js:1-10 did not change the same way.",
+            "categories": ["Duplication"],
+            "fingerprint": "F",
+            "severity": "major",
+            "location": {"path": "src/a.js", "lines": {"begin": 3, "end": 12}},
+            "other_locations": [{"path": "lib/b.js", "lines": {"begin": 1, "end": 10}}],
+        })
     );
 }

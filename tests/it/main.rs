@@ -7,6 +7,7 @@
 #[macro_use]
 mod common;
 
+mod actions;
 mod check;
 mod cli;
 mod clones;
@@ -24,6 +25,7 @@ mod noise;
 mod openapi;
 mod options;
 mod pg;
+mod precommit;
 mod regressions;
 mod reliability;
 mod report;

@@ -416,3 +416,151 @@ fn a_directory_named_report_is_served_as_dot_slash_report() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout(&out), STATS_TABLE);
 }
+
+/// The Code Quality report `dupcheck report -r codequality -o out` writes
+/// in `dir`.
+fn code_quality(dir: &Path) -> Value {
+    let out = report(dir, &["--no-cache", "-r", "codequality", "-o", "out"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let text = std::fs::read_to_string(dir.join("out/gl-code-quality-report.json"))
+        .expect("gl-code-quality-report.json");
+    serde_json::from_str(&text).expect("json")
+}
+
+#[test]
+fn code_quality_report_has_an_issue_per_place_and_keeps_fingerprints_when_lines_move() {
+    let temp = fixture("stats");
+    let dir = temp.path();
+    let mut got = code_quality(dir);
+    let prints: Vec<String> = got
+        .as_array()
+        .expect("issues")
+        .iter()
+        .map(|i| i["fingerprint"].as_str().expect("fingerprint").to_owned())
+        .collect();
+    assert_eq!(prints.len(), 2);
+    assert_ne!(prints[0], prints[1]);
+    // The first 16 digits are the JSON report's fingerprint of the clone.
+    let out = report(dir, &["--no-cache", "-r", "json"], b"");
+    let json_report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let content = json_report["clones"][0]["fingerprint"]
+        .as_str()
+        .expect("hex");
+    for print in &prints {
+        assert!(
+            print.len() == 32 && print.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{print}"
+        );
+        assert_eq!(&print[..16], content);
+    }
+    for issue in got.as_array_mut().expect("issues") {
+        issue["fingerprint"] = json!("F");
+    }
+    let issue = |path: &str, begin: u32, end: u32, other: &str, other_lines: (u32, u32)| {
+        json!({
+            "type": "issue",
+            "check_name": "duplicate-code",
+            "description": format!(
+                "Duplicated code: 8 lines (61 tokens), also at {other}:{}-{}.",
+                other_lines.0, other_lines.1
+            ),
+            "categories": ["Duplication"],
+            "fingerprint": "F",
+            "severity": "minor",
+            "location": {"path": path, "lines": {"begin": begin, "end": end}},
+            "other_locations": [
+                {"path": other, "lines": {"begin": other_lines.0, "end": other_lines.1}},
+            ],
+        })
+    };
+    assert_json!(
+        got,
+        json!([
+            issue("b.js", 2, 9, "lib/a.js", (1, 8)),
+            issue("lib/a.js", 1, 8, "b.js", (2, 9)),
+        ])
+    );
+    // Lines inserted above the clone on both sides (comments and blank
+    // lines, which leave its tokens as they were) move its issues, not
+    // their fingerprints.
+    for (rel, lines) in [("b.js", "\n\n\n"), ("lib/a.js", "// moved\n// down\n\n")] {
+        let text = std::fs::read_to_string(dir.join(rel)).expect("read");
+        write(dir, rel, format!("{lines}{text}"));
+    }
+    let moved = code_quality(dir);
+    let lines: Vec<(&str, u64)> = moved
+        .as_array()
+        .expect("issues")
+        .iter()
+        .map(|i| {
+            (
+                i["location"]["path"].as_str().expect("path"),
+                i["location"]["lines"]["begin"].as_u64().expect("begin"),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [("b.js", 5), ("lib/a.js", 4)]);
+    let moved_prints: Vec<&str> = moved
+        .as_array()
+        .expect("issues")
+        .iter()
+        .map(|i| i["fingerprint"].as_str().expect("fingerprint"))
+        .collect();
+    assert_eq!(moved_prints, prints);
+}
+
+#[test]
+fn code_quality_of_a_diff_is_the_added_code_and_rdjsonl_is_reviewdogs() {
+    let temp = fixture("stats");
+    let diff =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/report/copy.diff"))
+            .expect("diff");
+    let out = report(
+        temp.path(),
+        &["--no-cache", "--diff", "-", "-r", "codequality"],
+        &diff,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let issues: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let issues = issues.as_array().expect("issues");
+    // One place of added code, duplicating both places of the old clone.
+    assert_eq!(issues.len(), 1, "{issues:#?}");
+    assert_eq!(
+        issues[0]["location"],
+        json!({"path": "copy.js", "lines": {"begin": 1, "end": 8}})
+    );
+    assert_eq!(
+        issues[0]["description"],
+        "Duplicated code: 8 lines (61 tokens), also at b.js:2-9 and lib/a.js:1-8."
+    );
+    let out = report(
+        temp.path(),
+        &["--no-cache", "-r", "rdjsonl,console", "-o", "out"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), STATS_TABLE);
+    let text =
+        std::fs::read_to_string(temp.path().join("out/dupcheck-report.rdjsonl")).expect("file");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: Value = serde_json::from_str(text.trim_end()).expect("json line");
+    let mut source = json!({"name": "dupcheck"});
+    if let Some(url) = [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
+        .into_iter()
+        .find(|u| !u.is_empty())
+    {
+        source["url"] = json!(url);
+    }
+    assert_json!(
+        line,
+        json!({
+            "message": "Duplicated code: 8 lines (61 tokens), also at lib/a.js:1-8.",
+            "location": {"path": "b.js", "range": {"start": {"line": 2, "column": 1},
+                                                   "end": {"line": 9, "column": 2}}},
+            "severity": "WARNING",
+            "source": source,
+            "code": {"value": "duplicate-code"},
+        })
+    );
+}

@@ -1,6 +1,7 @@
 //! The reports of `dupcheck report`: a table for the console, Markdown for
 //! a pull-request comment, and the JSON report (which a later run reads
-//! back as its baseline); SARIF through [`super::sarif`].
+//! back as its baseline); SARIF and rdjsonl through [`super::sarif`],
+//! GitLab's Code Quality through [`super::codequality`].
 //!
 //! In: [`Found`], what one run found (the project's clones or a diff's
 //! duplications, which of them are new against the baseline, the
@@ -13,11 +14,12 @@ use super::answers::rounded;
 use super::stats::{DiffStatsJson, ProjectStatsJson};
 
 use crate::engine::stats::{Percent, ProjectStats};
-use crate::interfaces::render::sarif::{sarif_with, Extras};
+use crate::interfaces::render::codequality::code_quality;
+use crate::interfaces::render::sarif::{rdjsonl, sarif_with, Extras};
 use crate::project::config::Config;
 use crate::service::answer::{Duplication, Place};
 use crate::service::diff_check::DiffStats;
-use crate::service::findings::{findings, Finding, Notice};
+use crate::service::findings::{findings, merge_by_location, Finding, Notice};
 use crate::service::inconsistent::InconsistentChange;
 
 /// What was found, before any reporter formats it.
@@ -371,18 +373,31 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
     text
 }
 
-/// The SARIF report: one result per place, its clones' other places
-/// related.
-pub(crate) fn sarif_report(found: &Found) -> String {
+/// The findings of the SARIF and rdjsonl reports: one per first place of
+/// a clone (the added code of a diff's), the other places related; then
+/// the inconsistent changes.
+fn report_findings(found: &Found) -> Vec<Finding> {
     let mut all = findings(&found.clones);
-    all.extend(found.inconsistent.iter().map(|change| {
+    all.extend(inconsistent_findings(found));
+    all
+}
+
+/// The inconsistent changes as findings.
+fn inconsistent_findings(found: &Found) -> impl Iterator<Item = Finding> + '_ {
+    found.inconsistent.iter().map(|change| {
         let format = found
             .clones
             .iter()
             .find(|c| c.place.rel == change.rel)
             .map_or("", |c| c.place.format.as_str());
         Finding::of_inconsistent(change, format)
-    }));
+    })
+}
+
+/// The SARIF report: one result per place, its clones' other places
+/// related.
+pub(crate) fn sarif_report(found: &Found) -> String {
+    let all = report_findings(found);
     let log = sarif_with(
         &all,
         &Extras {
@@ -393,4 +408,37 @@ pub(crate) fn sarif_report(found: &Found) -> String {
     let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The rdjsonl report, reviewdog's diagnostics: the SARIF report's
+/// findings, one line each; `file_text` gives a file's text by its path
+/// relative to DIR, for byte columns.
+pub(crate) fn rdjsonl_report<'t>(
+    found: &Found,
+    file_text: impl Fn(&str) -> Option<&'t str>,
+) -> String {
+    rdjsonl(&report_findings(found), file_text)
+}
+
+/// GitLab's Code Quality report: one issue per place of duplicated code.
+/// A project's clone is an issue at each of its two places (GitLab shows
+/// an issue in the files a merge request changes, which may hold either);
+/// a diff's duplication is one at the added code.
+pub(crate) fn codequality_report(found: &Found) -> String {
+    let both = matches!(found.statistics, Statistics::Project(_));
+    let mut all = Vec::new();
+    for d in &found.clones {
+        all.push(Finding::of(d));
+        if both {
+            all.push(Finding {
+                location: d.other.located(),
+                related: vec![d.place.located()],
+                lines: d.other.lines(),
+                ..Finding::of(d)
+            });
+        }
+    }
+    let mut all = merge_by_location(all);
+    all.extend(inconsistent_findings(found));
+    code_quality(&all)
 }

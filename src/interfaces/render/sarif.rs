@@ -383,18 +383,6 @@ pub(crate) fn rdjsonl<'t>(
 ) -> String {
     let mut out = String::new();
     for f in findings {
-        let places: Vec<String> = f
-            .related
-            .iter()
-            .map(|r| {
-                let (start, end) = (r.span.start.line, r.span.end.line);
-                if end > start {
-                    format!("{}:{start}-{end}", named(r))
-                } else {
-                    place(r)
-                }
-            })
-            .collect();
         let at = &f.location;
         let text = file_text(&at.rel);
         let position = |line: u32, column: u32| {
@@ -414,21 +402,47 @@ pub(crate) fn rdjsonl<'t>(
         if !at.rel.is_empty() {
             location["path"] = json!(at.rel);
         }
-        let (text, rule) = match f.rule {
-            Rule::Duplicate => (message(f, &places), RULE_ID),
-            Rule::Inconsistent => (left_behind(&places), INCONSISTENT_RULE_ID),
-        };
         let diagnostic = json!({
-            "message": text,
+            "message": plain_message(f),
             "location": location,
             "severity": "WARNING",
             "source": source,
-            "code": { "value": rule },
+            "code": { "value": rule_id(f.rule) },
         });
         out.push_str(&diagnostic.to_string());
         out.push('\n');
     }
     out
+}
+
+/// The id of a finding's rule.
+pub(crate) fn rule_id(rule: Rule) -> &'static str {
+    match rule {
+        Rule::Duplicate => RULE_ID,
+        Rule::Inconsistent => INCONSISTENT_RULE_ID,
+    }
+}
+
+/// A finding's message without links, its related places named with
+/// their lines (`src/b.rs:10-21`), for formats that cannot link them
+/// (rdjsonl, GitLab's Code Quality).
+pub(crate) fn plain_message(f: &Finding) -> String {
+    let places: Vec<String> = f
+        .related
+        .iter()
+        .map(|r| {
+            let (start, end) = (r.span.start.line, r.span.end.line);
+            if end > start {
+                format!("{}:{start}-{end}", named(r))
+            } else {
+                place(r)
+            }
+        })
+        .collect();
+    match f.rule {
+        Rule::Duplicate => message(f, &places),
+        Rule::Inconsistent => left_behind(&places),
+    }
 }
 
 /// The 1-based UTF-8 byte column of the 1-based character `column` of

@@ -218,7 +218,7 @@ pub struct ReportArgs {
     /// What is scanned and how, as for the server.
     #[command(flatten)]
     pub scan: ScanArgs,
-    /// Reporters, comma-separated: console, json, sarif, markdown
+    /// Reporters, comma-separated: console, json, sarif, markdown, codequality, rdjsonl
     #[arg(
         short = 'r',
         long,
@@ -227,7 +227,7 @@ pub struct ReportArgs {
         default_value = "console"
     )]
     pub reporter: Vec<Reporter>,
-    /// Folder for the json, sarif and markdown reports (dupcheck-report.json, .sarif, .md) [default: they go to stdout]
+    /// Folder for the file reports (dupcheck-report.json, .sarif, .md, .rdjsonl, gl-code-quality-report.json) [default: they go to stdout]
     #[arg(short = 'o', long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Exit 1 when the duplicated-lines percentage is above PCT (0-100); with --diff, of the added lines
@@ -258,4 +258,8 @@ pub enum Reporter {
     Sarif,
     /// `dupcheck-report.md`: a table for a pull-request comment.
     Markdown,
+    /// `gl-code-quality-report.json`: GitLab's Code Quality report, an issue per duplicated place.
+    Codequality,
+    /// `dupcheck-report.rdjsonl`: reviewdog's diagnostics, one JSON object a line.
+    Rdjsonl,
 }
