@@ -16,7 +16,7 @@ use crate::service::inconsistent::InconsistentChange;
 /// duplicates. For `/api/check` and check-diff, `location` is the snippet's
 /// (or the new file's) range and `related` the codebase's; for a project's
 /// clones, `location` is one side and `related` the other.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Finding {
     /// The duplicated code being reported, named by its `rel` path (for
     /// GitHub, relative to the repository's root; empty for a snippet that
@@ -34,6 +34,9 @@ pub(crate) struct Finding {
     pub content_hash: u64,
     /// What it reports.
     pub rule: Rule,
+    /// Of a near-miss copy: matched tokens over the tokens spanned on the
+    /// longer side (below 1). `None` for an exact copy.
+    pub similarity: Option<f64>,
 }
 
 /// What a finding reports.
@@ -56,6 +59,7 @@ impl Finding {
             tokens: d.tokens,
             content_hash: d.content_hash,
             rule: Rule::Duplicate,
+            similarity: d.near.as_ref().map(|n| n.similarity),
         }
     }
 
@@ -81,6 +85,7 @@ impl Finding {
             tokens: change.tokens,
             content_hash: change.content_hash,
             rule: Rule::Inconsistent,
+            similarity: None,
         }
     }
 }
@@ -107,8 +112,9 @@ pub(crate) struct Notice {
 
 /// `findings` with those of one place merged: one finding per `location`
 /// (and size and content), whose related places are those of all, in
-/// order. A snippet that duplicates four files is one alert with four
-/// related locations.
+/// order, and whose similarity is the highest of theirs (none, exact, if
+/// one is exact). A snippet that duplicates four files is one alert with
+/// four related locations.
 pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
     let mut merged: Vec<Finding> = Vec::with_capacity(findings.len());
     let mut at: HashMap<(String, Span, u32, u32, u64, Rule), usize> = HashMap::new();
@@ -122,7 +128,14 @@ pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
             f.rule,
         );
         match at.get(&key) {
-            Some(&i) => merged[i].related.extend(f.related),
+            Some(&i) => {
+                let kept = &mut merged[i];
+                kept.related.extend(f.related);
+                kept.similarity = match (kept.similarity, f.similarity) {
+                    (Some(x), Some(y)) => Some(x.max(y)),
+                    _ => None,
+                };
+            }
             None => {
                 at.insert(key, merged.len());
                 merged.push(f);

@@ -415,3 +415,63 @@ fn clone_ids_are_unique_and_counted_once() {
         }
     }
 }
+
+/// `dupcheck report` with `reporter` on the fixture with the copy whose
+/// last statement was deleted: its output (the report file's text when it
+/// writes one to `--output`).
+fn report_of_the_late_copy(reporter: &str) -> String {
+    let dir = common::fixture("near_miss");
+    common::write(dir.path(), "src/late.js", LAST_STATEMENT_DELETED);
+    let out = tempfile::tempdir().expect("temp");
+    let run = std::process::Command::new(common::BIN)
+        .args([
+            "report",
+            "--mode",
+            "mild",
+            "--no-cache",
+            "--reporter",
+            reporter,
+        ])
+        .arg("--output")
+        .arg(out.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("run dupcheck report");
+    let written = std::fs::read_dir(out.path()).expect("output").next();
+    match written {
+        Some(file) => std::fs::read_to_string(file.expect("entry").path()).expect("report"),
+        None => String::from_utf8(run.stdout).expect("utf-8"),
+    }
+}
+
+#[test]
+fn console_markdown_and_sarif_reports_say_how_similar_a_near_miss_copy_is() {
+    let console = report_of_the_late_copy("console");
+    assert_eq!(
+        console.lines().take(2).collect::<Vec<_>>(),
+        [
+            "lines  tokens  format      first             second              similarity",
+            "   14     113  javascript  src/late.js:5-17  src/orders.js:1-14  97.4%",
+        ],
+        "{console}"
+    );
+    let markdown = report_of_the_late_copy("markdown");
+    assert!(
+        markdown.contains(
+            "| Lines | Tokens | Format | First | Second | Similarity |\n\
+             |---:|---:|---|---|---|---:|\n\
+             | 14 | 113 | javascript | `src/late.js:5-17` | `src/orders.js:1-14` | 97.4% |\n"
+        ),
+        "{markdown}"
+    );
+    let sarif: Value = serde_json::from_str(&report_of_the_late_copy("sarif")).expect("SARIF");
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(
+        result["message"]["text"],
+        "Near-miss copy (97.4% similar): 13 lines (113 tokens matched), also at [src/orders.js:1](1)."
+    );
+    assert_eq!(
+        result["properties"],
+        json!({"lines": 13, "tokens": 113, "similarity": 0.974})
+    );
+}

@@ -127,6 +127,7 @@ mod tests {
             tokens: 70,
             content_hash: hash,
             rule: Rule::Duplicate,
+            similarity: None,
         }
     }
 

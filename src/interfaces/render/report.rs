@@ -201,6 +201,10 @@ pub(crate) fn totals(found: &Found, threshold: Option<(f64, bool)>) -> Vec<Strin
 pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut head = vec!["lines", "tokens", "format", "first", "second"];
+    let near = found.clones.iter().any(|c| c.near.is_some());
+    if near {
+        head.push("similarity");
+    }
     if found.new.is_some() {
         head.push("baseline");
     }
@@ -213,6 +217,9 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
             lines_of(&c.place),
             lines_of(&c.other),
         ];
+        if near {
+            row.push(similar(c));
+        }
         if let Some(new) = &found.new {
             row.push(if new[i] { "new" } else { "known" }.to_owned());
         }
@@ -254,6 +261,15 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
     out
 }
 
+/// A clone's similarity as the reports' tables show it: "97.4%" for a
+/// near-miss copy, "exact" for the others.
+fn similar(c: &Duplication) -> String {
+    c.near.as_ref().map_or_else(
+        || "exact".to_owned(),
+        |near| super::sarif::percent_similar(near.similarity),
+    )
+}
+
 /// The Markdown report: a heading, a table of clones, the totals.
 pub(crate) fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String {
     let mut out = String::from("# Duplicate code\n\n");
@@ -261,9 +277,12 @@ pub(crate) fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String 
         out.push_str("No clones.\n");
     } else {
         let baseline = found.new.is_some();
+        let near = found.clones.iter().any(|c| c.near.is_some());
         out.push_str("| Lines | Tokens | Format | First | Second |");
+        out.push_str(if near { " Similarity |" } else { "" });
         out.push_str(if baseline { " Baseline |\n" } else { "\n" });
         out.push_str("|---:|---:|---|---|---|");
+        out.push_str(if near { "---:|" } else { "" });
         out.push_str(if baseline { "---|\n" } else { "\n" });
         for (i, c) in found.clones.iter().enumerate() {
             out.push_str(&format!(
@@ -274,6 +293,9 @@ pub(crate) fn markdown(found: &Found, threshold: Option<(f64, bool)>) -> String 
                 lines_of(&c.place).replace('|', "\\|"),
                 lines_of(&c.other).replace('|', "\\|"),
             ));
+            if near {
+                out.push_str(&format!(" {} |", similar(c)));
+            }
             match &found.new {
                 Some(new) => {
                     out.push_str(if new[i] { " **new** |\n" } else { " known |\n" });

@@ -28,6 +28,7 @@ use serde_json::{json, Map, Value};
 pub(crate) use crate::service::answer::Place;
 pub(crate) use crate::service::findings::{Finding, Notice, Rule};
 
+use super::answers::rounded;
 use crate::engine::hash::HashMap;
 
 /// The rule every duplication is reported under.
@@ -228,20 +229,28 @@ fn result(f: &Finding, occurrence: u32) -> Value {
         "partialFingerprints".into(),
         json!({ "primaryLocationLineHash": format!("{:016x}:{occurrence}", f.content_hash) }),
     );
-    result.insert(
-        "properties".into(),
-        json!({ "lines": f.lines, "tokens": f.tokens }),
-    );
+    let mut properties = json!({ "lines": f.lines, "tokens": f.tokens });
+    if let Some(similarity) = f.similarity {
+        properties["similarity"] = json!(rounded(similarity));
+    }
+    result.insert("properties".into(), properties);
     Value::Object(result)
 }
 
 /// "Duplicated code: 12 lines (87 tokens), also at A, B and C." with the
 /// places as given (links, or plain places); past [`MAX_LINKS`] they are
-/// counted.
+/// counted. A near-miss copy says how similar it is: "Near-miss copy
+/// (97.4 % similar): …".
 fn message(f: &Finding, places: &[String]) -> String {
     let lines = plural(f.lines, "line");
     let tokens = plural(f.tokens, "token");
-    let mut text = format!("Duplicated code: {lines} ({tokens})");
+    let mut text = match f.similarity {
+        Some(similarity) => format!(
+            "Near-miss copy ({} similar): {lines} ({tokens} matched)",
+            percent_similar(similarity)
+        ),
+        None => format!("Duplicated code: {lines} ({tokens})"),
+    };
     let shown = &places[..places.len().min(MAX_LINKS)];
     if let Some((last, first)) = shown.split_last() {
         text.push_str(", also at ");
@@ -258,6 +267,12 @@ fn message(f: &Finding, places: &[String]) -> String {
     }
     text.push('.');
     text
+}
+
+/// A similarity as a percentage of one decimal, as JSON's three decimals
+/// of it: "97.4%".
+pub(crate) fn percent_similar(similarity: f64) -> String {
+    format!("{:.1}%", rounded(similarity) * 100.0)
 }
 
 /// "Changed here, not in its copy at A." with the copies as given (links),
@@ -505,6 +520,7 @@ mod tests {
             tokens: 87,
             content_hash: hash,
             rule: super::Rule::Duplicate,
+            similarity: None,
         }
     }
 
