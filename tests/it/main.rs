@@ -18,6 +18,7 @@ mod inconsistent;
 mod languages;
 mod lsp;
 mod mcp;
+mod mcp_stdio;
 mod modes;
 mod near_miss;
 mod noise;
