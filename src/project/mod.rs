@@ -16,6 +16,9 @@ pub mod config;
 pub mod folders;
 /// The generated-file rules.
 pub mod generated;
+/// Why a scan indexed nothing: the rule, glob or format that left DIR's
+/// source files out.
+pub(crate) mod left_out;
 /// The clones in page order, by id and by place, for the clone list.
 pub mod listing;
 /// What a scan shows while it runs and says when done.

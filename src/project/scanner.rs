@@ -21,6 +21,7 @@ use crate::panic_message;
 use crate::project::cache::{self, Cached};
 use crate::project::clone_cache;
 use crate::project::config::Config;
+use crate::project::left_out::why_nothing_indexed;
 use crate::project::progress::{clones_line, footprint_line, scanned_line, Progress};
 use crate::project::scan::{gather, scan, Reuse, ScanError};
 use crate::project::snapshot::Snapshot;
@@ -234,6 +235,11 @@ impl Scanner {
             // beside it: a stop during the minutes clone detection takes
             // on a big tree still leaves a cache for the next start.
             say(scanned_line(snapshot, progress.elapsed()));
+            if snapshot.index.files.is_empty() {
+                if let Some(why) = why_nothing_indexed(&self.config, &self.registry) {
+                    say(why);
+                }
+            }
             let cache_current = cached == Some(snapshot.index.files.len());
             if snapshot.parsed > 0 || (first && !cache_current) {
                 self.save_cache_in_background(snapshot);

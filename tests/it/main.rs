@@ -22,6 +22,7 @@ mod mcp_stdio;
 mod modes;
 mod near_miss;
 mod noise;
+mod nothing_indexed;
 mod openapi;
 mod options;
 mod pg;

@@ -178,9 +178,12 @@ pub struct ScanArgs {
     /// repeatable, or comma-separated as in jscpd (commas in (), [], {} or escaped belong to the pattern)
     #[arg(long = "ignore-pattern", value_name = "REGEX")]
     pub ignore_pattern: Vec<String>,
-    /// Accepted for jscpd: dupcheck always honours .gitignore (and .ignore)
+    /// Accepted for jscpd: dupcheck honours .gitignore unless --no-gitignore
     #[arg(short = 'g', long)]
     pub gitignore: bool,
+    /// Scan files that .gitignore and .git/info/exclude rules leave out (.ignore rules still apply)
+    #[arg(long, conflicts_with = "gitignore")]
+    pub no_gitignore: bool,
     /// The PostgreSQL store of every repository: a postgres:// URL or a libpq connection string (several hosts allowed) [env: DUPCHECK_STORE]; jscpd's other stores (leveldb, redis) are ignored with a warning
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
