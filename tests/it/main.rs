@@ -29,6 +29,7 @@ mod pg;
 mod regressions;
 mod reliability;
 mod report;
+mod schemathesis;
 mod stats;
 mod store;
 mod store_checks;
