@@ -156,3 +156,47 @@ fn mcp_with_a_bad_server_url_is_a_usage_error() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn stdout_carries_only_protocol_messages_and_the_end_of_input_exits_0() {
+    use std::io::Write;
+    let dir = common::fixture("project");
+    let mut child = Command::new(BIN)
+        .args(["mcp", "--no-cache"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start dupcheck mcp");
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    let mut stdin = child.stdin.take().expect("stdin");
+    for message in &messages {
+        writeln!(stdin, "{message}").expect("write a message");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait for dupcheck mcp");
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}")))
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["id"], 1);
+    assert_eq!(lines[0]["result"]["serverInfo"]["name"], "dupcheck");
+    assert_eq!(lines[1]["id"], 2);
+    assert_eq!(
+        lines[1]["result"]["tools"].as_array().map(Vec::len),
+        Some(4)
+    );
+    // Logs go to stderr; no protocol message does.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("MCP on stdio, scanning"), "{stderr}");
+    assert!(!stderr.contains("jsonrpc"), "{stderr}");
+}
