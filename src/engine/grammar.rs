@@ -614,6 +614,28 @@ impl Registry {
         self.formats.iter().map(|f| f.name.as_str()).collect()
     }
 
+    /// Every name [`Registry::lookup`] knows (names, aliases and
+    /// extensions, in lower case), sorted.
+    pub(crate) fn spellings(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = (self.by_name.keys())
+            .chain(self.by_extension.keys())
+            .map(String::as_str)
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// The extensions (lower case) and whole file names [`Registry::for_path`]
+    /// knows, each sorted.
+    pub(crate) fn path_names(&self) -> (Vec<&str>, Vec<&str>) {
+        let mut extensions: Vec<&str> = self.by_extension.keys().map(String::as_str).collect();
+        let mut names: Vec<&str> = self.by_filename.keys().map(String::as_str).collect();
+        extensions.sort_unstable();
+        names.sort_unstable();
+        (extensions, names)
+    }
+
     /// The format a request or `--format` names: canonical name, alias or
     /// extension without the dot, case-insensitive.
     pub fn lookup(&self, name: &str) -> Option<&Format> {

@@ -1,7 +1,7 @@
 //! The command line: what `main` runs once clap has parsed the flags.
 //!
 //! In: the parsed [`Cli`] and the current directory. Out: the exit status
-//! of a run that ended as it should (`report`'s 0 or 1, `lsp`'s), or the
+//! of a run that ended as it should (`report`'s 0 or 1, `lsp`'s, `mcp`'s), or the
 //! [`RunError`] that stopped it, which `main` prints as one line.
 //! `dupcheck [DIR]` serves ([`serve`]): the port is bound and the
 //! [`Workspace`] started, its first scan running, before the async
@@ -31,6 +31,9 @@ pub fn run(cli: Cli) -> Result<u8, RunError> {
                 .map(|outcome| outcome.code())
         }
         Some(Command::Lsp(args)) => crate::interfaces::lsp::run(args, &cwd, Registry::builtin()),
+        Some(Command::Mcp(args)) => {
+            crate::interfaces::mcp::stdio::run(args, &cwd, Registry::builtin())
+        }
         Some(Command::Publish(args)) => {
             crate::interfaces::publish::publish(args, &cwd, Registry::builtin())
         }

@@ -1,7 +1,7 @@
 //! The interfaces: thin adapters over the service. The command line
 //! ([`cli`], whose failures are one [`run_error::RunError`]), the HTTP API
 //! ([`http`]) with the dashboard it serves to browsers ([`dashboard`]) and
-//! the MCP endpoint mounted in it ([`mcp`]), the language server for
+//! the MCP endpoint mounted in it ([`mcp`], also on stdio), the language server for
 //! editors ([`lsp`]), the command line's one run for CI ([`report`]), the commands that
 //! write the store ([`publish`]), and
 //! the output formats they share ([`render`]). An adapter decodes,
@@ -16,7 +16,7 @@ pub mod dashboard;
 pub mod http;
 /// `dupcheck lsp`: a language server on stdio for editors.
 pub mod lsp;
-/// The MCP endpoint (`POST /mcp`): tools over the same service calls.
+/// The MCP tools over the same service calls: `POST /mcp` and `dupcheck mcp`.
 pub mod mcp;
 /// `dupcheck publish` and `dupcheck store init|gc`: the store written.
 pub mod publish;

@@ -18,6 +18,9 @@ pub mod folders;
 pub mod generated;
 /// What updates changed since the cache was written, appended.
 pub(crate) mod journal;
+/// Why a scan indexed nothing: the rule, glob or format that left DIR's
+/// source files out.
+pub(crate) mod left_out;
 /// The clones in page order, by id and by place, for the clone list.
 pub mod listing;
 /// What a scan shows while it runs and says when done.

@@ -26,6 +26,7 @@ use crate::project::cache::{self, Base, Cached};
 use crate::project::clone_cache;
 use crate::project::config::Config;
 use crate::project::journal::{self, Record};
+use crate::project::left_out::why_nothing_indexed;
 use crate::project::progress::{clones_line, footprint_line, scanned_line, Progress};
 use crate::project::scan::{gather, scan, Reuse, ScanError};
 use crate::project::snapshot::Snapshot;
@@ -241,6 +242,11 @@ impl Scanner {
             // its journal): a stop during the minutes clone detection
             // takes on a big tree still leaves a cache for the next start.
             say(scanned_line(snapshot, progress.elapsed()));
+            if snapshot.index.files.is_empty() {
+                if let Some(why) = why_nothing_indexed(&self.config, &self.registry) {
+                    say(why);
+                }
+            }
             self.persist_in_background();
             tracing::debug!("after the scan, {}", footprint_line(snapshot));
             let kept = first && self.adopt_kept_clones(snapshot);

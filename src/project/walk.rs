@@ -5,7 +5,8 @@
 //! [`SkipReason`] it was left out for.
 //!
 //! Invariants: `.gitignore`, `.ignore` and `.git/info/exclude` are honoured
-//! with or without a git repository; hidden entries (so `.git` and the cache)
+//! with or without a git repository (`.gitignore` and `.git/info/exclude`
+//! not with `--no-gitignore`); hidden entries (so `.git` and the cache)
 //! are never entered; `--ignore` globs apply on top; link cycles are skipped,
 //! not looped; a file reached through a link keeps the link's path. A file
 //! that cannot be used is counted, never an error of the scan.
@@ -147,8 +148,8 @@ pub(crate) fn walk(
     std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
     let walker = WalkBuilder::new(dir)
         .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
+        .git_ignore(config.gitignore)
+        .git_exclude(config.gitignore)
         .git_global(false)
         .ignore(true)
         .parents(false)

@@ -75,45 +75,60 @@ pub(crate) struct Cursor {
     second: (String, u32),
 }
 
+/// What [`Cursor::encode`] writes and [`Cursor::decode`] reads (the
+/// request target's limit bounds its length): tokens, lines, the first place's path
+/// (its UTF-8 bytes in hex) and token, the second's; or nothing (the
+/// query's empty parameter, as if absent).
+pub(crate) const CURSOR_PATTERN: &str = r"^(?:[0-9]{1,10}\.[0-9]{1,10}\.(?:[0-9a-f]{2})*\.[0-9]{1,10}\.(?:[0-9a-f]{2})*\.[0-9]{1,10})?$";
+
 impl Cursor {
-    /// The opaque text clients send back: the key as hex-encoded JSON.
+    /// The text clients send back: the key, as [`CURSOR_PATTERN`] says.
     pub(crate) fn encode(&self) -> String {
-        let json = serde_json::json!([
+        let hex = |path: &str| -> String { path.bytes().map(|b| format!("{b:02x}")).collect() };
+        format!(
+            "{}.{}.{}.{}.{}.{}",
             u32::MAX - self.smaller,
             u32::MAX - self.shorter,
-            self.first.0,
+            hex(&self.first.0),
             self.first.1,
-            self.second.0,
-            self.second.1,
-        ]);
-        json.to_string()
-            .bytes()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+            hex(&self.second.0),
+            self.second.1
+        )
     }
 
-    /// Reads what [`Cursor::encode`] wrote; `None` for anything else.
+    /// Reads any text [`CURSOR_PATTERN`] matches (a number above
+    /// `u32::MAX` is `u32::MAX`, a path that is not UTF-8 is read
+    /// lossily: a made-up cursor names a place in the order all the same);
+    /// `None` for anything else.
     pub(crate) fn decode(text: &str) -> Option<Cursor> {
-        if !text.len().is_multiple_of(2) || text.len() > 16_384 {
+        let parts: Vec<&str> = text.split('.').collect();
+        let [tokens, lines, first, first_at, second, second_at] = parts[..] else {
             return None;
-        }
-        let bytes = (0..text.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-            .collect::<Option<Vec<u8>>>()?;
-        let (tokens, lines, first, first_at, second, second_at): (
-            u32,
-            u32,
-            String,
-            u32,
-            String,
-            u32,
-        ) = serde_json::from_slice(&bytes).ok()?;
+        };
+        let number = |digits: &str| -> Option<u32> {
+            let ok = (1..=10).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+            ok.then(|| {
+                digits
+                    .parse::<u64>()
+                    .map_or(u32::MAX, |n| n.min(u64::from(u32::MAX)) as u32)
+            })
+        };
+        let path = |hex: &str| -> Option<String> {
+            let lower = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+            if !hex.len().is_multiple_of(2) || !hex.bytes().all(lower) {
+                return None;
+            }
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        };
         Some(Cursor {
-            smaller: u32::MAX - tokens,
-            shorter: u32::MAX - lines,
-            first: (first, first_at),
-            second: (second, second_at),
+            smaller: u32::MAX - number(tokens)?,
+            shorter: u32::MAX - number(lines)?,
+            first: (path(first)?, number(first_at)?),
+            second: (path(second)?, number(second_at)?),
         })
     }
 }
@@ -789,10 +804,30 @@ pub(crate) mod tests {
             first: ("src/a b.js".into(), 40),
             second: ("src/\"c\".js".into(), 7),
         };
+        assert_eq!(
+            cursor.encode(),
+            "80.12.7372632f6120622e6a73.40.7372632f2263222e6a73.7"
+        );
+        let pattern = regex::Regex::new(CURSOR_PATTERN).unwrap();
+        assert!(pattern.is_match(&cursor.encode()));
         assert_eq!(Cursor::decode(&cursor.encode()), Some(cursor));
-        for bad in ["", "zz", "5b5d", "7b7d", "5b312c325d", "abc", "é1"] {
+        for bad in [
+            "zz",
+            "5b5d",
+            "1.2.3.4.5.6",
+            "1.2.61.3.6F.4",
+            "1.2.61.3.62.4.",
+            "+1.2..3..4",
+            "12345678901.2..3..4",
+            "é1",
+        ] {
             assert_eq!(Cursor::decode(bad), None, "{bad}");
+            assert!(!pattern.is_match(bad), "{bad}");
         }
+        // Made up but well formed: a place in the order all the same.
+        let made_up = Cursor::decode("9999999999.0.ff.1..2").unwrap();
+        assert_eq!((made_up.smaller, made_up.shorter), (0, u32::MAX));
+        assert_eq!(made_up.first, ("\u{fffd}".to_owned(), 1));
     }
 
     #[test]

@@ -172,6 +172,7 @@ mod tests {
             tokens: 50,
             content_hash: hash,
             rule: super::Rule::Duplicate,
+            similarity: None,
         }
     }
 

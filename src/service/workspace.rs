@@ -29,6 +29,7 @@ use crate::engine::grammar::Registry;
 use crate::engine::stats::ProjectStats;
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
+use crate::project::left_out::why_nothing_indexed;
 use crate::project::progress::Progress;
 use crate::project::scan::ScanError;
 use crate::project::scanner::Scanner;
@@ -117,6 +118,8 @@ impl Workspace {
     /// A workspace for a command that runs once (`dupcheck report`): its
     /// one scan made now, on this thread, with `progress` (the cache read,
     /// not written), and no watcher. Its snapshot, or why the scan failed.
+    /// A scan that indexed no file says why on stderr, when ignore rules or
+    /// `--format` left source files out.
     pub(crate) fn scanned_once(
         config: Config,
         registry: Arc<Registry>,
@@ -124,6 +127,11 @@ impl Workspace {
     ) -> Result<(Arc<Workspace>, Arc<Snapshot>), ScanError> {
         let scanner = Scanner::new(Arc::new(config), registry);
         let snapshot = scanner.scan_now(progress)?;
+        if snapshot.index.files.is_empty() {
+            if let Some(why) = why_nothing_indexed(scanner.config(), scanner.registry()) {
+                progress.print(&why);
+            }
+        }
         Ok((Workspace::of(scanner, 1, None, None), snapshot))
     }
 

@@ -343,12 +343,13 @@ fn version_and_help() {
         "--ignore-pattern <REGEX>",
         "--store <URL>",
         "--repository <NAME>",
+        "--no-gitignore",
     ] {
         assert!(help.contains(option), "{option} missing from --help");
     }
     assert!(
         help.contains(
-            "-g, --gitignore               Accepted for jscpd: dupcheck always honours .gitignore (and .ignore)"
+            "-g, --gitignore               Accepted for jscpd: dupcheck honours .gitignore unless --no-gitignore"
         ),
         "{help}"
     );

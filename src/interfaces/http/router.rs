@@ -82,7 +82,7 @@ async fn dispatch(
         Endpoint::CheckDiff => handlers::check_diff(&state, req).await,
         Endpoint::Recheck => handlers::recheck(&state).await,
         Endpoint::OpenApi => Ok(super::openapi::response(&state)),
-        Endpoint::Mcp => mcp::serve(&state, req).await,
+        Endpoint::Mcp => mcp::http::serve(&state, req).await,
     }
 }
 

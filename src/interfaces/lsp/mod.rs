@@ -36,7 +36,7 @@
 
 mod answers;
 mod documents;
-mod remote;
+pub(crate) mod remote;
 mod session;
 mod settings;
 mod text;

@@ -148,23 +148,9 @@ impl Remote {
     /// The server at `url` (`http://HOST:PORT`) for the workspace `root`;
     /// an error naming the option when `url` is not such a URL.
     pub(crate) fn new(url: &str, root: PathBuf, registry: Arc<Registry>) -> Result<Remote, String> {
-        let bad = || {
-            format!(
-                "--server {url:?}: expected the URL of a running dupcheck server, http://HOST:PORT"
-            )
-        };
-        let uri: Uri = url.parse().map_err(|_| bad())?;
-        let path_ok = matches!(uri.path(), "" | "/") && uri.query().is_none();
-        let (Some("http"), Some(authority), true) = (uri.scheme_str(), uri.authority(), path_ok)
-        else {
-            return Err(bad());
-        };
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(CONNECT_TIME));
-        connector.set_nodelay(true);
         Ok(Remote {
-            base: format!("http://{authority}"),
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            base: server_base(url)?,
+            client: client(),
             root,
             registry,
             server_dir: Mutex::new(None),
@@ -364,9 +350,31 @@ fn relative(dir: &Path, path: &Path) -> Option<String> {
     parts.map(|p| p.join("/")).filter(|r| !r.is_empty())
 }
 
+/// `http://HOST:PORT` of the `--server` flag's `url`; an error naming the
+/// flag when `url` is not such a URL.
+pub(crate) fn server_base(url: &str) -> Result<String, String> {
+    let bad = || {
+        format!("--server {url:?}: expected the URL of a running dupcheck server, http://HOST:PORT")
+    };
+    let uri: Uri = url.parse().map_err(|_| bad())?;
+    let path_ok = matches!(uri.path(), "" | "/") && uri.query().is_none();
+    let (Some("http"), Some(authority), true) = (uri.scheme_str(), uri.authority(), path_ok) else {
+        return Err(bad());
+    };
+    Ok(format!("http://{authority}"))
+}
+
+/// The HTTP client of `--server`: connects within [`CONNECT_TIME`].
+pub(crate) fn client() -> Client<HttpConnector, Full<Bytes>> {
+    let mut connector = HttpConnector::new();
+    connector.set_connect_timeout(Some(CONNECT_TIME));
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new()).build(connector)
+}
+
 /// An error and its causes, as one line (hyper's own `Display` names only
 /// the outermost, such as "client error (Connect)").
-fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn causes(error: &(dyn std::error::Error + 'static)) -> String {
     let mut line = error.to_string();
     let mut cause = error.source();
     while let Some(e) = cause {

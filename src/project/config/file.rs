@@ -14,7 +14,7 @@ use crate::engine::tokens::Mode;
 pub(crate) const CONFIG_FILE: &str = ".dupcheck.json";
 
 /// Keys the config file accepts.
-const KNOWN_KEYS: [&str; 23] = [
+const KNOWN_KEYS: [&str; 24] = [
     "port",
     "host",
     "format",
@@ -24,6 +24,7 @@ const KNOWN_KEYS: [&str; 23] = [
     "mode",
     "absolute",
     "noSymlinks",
+    "gitignore",
     "skipLocal",
     "includeGenerated",
     "nearMiss",
@@ -52,6 +53,7 @@ pub(crate) struct FileValues {
     pub(crate) mode: Option<Mode>,
     pub(crate) absolute: Option<bool>,
     pub(crate) no_symlinks: Option<bool>,
+    pub(crate) gitignore: Option<bool>,
     pub(crate) skip_local: Option<bool>,
     pub(crate) include_generated: Option<bool>,
     pub(crate) near_miss: Option<bool>,
@@ -116,6 +118,7 @@ pub(crate) fn read_config(
         })?,
         absolute: keys.get("absolute", "must be true or false", Value::as_bool)?,
         no_symlinks: keys.get("noSymlinks", "must be true or false", Value::as_bool)?,
+        gitignore: keys.get("gitignore", "must be true or false", Value::as_bool)?,
         skip_local: keys.get("skipLocal", "must be true or false", Value::as_bool)?,
         include_generated: keys.get("includeGenerated", "must be true or false", Value::as_bool)?,
         near_miss: keys.get("nearMiss", "must be true or false", Value::as_bool)?,

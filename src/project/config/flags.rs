@@ -43,6 +43,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Speak the Language Server Protocol on stdin and stdout (for editors)
     Lsp(LspArgs),
+    /// Serve the MCP tools on stdin and stdout (for AI coding agents)
+    Mcp(McpArgs),
     /// Scan DIR once and make the store's copy of this repository equal to it (for CI, on the main branch)
     #[command(after_help = PUBLISH_EXIT_CODES)]
     Publish(PublishArgs),
@@ -86,6 +88,19 @@ pub struct LspArgs {
     /// Ask the dupcheck server running at URL (http://HOST:PORT, serving
     /// the workspace) instead of scanning in process; it does not see the
     /// editor's other unsaved buffers
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// What is scanned and how.
+    #[command(flatten)]
+    pub scan: ScanArgs,
+}
+
+/// The flags of `dupcheck mcp`: those of a scan of DIR, or the server to
+/// ask instead.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpArgs {
+    /// Ask the dupcheck server running at URL (http://HOST:PORT) instead of
+    /// scanning in process; the flags of a scan are then the server's
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
     /// What is scanned and how.
@@ -163,9 +178,12 @@ pub struct ScanArgs {
     /// repeatable, or comma-separated as in jscpd (commas in (), [], {} or escaped belong to the pattern)
     #[arg(long = "ignore-pattern", value_name = "REGEX")]
     pub ignore_pattern: Vec<String>,
-    /// Accepted for jscpd: dupcheck always honours .gitignore (and .ignore)
+    /// Accepted for jscpd: dupcheck honours .gitignore unless --no-gitignore
     #[arg(short = 'g', long)]
     pub gitignore: bool,
+    /// Scan files that .gitignore and .git/info/exclude rules leave out (.ignore rules still apply)
+    #[arg(long, conflicts_with = "gitignore")]
+    pub no_gitignore: bool,
     /// The PostgreSQL store of every repository: a postgres:// URL or a libpq connection string (several hosts allowed) [env: DUPCHECK_STORE]; jscpd's other stores (leveldb, redis) are ignored with a warning
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,

@@ -20,7 +20,8 @@ pub mod values;
 
 pub use error::ConfigError;
 pub use flags::{
-    Cli, Command, LspArgs, PublishArgs, ReportArgs, Reporter, ScanArgs, ServeArgs, StoreCommand,
+    Cli, Command, LspArgs, McpArgs, PublishArgs, ReportArgs, Reporter, ScanArgs, ServeArgs,
+    StoreCommand,
 };
 pub use resolve::Config;
 pub use store_tls::{split_tls, SslMode, TlsOptions};

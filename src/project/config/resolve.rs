@@ -42,6 +42,9 @@ pub struct Config {
     pub absolute: bool,
     /// Do not follow symbolic links.
     pub no_symlinks: bool,
+    /// Honour `.gitignore` and `.git/info/exclude` (not with
+    /// `--no-gitignore` or `"gitignore": false`).
+    pub gitignore: bool,
     /// Skip duplications within one folder.
     pub skip_local: bool,
     /// Scan generated and minified files too.
@@ -265,6 +268,7 @@ impl Config {
             normalization,
             absolute: scan.absolute || file.absolute.unwrap_or(false),
             no_symlinks: scan.no_symlinks || file.no_symlinks.unwrap_or(false),
+            gitignore: !scan.no_gitignore && (scan.gitignore || file.gitignore.unwrap_or(true)),
             skip_local: scan.skip_local || file.skip_local.unwrap_or(false),
             include_generated: scan.include_generated || file.include_generated.unwrap_or(false),
             near_miss: !scan.no_near_miss && file.near_miss.unwrap_or(true),

@@ -309,3 +309,18 @@ macro_rules! assert_json {
 pub fn error(name: &str, message: &str, status: u16) -> Value {
     serde_json::json!({"error": name, "message": message, "statusCode": status})
 }
+
+/// The program `name` of the tests' Python environment
+/// (`target/test-venv/bin`, made by `tests/setup` from
+/// `tests/requirements.txt`); panics saying so when it is missing.
+pub fn venv_bin(name: &str) -> std::path::PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/test-venv/bin")
+        .join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `bash tests/setup` (make test does)",
+        path.display()
+    );
+    path
+}

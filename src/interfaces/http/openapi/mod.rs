@@ -45,8 +45,11 @@ pub(crate) fn response(state: &State) -> HttpResponse {
     static DOCUMENT: OnceLock<Vec<u8>> = OnceLock::new();
     let scanner = &state.workspace.scanner;
     let body = DOCUMENT.get_or_init(|| {
-        serde_json::to_vec(&document(scanner.config(), scanner.registry()))
-            .expect("an OpenAPI document is strings, maps and JSON values: it serializes")
+        serde_json::to_vec(&refined(
+            document(scanner.config(), scanner.registry()),
+            scanner.registry(),
+        ))
+        .expect("an OpenAPI document is strings, maps and JSON values: it serializes")
     });
     json_response(StatusCode::OK, body.clone())
 }
@@ -111,6 +114,167 @@ pub(crate) fn document(config: &Config, registry: &Registry) -> Document {
         }
     }
     doc
+}
+
+/// `doc` as JSON, with what the derive cannot say: the format names the
+/// registry knows, the clone list's cursor pattern, the bounds of the
+/// whole numbers the server reads as `u32`, and that `POST
+/// /api/check-diff` takes an empty body (an empty diff, which adds
+/// nothing).
+pub(crate) fn refined(doc: Document, registry: &Registry) -> serde_json::Value {
+    let mut doc = serde_json::to_value(doc)
+        .expect("an OpenAPI document is strings, maps and JSON values: it converts");
+    let formats: Vec<&str> = registry.spellings();
+    if let Some(format) = doc.pointer_mut("/components/schemas/CheckRequest/properties/format") {
+        // `null` is as if absent.
+        let mut values = serde_json::json!(formats);
+        if let Some(list) = values.as_array_mut() {
+            list.push(serde_json::Value::Null);
+        }
+        format["enum"] = values;
+    }
+    // The format, or a path whose name gives it.
+    if let Some(schema) = doc.pointer_mut("/components/schemas/CheckRequest") {
+        schema["anyOf"] = serde_json::json!([
+            {"required": ["format"], "properties": {"format": {"type": "string"}}},
+            {"required": ["path"], "properties": {"path": {"type": "string", "pattern": path_pattern(registry)}}},
+        ]);
+    }
+    // An empty query parameter is as if absent.
+    for path in ["/api/clones", "/api/tree"] {
+        let pointer = format!("/paths/{}/get/parameters", path.replace('/', "~1"));
+        if let Some(parameters) = doc
+            .pointer_mut(&pointer)
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            for parameter in parameters {
+                parameter["allowEmptyValue"] = true.into();
+            }
+        }
+    }
+    for (path, name) in [
+        ("/api/clones", "format"),
+        ("/api/clones", "cursor"),
+        ("/api/clones", "minTokens"),
+        ("/api/tree", "offset"),
+    ] {
+        let Some(parameters) = doc
+            .pointer_mut(&format!(
+                "/paths/{}/get/parameters",
+                path.replace('/', "~1")
+            ))
+            .and_then(serde_json::Value::as_array_mut)
+        else {
+            continue;
+        };
+        let Some(schema) = parameters
+            .iter_mut()
+            .find(|p| p["name"] == name)
+            .and_then(|p| p.get_mut("schema"))
+        else {
+            continue;
+        };
+        match name {
+            "format" => schema["enum"] = serde_json::json!(formats),
+            "cursor" => {
+                schema["pattern"] = crate::service::clones::CURSOR_PATTERN.into();
+            }
+            _ => {
+                schema["maximum"] = u32::MAX.into();
+            }
+        }
+    }
+    if let Some(body) = doc.pointer_mut("/paths/~1api~1check-diff/post/requestBody") {
+        body["required"] = false.into();
+    }
+    // A form has no `null`: its schemas are the JSON bodies' without it.
+    for (path, json, form) in [
+        ("/api/check", "CheckRequest", "CheckForm"),
+        ("/api/check-diff", "DiffRequest", "DiffForm"),
+    ] {
+        let Some(schema) = doc.pointer(&format!("/components/schemas/{json}")).cloned() else {
+            continue;
+        };
+        doc["components"]["schemas"][form] = without_null(schema);
+        let content = format!(
+            "/paths/{}/post/requestBody/content/application~1x-www-form-urlencoded",
+            path.replace('/', "~1")
+        );
+        let schema = serde_json::json!({"$ref": format!("#/components/schemas/{form}")});
+        let schema = match form {
+            // A form-labelled body that is not a diff form is the diff
+            // itself (what `curl -d @file` sends).
+            "DiffForm" => {
+                serde_json::json!({"anyOf": [schema, {"type": "string", "description": "The diff itself, as `curl -d @file` labels it"}]})
+            }
+            _ => schema,
+        };
+        if let Some(media) = doc.pointer_mut(&content) {
+            media["schema"] = schema;
+        }
+    }
+    doc
+}
+
+/// A path whose name gives a format (`Registry::for_path`): a known
+/// extension in any case, or a known file name.
+fn path_pattern(registry: &Registry) -> String {
+    let any_case = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                let (lower, upper) = (c.to_ascii_lowercase(), c.to_ascii_uppercase());
+                match (lower != upper, c) {
+                    (true, _) => format!("[{lower}{upper}]"),
+                    (false, '+' | '#' | '.' | '-') => format!("\\{c}"),
+                    (false, _) => c.to_string(),
+                }
+            })
+            .collect()
+    };
+    let (extensions, names) = registry.path_names();
+    let extensions: Vec<String> = extensions.iter().map(|e| any_case(e)).collect();
+    let names: Vec<String> = names
+        .iter()
+        .map(|n| n.replace('.', "\\.").replace('+', "\\+"))
+        .collect();
+    let mut pattern = format!("[^/]\\.(?:{})$", extensions.join("|"));
+    if !names.is_empty() {
+        pattern.push_str(&format!("|(?:^|/)(?:{})$", names.join("|")));
+    }
+    pattern
+}
+
+/// An object schema whose properties take no `null`.
+fn without_null(mut schema: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    let Some(properties) = schema["properties"].as_object_mut() else {
+        return schema;
+    };
+    for property in properties.values_mut() {
+        if let Some(Value::Array(types)) = property.get_mut("type") {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                property["type"] = types[0].clone();
+            }
+        }
+        if let Some(Value::Array(values)) = property.get_mut("enum") {
+            values.retain(|v| !v.is_null());
+        }
+        let kept = property
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .and_then(|alternatives| {
+                let kept: Vec<&Value> = alternatives
+                    .iter()
+                    .filter(|a| a["type"] != "null")
+                    .collect();
+                (kept.len() == 1).then(|| kept[0].clone())
+            });
+        if let Some(kept) = kept {
+            *property = kept;
+        }
+    }
+    schema
 }
 
 #[derive(OpenApi)]

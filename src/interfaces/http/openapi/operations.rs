@@ -18,11 +18,15 @@ use crate::interfaces::render::tree::FolderJson;
 /// `path`), the others; a field that is `null` is as if absent.
 #[derive(ToSchema)]
 pub struct CheckRequest {
-    /// The snippet; not empty or only whitespace.
-    #[schema(min_length = 1)]
+    /// The snippet; not empty or only whitespace (Unicode's).
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     code: String,
     /// A format name, alias or extension (`javascript`, `js`, `ts`,
-    /// `py`, …). May be left out when `path` has a known extension.
+    /// `py`, …; the enum lists them, and any case works). May be left out
+    /// when `path` has a known extension.
     format: Option<String>,
     /// Rescan the directory first, and check against the new index.
     recheck: Option<bool>,
@@ -133,7 +137,7 @@ pub(crate) fn dashboard_style() {}
     params(
         ("path" = Option<String>, Query, description = "The folder, relative to the directory (or absolute inside it); absent or empty for the top", example = "src"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 2000, description = "Children on the page: 1 to 2,000, 200 if absent", example = 50),
-        ("offset" = Option<u32>, Query, description = "Children to skip: the answer's `nextOffset`; 0 if absent"),
+        ("offset" = Option<u64>, Query, minimum = 0, description = "Children to skip: the answer's `nextOffset`; 0 if absent"),
     ),
     responses((status = 200, description = "The folder and a page of its children", body = FolderJson, example = json!({
         "folder": {"name": "src", "path": "src", "kind": "folder", "files": 3, "lines": 120, "duplicatedLines": 30, "percentage": 25, "clones": 2, "format": null},
@@ -158,7 +162,7 @@ pub(crate) fn tree() {}
     path = "/api/clone",
     operation_id = "clone",
     tag = "project",
-    params(("id" = String, Query, description = "The clone's `id`, from `GET /api/clones`", example = "9f2c4e1a7b3d5086")),
+    params(("id" = String, Query, pattern = "^[0-9a-fA-F]{16}$", description = "The clone's `id`, from `GET /api/clones`: 16 hex digits", example = "9f2c4e1a7b3d5086")),
     responses((status = 200, description = "The clone", body = CloneDetailJson, example = json!({
         "id": "9f2c4e1a7b3d5086",
         "format": "javascript",
@@ -264,10 +268,10 @@ pub(crate) fn stats() {}
     tag = "project",
     params(
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Clones on the page: 1 to 1,000, 100 if absent", example = 5),
-        ("cursor" = Option<String>, Query, description = "The `nextCursor` of the previous page, as it was; absent for the first page"),
+        ("cursor" = Option<String>, Query, description = "The `nextCursor` of the previous page, as it was; absent for the first page. A cursor names a place in the list's order (a made-up one gives the page after the place it names)"),
         ("path" = Option<String>, Query, description = "Only clones with a place in this file or folder (relative to the directory, or absolute inside it)", example = "src/util"),
-        ("format" = Option<String>, Query, description = "Only clones with a place in this format (a name, alias or extension)", example = "js"),
-        ("minTokens" = Option<u32>, Query, description = "Only clones of at least this many tokens", example = 100),
+        ("format" = Option<String>, Query, description = "Only clones with a place in this format (a name, alias or extension; the enum lists them, and any case works)", example = "js"),
+        ("minTokens" = Option<u64>, Query, minimum = 0, description = "Only clones of at least this many tokens", example = 100),
         ("fragments" = Option<bool>, Query, description = "`true` (or `1`) to include each place's text as `fragment`"),
     ),
     responses((status = 200, description = "A page of clones", body = ClonesPageJson, example = json!({

@@ -1,156 +1,49 @@
-//! MCP: `POST /mcp`, the Model Context Protocol endpoint for AI coding
-//! assistants, built with the official SDK (`rmcp`).
-//!
-//! In: a request the router has passed (Origin and Host guard, panic guard,
-//! grace period). Its body is read through `--max-body` and the body time
-//! limit, then handed to rmcp's `StreamableHttpService`, stateless and with
-//! JSON responses: revision 2026-07-28 (`server/discover`, per-request
-//! metadata) and the earlier ones (`initialize`,
-//! `notifications/initialized`, `ping`). Out: rmcp's answer collected
-//! within a size and time bound; the transport's own refusals (406, 415, a
-//! bad protocol version) as dupcheck's JSON error body.
+//! MCP: dupcheck's tools for AI coding assistants, built with the official
+//! SDK (`rmcp`), served over HTTP at `POST /mcp` ([`http`]) and over stdin
+//! and stdout by `dupcheck mcp` ([`stdio`]).
 //!
 //! The tools are thin adapters over the service: the same
-//! [`Workspace`](crate::service::workspace::Workspace) calls as the REST
+//! [`Workspace`] calls as the REST
 //! handlers (admission, blocking pool, NotReady):
 //! `check_code` is `POST /api/check`, `check_diff` is
 //! `POST /api/check-diff`, `list_clones` is `GET /api/clones`,
 //! `project_stats` is `GET /api/stats`. Each answers
 //! the REST answer's JSON object as structured content and a short text
 //! summary for the model; what REST refuses is a tool error whose text is
-//! REST's error message.
+//! REST's error message. With `dupcheck mcp --server URL` each call is
+//! passed to the running server's `/mcp` ([`remote`]) and its result
+//! returned as it is.
 
-use std::convert::Infallible;
+pub(crate) mod http;
+pub(crate) mod remote;
+pub(crate) mod stdio;
+
 use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock};
-use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
-use hyper::header::CONTENT_TYPE;
-use hyper::{Request, Response};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_input;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::schemars::JsonSchema;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
 
+use self::remote::Remote;
 use super::http::error::ApiError;
-use super::http::guard::{origin_hosts, served_hosts};
-use super::http::{body, request, HttpResponse, State};
+use super::http::request;
 use super::render::answers;
 use super::render::clones::ClonesPageJson;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
-use crate::project::config::Config;
-use crate::service::check::{CheckAnswer, StoreStatus, MAX_FRAGMENT_BYTES};
+use crate::service::check::{CheckAnswer, StoreStatus};
 use crate::service::clones::ClonesPage;
 use crate::service::diff_check::{DiffAnswer, DiffOptions};
+use crate::service::workspace::Workspace;
 
-/// The most bytes of an answer rmcp may give: its JSON holds the REST
-/// answer (whose fragments the checks cap at [`MAX_FRAGMENT_BYTES`]),
-/// escaped, and the summary.
-const ANSWER_LIMIT: usize = 4 * MAX_FRAGMENT_BYTES;
-/// How long rmcp may take to give its answer's body once it has answered:
-/// a JSON answer is whole at once.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 /// How many duplications or files a text summary names.
 const SUMMARY_ITEMS: usize = 10;
-
-/// POST /mcp: one JSON-RPC message through rmcp's stateless transport.
-pub(crate) async fn serve(
-    state: &Arc<State>,
-    req: Request<Incoming>,
-) -> Result<HttpResponse, ApiError> {
-    let config = state.workspace.scanner.config();
-    let (parts, body) = req.into_parts();
-    let body = body::read_limited(&parts.headers, body, config.max_body).await?;
-    let tools = Tools {
-        state: Arc::clone(state),
-    };
-    let service = StreamableHttpService::new(
-        move || Ok(tools.clone()),
-        Arc::new(NeverSessionManager::default()),
-        transport_config(config),
-    );
-    let answer = service
-        .handle(Request::from_parts(parts, Full::new(body)))
-        .await;
-    collect(answer).await
-}
-
-/// rmcp's settings: stateless (no sessions, so no GET stream and no
-/// DELETE), JSON answers, no SSE keep-alive; the body limit, and the
-/// Origin and Host checks of the router (rmcp's own default leaves Origin
-/// unchecked), as origins `http` and `https` on any port.
-fn transport_config(config: &Config) -> StreamableHttpServerConfig {
-    let bracketed = |host: &String| {
-        if host.contains(':') {
-            format!("[{host}]")
-        } else {
-            host.clone()
-        }
-    };
-    let origins: Vec<String> = origin_hosts(config)
-        .iter()
-        .flat_map(|host| {
-            let host = bracketed(host);
-            [format!("http://{host}:*"), format!("https://{host}:*")]
-        })
-        .collect();
-    let settings = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(None)
-        .with_sse_retry(None)
-        .with_max_request_body_bytes(usize::try_from(config.max_body).unwrap_or(usize::MAX))
-        .with_allowed_origins(origins)
-        .enforce_origin_validation();
-    match served_hosts(config) {
-        Some(hosts) => settings.with_allowed_hosts(hosts.iter().map(bracketed)),
-        None => settings.disable_allowed_hosts(),
-    }
-}
-
-/// rmcp's answer as the router's response, its body read within
-/// [`ANSWER_LIMIT`] and [`ANSWER_TIMEOUT`]. JSON (JSON-RPC results and
-/// errors) and empty answers pass as they are; a refusal in plain text
-/// becomes an [`ApiError::Mcp`] (a 4xx) or, logged, [`ApiError::Internal`].
-async fn collect(answer: Response<BoxBody<Bytes, Infallible>>) -> Result<HttpResponse, ApiError> {
-    let (parts, body) = answer.into_parts();
-    let read = tokio::time::timeout(ANSWER_TIMEOUT, Limited::new(body, ANSWER_LIMIT).collect())
-        .await
-        .map_err(|_| {
-            tracing::error!("MCP answer not complete within {ANSWER_TIMEOUT:?}");
-            ApiError::Internal
-        })?;
-    let bytes = read
-        .map_err(|err| {
-            tracing::error!("MCP answer not read: {err}");
-            ApiError::Internal
-        })?
-        .to_bytes();
-    let json = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    let status = parts.status;
-    if json || bytes.is_empty() || !(status.is_client_error() || status.is_server_error()) {
-        return Ok(Response::from_parts(parts, Full::new(bytes)));
-    }
-    let message = String::from_utf8_lossy(&bytes).trim().to_owned();
-    if status.is_server_error() {
-        tracing::error!("MCP transport: {status} {message}");
-        return Err(ApiError::Internal);
-    }
-    Err(ApiError::Mcp { status, message })
-}
 
 /// The arguments of `check_code`.
 #[derive(JsonSchema)]
@@ -239,10 +132,49 @@ struct ListClonesArgs {
     fragments: bool,
 }
 
-/// The MCP server: its tools, over the state the REST handlers share.
+/// The MCP server: its tools, over a workspace in process or a running
+/// server.
 #[derive(Clone)]
-struct Tools {
-    state: Arc<State>,
+pub(crate) struct Tools {
+    backend: Backend,
+}
+
+/// Who answers the tools.
+#[derive(Clone)]
+enum Backend {
+    /// The workspace in process (the server's own, or `dupcheck mcp`'s).
+    Local(Arc<Workspace>),
+    /// A running server (`dupcheck mcp --server URL`).
+    Remote(Arc<Remote>),
+}
+
+impl Tools {
+    /// The tools over `workspace`.
+    pub(crate) fn local(workspace: Arc<Workspace>) -> Tools {
+        Tools {
+            backend: Backend::Local(workspace),
+        }
+    }
+
+    /// The tools of the server `remote` asks.
+    pub(crate) fn remote(remote: Arc<Remote>) -> Tools {
+        Tools {
+            backend: Backend::Remote(remote),
+        }
+    }
+
+    /// The workspace in process, or the answer of the running server to
+    /// `tool` with `args`.
+    async fn workspace(
+        &self,
+        tool: &str,
+        args: &JsonObject,
+    ) -> Result<&Arc<Workspace>, CallToolResult> {
+        match &self.backend {
+            Backend::Local(workspace) => Ok(workspace),
+            Backend::Remote(remote) => Err(remote.call(tool, args).await),
+        }
+    }
 }
 
 /// The tools, built once (their schemas are generated then).
@@ -265,7 +197,11 @@ impl Tools {
     async fn check_code(&self, mut args: JsonObject) -> CallToolResult {
         // A rescan before the check is the REST API's option alone.
         args.remove("recheck");
-        let scanner = &self.state.workspace.scanner;
+        let workspace = match self.workspace("check_code", &args).await {
+            Ok(workspace) => workspace,
+            Err(answered) => return answered,
+        };
+        let scanner = &workspace.scanner;
         let config = scanner.config();
         let request = match request::validate(
             args,
@@ -278,9 +214,7 @@ impl Tools {
             Err(err) => return failure(err),
         };
         let thresholds = scanner.config().thresholds;
-        let answer = self
-            .state
-            .workspace
+        let answer = workspace
             .check(request, false, move |_, _, answer| {
                 let body = answers::check(answer);
                 Ok((value(&body)?, check_summary(answer, thresholds)))
@@ -303,8 +237,12 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn check_diff(&self, args: JsonObject) -> CallToolResult {
+        let workspace = match self.workspace("check_diff", &args).await {
+            Ok(workspace) => workspace,
+            Err(answered) => return answered,
+        };
         let fields = request::diff_field(&args).and_then(|diff| {
-            let defaults = DiffOptions::of(self.state.workspace.scanner.config());
+            let defaults = DiffOptions::of(workspace.scanner.config());
             let options = request::diff_options(&args, defaults)?;
             Ok((Bytes::copy_from_slice(diff.as_bytes()), options))
         });
@@ -312,9 +250,7 @@ impl Tools {
             Ok(fields) => fields,
             Err(err) => return failure(err),
         };
-        let answer = self
-            .state
-            .workspace
+        let answer = workspace
             .check_diff(diff, options, |answer| {
                 Ok((value(&answers::diff(answer))?, diff_summary(answer)))
             })
@@ -336,14 +272,16 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_clones(&self, args: JsonObject) -> CallToolResult {
-        let scanner = &self.state.workspace.scanner;
+        let workspace = match self.workspace("list_clones", &args).await {
+            Ok(workspace) => workspace,
+            Err(answered) => return answered,
+        };
+        let scanner = &workspace.scanner;
         let query = match request::clones_query(&args, scanner.registry(), &scanner.config().dir) {
             Ok(query) => query,
             Err(err) => return failure(err),
         };
-        let answer = self
-            .state
-            .workspace
+        let answer = workspace
             .clones(query, |page| {
                 Ok((value(&ClonesPageJson::from(page))?, clones_summary(page)))
             })
@@ -361,9 +299,11 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn project_stats(&self) -> CallToolResult {
-        let answer = self
-            .state
-            .workspace
+        let workspace = match self.workspace("project_stats", &JsonObject::new()).await {
+            Ok(workspace) => workspace,
+            Err(answered) => return answered,
+        };
+        let answer = workspace
             .stats(|statistics| {
                 let body = answers::stats(statistics, std::time::SystemTime::now());
                 Ok((value(&body)?, stats_summary(statistics)))
@@ -629,7 +569,7 @@ mod tests {
     #[tokio::test]
     async fn before_the_first_scan_every_tool_says_the_index_is_not_ready() {
         let (_dir, state) = initializing();
-        let tools = Tools { state };
+        let tools = Tools::local(Arc::clone(&state.workspace));
         let code: JsonObject =
             serde_json::from_value(serde_json::json!({"code": "let a = 1;", "format": "js"}))
                 .unwrap();
@@ -647,32 +587,5 @@ mod tests {
                 "The initial scan is still running; retry shortly"
             );
         }
-    }
-
-    #[tokio::test]
-    async fn rmcp_checks_the_origins_and_hosts_of_the_router() {
-        let (_dir, state) = initializing();
-        let config = state.workspace.scanner.config();
-        // The default: bound to 0.0.0.0, so any Host, and loopback origins.
-        let settings = transport_config(config);
-        assert_eq!(
-            settings.allowed_origins,
-            [
-                "http://localhost:*",
-                "https://localhost:*",
-                "http://127.0.0.1:*",
-                "https://127.0.0.1:*",
-                "http://[::1]:*",
-                "https://[::1]:*"
-            ]
-        );
-        assert!(settings.allowed_hosts.is_empty());
-        let mut named = config.clone();
-        named.allowed_hosts = vec!["tools.internal".into()];
-        let settings = transport_config(&named);
-        assert_eq!(
-            settings.allowed_hosts,
-            ["localhost", "127.0.0.1", "[::1]", "tools.internal"]
-        );
     }
 }
