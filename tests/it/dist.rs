@@ -71,7 +71,8 @@ fn artifacts() -> &'static Artifacts {
             .arg(&binary)
             .arg(&out)
             .env("MATURIN", venv_tool("maturin")));
-        Artifacts {
+        // The wheel's tag is the newest glibc the binary needs: 2.34.
+        let artifacts = Artifacts {
             wheel: out.join(format!(
                 "dupcheck-{VERSION}-py3-none-manylinux_2_34_x86_64.whl"
             )),
@@ -80,7 +81,20 @@ fn artifacts() -> &'static Artifacts {
             tarball: out.join(format!(
                 "dupcheck-{VERSION}-x86_64-unknown-linux-gnu.tar.gz"
             )),
+        };
+        let made: Vec<_> = std::fs::read_dir(&out)
+            .expect("read the packages' folder")
+            .map(|entry| entry.expect("entry").file_name())
+            .collect();
+        for path in [
+            &artifacts.wheel,
+            &artifacts.launcher,
+            &artifacts.platform,
+            &artifacts.tarball,
+        ] {
+            assert!(path.exists(), "no {path:?} among {made:?}");
         }
+        artifacts
     })
 }
 
