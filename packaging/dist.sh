@@ -63,6 +63,14 @@ trap 'rm -rf "$stage"' EXIT
 rm -f "$out"/dupcheck-*.whl
 if [ -n "$profile" ]; then
   "$MATURIN" build --profile "$profile" --compatibility "${tag%_x86_64}" --out "$out" >&2
+  # The wheel must ship the very binary the other packages ship.
+  python3 - "$out/dupcheck-$version-py3-none-$tag.whl" "dupcheck-$version.data/scripts/dupcheck" "$binary" <<'PY'
+import sys, zipfile
+wheel, member, binary = sys.argv[1:]
+packed = zipfile.ZipFile(wheel).read(member)
+if packed != open(binary, "rb").read():
+    sys.exit(f"dist.sh: the wheel's binary is not {binary}: maturin built another")
+PY
 else
   "$MATURIN" pep517 write-dist-info --metadata-directory "$stage/meta" >/dev/null
   python3 packaging/wheel.py "$binary" "$stage/meta/dupcheck-$version.dist-info" "$tag" "$out" >/dev/null
