@@ -1,11 +1,19 @@
 # Targets mirror CI: `make ci` = lint + test + fuzz-ci.
-.PHONY: build run test lint fmt bench bench-scale bench-store quality corpora peers ci fuzz fuzz-smoke fuzz-ci fuzz-tool stress
+.PHONY: build dist run test lint fmt bench bench-scale bench-store quality corpora peers ci fuzz fuzz-smoke fuzz-ci fuzz-tool stress
 
 CARGO ?= cargo
 DIR ?= .
 
 build:
 	$(CARGO) build --release
+
+# What is shipped (docs/install.md), in target/dist/: the `dist` profile's
+# binary (Cargo.toml), built once, as a wheel (maturin, reusing that build),
+# the npm launcher and its linux-x64-gnu package, and a tarball
+# (packaging/dist.sh; tests/it/dist.rs runs it on the debug binary).
+dist:
+	$(CARGO) build --profile dist
+	bash packaging/dist.sh --maturin-profile dist target/dist/dupcheck target/dist
 
 run:
 	$(CARGO) run --release -- $(DIR)

@@ -13,6 +13,7 @@ mod cli;
 mod clones;
 mod dashboard;
 mod diff;
+mod dist;
 mod errors;
 mod freshness;
 mod inconsistent;
