@@ -13,6 +13,7 @@ mod clones;
 mod dashboard;
 mod diff;
 mod errors;
+mod features;
 mod freshness;
 mod inconsistent;
 mod languages;
