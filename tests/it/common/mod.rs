@@ -366,7 +366,7 @@ pub fn compiled(names: &[&str]) -> bool {
     let mut missing = Vec::new();
     for name in names {
         assert!(all.iter().any(|f| f == name), "{name:?} is no format");
-        if !compiled.iter().any(|f| f == name) {
+        if !compiled.iter().any(|f| f == name) && !missing.contains(name) {
             missing.push(*name);
         }
     }
