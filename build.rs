@@ -1,10 +1,12 @@
-//! Compiles `src/engine/visible_nodes.c` and `src/engine/sequel_scanner.c`
-//! against the sources of the tree-sitter this crate links (its `include`
-//! directory, which the `tree-sitter` crate announces, and the `src`
-//! beside it), so the walk reads the subtrees, and the mended SQL grammar
-//! its language, as the library lays them out; and writes
+//! Compiles `src/engine/visible_nodes.c` and (with the feature `lang-sql`)
+//! `src/engine/sequel_scanner.c` against the sources of the tree-sitter
+//! this crate links (its `include` directory, which the `tree-sitter`
+//! crate announces, and the `src` beside it), so the walk reads the
+//! subtrees, and the mended SQL grammar its language, as the library lays
+//! them out; and writes
 //! `grammars.toml` as JSON, which the binary reads at its start in a
-//! tenth of the time TOML takes.
+//! tenth of the time TOML takes (every format, compiled in or not: a
+//! build without a format still knows its names, to say so).
 
 use std::path::PathBuf;
 
@@ -29,8 +31,12 @@ fn c_sources() {
             .expect("the tree-sitter crate names its include directory"),
     );
     let sources = include.parent().expect("include's parent").join("src");
-    let files = ["src/engine/visible_nodes.c", "src/engine/sequel_scanner.c"];
-    for file in files {
+    let mut files = vec!["src/engine/visible_nodes.c"];
+    // Cargo sets CARGO_FEATURE_<NAME> for each feature on.
+    if std::env::var_os("CARGO_FEATURE_LANG_SQL").is_some() {
+        files.push("src/engine/sequel_scanner.c");
+    }
+    for file in &files {
         println!("cargo:rerun-if-changed={file}");
     }
     cc::Build::new()

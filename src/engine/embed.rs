@@ -8,7 +8,9 @@
 //!
 //! Invariants: ranges are in source order, disjoint and never empty; an
 //! element whose selecting attribute names a language we do not parse
-//! (`type="application/json"`, `lang="coffee"`) gives nothing; the markup's
+//! (`type="application/json"`, `lang="coffee"`, or one this build lacks)
+//! gives nothing, as does one without such an attribute when this build
+//! lacks the default format; the markup's
 //! own nodes give no tokens.
 
 use tree_sitter::{Node, Range, Tree};
@@ -54,11 +56,11 @@ fn script<'f>(embedded: &'f Embedded, element: Node<'_>, text: &str) -> Option<S
     let mut chosen = embedded.default;
     for (name, value) in attributes(embedded, element, text) {
         if let Some((_, values)) = embedded.select.iter().find(|(n, _)| *n == name) {
-            chosen = values.iter().find(|(v, _)| *v == value)?.1;
+            chosen = Some(values.iter().find(|(v, _)| *v == value)?.1);
         }
     }
     Some(Script {
-        format: &embedded.formats[chosen],
+        format: &embedded.formats[chosen?],
         range: code.range(),
     })
 }
@@ -99,8 +101,14 @@ mod tests {
     use crate::engine::parse::{parse, Budget};
 
     /// The format and text of each script of `text`, a file of `host`.
+    #[cfg_attr(not(feature = "all-languages"), allow(dead_code))]
     fn scripts_of(host: &str, text: &str) -> Vec<(String, String)> {
-        let registry = Registry::builtin();
+        scripts_in(&Registry::builtin(), host, text)
+    }
+
+    /// [`scripts_of`] with the formats of `registry`.
+    #[cfg_attr(not(feature = "all-languages"), allow(dead_code))]
+    fn scripts_in(registry: &Registry, host: &str, text: &str) -> Vec<(String, String)> {
         let format = registry.lookup(host).unwrap();
         let tree = parse(format, text, None, &Budget::for_file(text.len())).unwrap();
         super::scripts(format.embedded.as_ref().unwrap(), &tree, text)
@@ -112,6 +120,12 @@ mod tests {
             .collect()
     }
 
+    #[cfg(all(
+        feature = "lang-vue",
+        feature = "lang-javascript",
+        feature = "lang-typescript",
+        feature = "lang-tsx"
+    ))]
     #[test]
     fn attributes_select_the_format_in_any_case_and_quoting() {
         let text = "<script setup LANG=TS>let a: T;</script>\n<script lang='tsx'>x</script>\n<script>y</script>\n<script lang=\"coffee\">z</script>\n<script></script>";
@@ -129,6 +143,24 @@ mod tests {
         );
     }
 
+    #[cfg(all(feature = "lang-vue", feature = "lang-typescript"))]
+    #[test]
+    fn scripts_in_a_format_the_build_lacks_are_skipped() {
+        // A build without JavaScript: `<script>` and `lang="js"` give
+        // nothing, `lang="ts"` is TypeScript still.
+        let registry = Registry::load_without(
+            crate::engine::grammar::GRAMMARS_TOML,
+            &["lang-javascript", "lang-tsx"],
+        )
+        .unwrap();
+        let text = "<script>a()</script>\n<script lang=\"ts\">let b: T;</script>\n<script lang=\"js\">c()</script>\n<script lang=\"tsx\">d</script>";
+        assert_eq!(
+            scripts_in(&registry, "vue", text),
+            [("typescript".to_owned(), "let b: T;".to_owned())]
+        );
+    }
+
+    #[cfg(all(feature = "lang-html", feature = "lang-javascript"))]
     #[test]
     fn nested_scripts_are_found_and_data_is_skipped() {
         let text = "<html><body><div>\n<script type=\"text/javascript\">a()</script>\n<script type=\"importmap\">{}</script>\n</div></body></html>";

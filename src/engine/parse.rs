@@ -303,7 +303,9 @@ mod tests {
     fn the_inputs_that_hung_tree_sitter_parse_within_a_snippet_budget() {
         let registry = Registry::builtin();
         for (format, text) in PATHOLOGICAL {
-            let format = registry.lookup(format).unwrap();
+            let Some(format) = registry.compiled(format) else {
+                continue;
+            };
             let budget = Budget::for_snippet(text.len());
             assert!(parse(format, text, None, &budget).is_ok(), "{text:?}");
         }

@@ -153,6 +153,9 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             // `NAME.txt` holds the input before its token list.
             let name = path.file_stem().unwrap().to_str().unwrap();
+            if Registry::builtin().compiled(name).is_none() {
+                continue;
+            }
             let tree = parse(name, &text);
             let root = tree.root_node();
             assert_eq!(by_walk(root), by_cursor(root), "{name}");
@@ -162,7 +165,7 @@ mod tests {
             }
             checked += 1;
         }
-        assert!(checked >= 30, "{checked} languages");
+        assert_eq!(checked, Registry::builtin().formats().len());
     }
 
     #[test]

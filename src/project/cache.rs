@@ -13,7 +13,8 @@
 //! postings again. The key hashes everything that changes
 //! tokens: dupcheck's version, the normalization version, the
 //! [`Normalization`] (`--ignoreCase`, `--ignore-pattern`s,
-//! `--keep-imports`), `grammars.toml`, min-tokens. Not the mode: tokens
+//! `--keep-imports`), `grammars.toml` (and the markup formats whose script
+//! formats a slim build lacks), min-tokens. Not the mode: tokens
 //! keep their text hash and class, from which every mode's ids are
 //! derived, so one cache serves every `--mode`.
 //!
@@ -124,6 +125,12 @@ pub(crate) fn key(normalization: &Normalization, min_tokens: u32) -> u64 {
     );
     for pattern in normalization.ignore_patterns.sources() {
         material.push_str(&format!("\0pattern:{}:{pattern}", pattern.len()));
+    }
+    // A build lacking some formats of a markup format's scripts tokenizes
+    // that format otherwise (empty in a full build: its keys are unchanged).
+    let partial = crate::engine::grammar::Registry::builtin().tokens_key();
+    if !partial.is_empty() {
+        material.push_str(&format!("\0partial:{partial}"));
     }
     xxhash_rust::xxh3::xxh3_64(material.as_bytes())
 }

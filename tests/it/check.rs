@@ -146,6 +146,7 @@ fn modes_decide_what_counts_as_a_copy() {
 
 #[test]
 fn weak_mode_matches_python_and_rust_with_exact_locations() {
+    needs_formats!("python", "rust");
     let server = Server::start("project", &["--mode", "weak"]);
     let (_, body) =
         server.check(json!({"code": read("py/report.py"), "format": "PY", "path": "py/report.py"}));

@@ -6,12 +6,11 @@ use crate::common;
 use common::{error, Server};
 use serde_json::{json, Value};
 
-const KNOWN: &str = "javascript, typescript, tsx, python, rust, go, java, c, cpp, objective-c, csharp, ruby, php, kotlin, swift, scala, bash, lua, elixir, haskell, zig, dart, ocaml, ocaml-interface, julia, r, sql, solidity, html, vue, svelte";
-
 #[test]
 fn validation_errors_in_field_order() {
+    let known = common::known_formats();
     let server = Server::start("project", &[]);
-    let unsupported = format!("Unsupported format \"cobol\"; supported formats: {KNOWN} (aliases and extensions such as js, ts, py and rs work too)");
+    let unsupported = format!("Unsupported format \"cobol\"; supported formats: {known} (aliases and extensions such as js, ts, py and rs work too)");
     let cases: Vec<(&str, Value)> = vec![
         ("{\"code\": ", error("ValidationError", "Request body is not valid JSON: EOF while parsing a value at line 1 column 9", 400)),
         ("[1, 2]", error("ValidationError", "Request body must be a JSON object", 400)),
@@ -31,11 +30,11 @@ fn validation_errors_in_field_order() {
         (r#"{"code": "x", "path": 3}"#, error("ValidationError", "Field \"path\" must be a string", 400)),
         (
             r#"{"code": "x", "path": "notes.txt"}"#,
-            error("UnsupportedFormat", &format!("Cannot tell the format of path \"notes.txt\": unknown extension \".txt\"; send \"format\" with one of: {KNOWN}"), 400),
+            error("UnsupportedFormat", &format!("Cannot tell the format of path \"notes.txt\": unknown extension \".txt\"; send \"format\" with one of: {known}"), 400),
         ),
         (
             r#"{"code": "x", "path": "Makefile"}"#,
-            error("UnsupportedFormat", &format!("Cannot tell the format of path \"Makefile\": it has no extension; send \"format\" with one of: {KNOWN}"), 400),
+            error("UnsupportedFormat", &format!("Cannot tell the format of path \"Makefile\": it has no extension; send \"format\" with one of: {known}"), 400),
         ),
     ];
     for (body, want) in cases {
@@ -160,6 +159,7 @@ fn browser_origins_must_be_local_or_allowed() {
 
 #[test]
 fn a_failed_rescan_keeps_the_previous_index() {
+    needs_formats!(project);
     let temp = common::fixture("project");
     // Not watched: the watcher would index the folder half-deleted. No
     // cache: its write after the first scan would race the removal.

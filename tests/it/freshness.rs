@@ -244,6 +244,7 @@ fn parsed_reused(summary: &str) -> &str {
 #[cfg(unix)]
 #[test]
 fn warm_restarts_reuse_the_cache_and_never_trust_a_bad_one() {
+    needs_formats!(project);
     let temp = fixture("project");
     let dir = temp.path();
     let (summary, child) = start_and_read_summary(dir, &[]);

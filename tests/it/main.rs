@@ -15,6 +15,7 @@ mod dashboard;
 mod diff;
 mod dist;
 mod errors;
+mod features;
 mod freshness;
 mod inconsistent;
 mod languages;

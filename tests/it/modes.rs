@@ -77,6 +77,7 @@ fn count(body: &Value) -> usize {
 
 #[test]
 fn a_check_in_each_mode_answers_as_a_server_started_in_that_mode() {
+    needs_formats!(project);
     let mild = [&["--mode", "mild"][..], &THRESHOLDS].concat();
     let one = Server::start("project", &mild);
     let servers: Vec<Server> = MODES

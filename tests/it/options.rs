@@ -34,6 +34,7 @@ fn reports() -> tempfile::TempDir {
 
 #[test]
 fn ignore_case_finds_a_copy_that_differs_only_in_case() {
+    needs_formats!("sql");
     let lower = QUERY
         .replace("SELECT", "select")
         .replace("SUM", "sum")

@@ -28,6 +28,7 @@ fn issue_8_the_snippets_that_hung_tree_sitter_are_answered() {
 
 #[test]
 fn issue_8_files_that_hung_tree_sitter_are_scanned_and_rescanned() {
+    needs_formats!(project);
     let temp = common::fixture("project");
     let odd = "\"\"``[``-}!#[\"\"[\"\"]-{[\"\"'$/*\\x]<;;>-[}\\[`[+.x:*/";
     common::write(temp.path(), "gen/odd.js", odd);

@@ -44,11 +44,14 @@ pub fn validate(
         format_named(registry, required_str(fields, "format")?)?
     } else if let Some(path) = path()? {
         registry.for_path(Path::new(path)).ok_or_else(|| {
-            let what = Path::new(path)
-                .extension()
-                .map_or("it has no extension".to_owned(), |e| {
-                    format!("unknown extension \".{}\"", e.to_string_lossy())
-                });
+            let what = match registry.absent_for_path(Path::new(path)) {
+                Some(absent) => absent.to_string(),
+                None => Path::new(path)
+                    .extension()
+                    .map_or("it has no extension".to_owned(), |e| {
+                        format!("unknown extension \".{}\"", e.to_string_lossy())
+                    }),
+            };
             ApiError::UnsupportedFormat(format!(
                 "Cannot tell the format of path {path:?}: {what}; send \"format\" with one of: {}",
                 registry.names().join(", ")
@@ -107,11 +110,15 @@ pub(crate) fn mode_field(fields: &Map<String, Value>, default: Mode) -> Result<M
 
 /// The format `name` names (a name, alias or extension).
 fn format_named<'r>(registry: &'r Registry, name: &str) -> Result<&'r Format, ApiError> {
-    registry.lookup(name).ok_or_else(|| {
-        ApiError::UnsupportedFormat(format!(
+    registry.lookup(name).ok_or_else(|| match registry.absent(name) {
+        Some(absent) => ApiError::UnsupportedFormat(format!(
+            "Unsupported format {name:?}: {absent}; supported formats: {}",
+            registry.names().join(", ")
+        )),
+        None => ApiError::UnsupportedFormat(format!(
             "Unsupported format {name:?}; supported formats: {} (aliases and extensions such as js, ts, py and rs work too)",
             registry.names().join(", ")
-        ))
+        )),
     })
 }
 

@@ -152,10 +152,16 @@ impl Config {
                         .map(|f| f.id)
                         .ok_or_else(|| ConfigError::Option {
                             option: "--format",
-                            problem: format!(
-                                "unknown format {n:?}; known formats: {}",
-                                registry.names().join(", ")
-                            ),
+                            problem: match registry.absent(n) {
+                                Some(absent) => format!(
+                                    "{absent}; formats of this build: {}",
+                                    registry.names().join(", ")
+                                ),
+                                None => format!(
+                                    "unknown format {n:?}; known formats: {}",
+                                    registry.names().join(", ")
+                                ),
+                            },
                         })
                 })
                 .collect::<Result<_, _>>()?,
@@ -357,13 +363,14 @@ mod tests {
 
     #[test]
     fn command_line_wins_over_config_file() {
-        let file = r#"{"port": 4000, "minLines": 7, "mode": "weak", "format": ["py", "rust"], "skipLocal": true, "maxSize": "2kb"}"#;
+        let file = r#"{"port": 4000, "minLines": 7, "mode": "weak", "format": ["py", "go"], "skipLocal": true, "maxSize": "2kb"}"#;
         let (c, _) = resolve(&["--port", "5000", "-m", "mild"], Some(file)).unwrap();
         assert_eq!(
             (c.port, c.thresholds.min_lines, c.mode),
             (5000, 7, Mode::Mild)
         );
-        assert_eq!(c.formats, [3, 4]);
+        let id = |name: &str| Registry::builtin().lookup(name).unwrap().id;
+        assert_eq!(c.formats, [id("python"), id("go")]);
         assert!(c.skip_local);
         assert_eq!(c.max_size, 2048);
     }
@@ -438,6 +445,20 @@ mod tests {
         assert_eq!(
             err,
             "invalid value for --store: not a PostgreSQL URL or connection string: invalid value for option `port`"
+        );
+    }
+
+    #[cfg(not(feature = "lang-rust"))]
+    #[test]
+    fn a_format_this_build_lacks_is_named_so() {
+        let err = resolve(&["--format", "rs"], None).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "invalid value for --format: format \"rust\" is not compiled into this build \
+                 (Cargo feature lang-rust); formats of this build: {}",
+                Registry::builtin().names().join(", ")
+            )
         );
     }
 

@@ -324,3 +324,88 @@ pub fn venv_bin(name: &str) -> std::path::PathBuf {
     );
     path
 }
+
+/// The formats of the `project` fixture.
+pub const PROJECT_FORMATS: &[&str] = &["javascript", "python", "rust", "typescript"];
+
+/// The canonical names of the formats the binary under test reads, in
+/// `grammars.toml`'s order: the `formats` of its `GET /`, asked once. A
+/// slim build (`cargo test --no-default-features --features
+/// lang-c,lang-go,...`) reads fewer.
+pub fn compiled_formats() -> &'static [String] {
+    static FORMATS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    FORMATS.get_or_init(|| {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let server = Server::start_in(temp, &["--no-watch", "--no-cache"]);
+        let (status, root) = server.get("/");
+        assert_eq!(status, 200, "{root}");
+        let names = root["formats"].as_array().expect("formats");
+        names
+            .iter()
+            .map(|n| n.as_str().expect("a name").to_owned())
+            .collect()
+    })
+}
+
+/// The formats of the binary under test as its messages list them: every
+/// format of `grammars.toml` in a full build.
+pub fn known_formats() -> String {
+    let compiled = compiled_formats();
+    if cfg!(feature = "all-languages") {
+        assert_eq!(compiled, all_formats());
+    }
+    compiled.join(", ")
+}
+
+/// The canonical names of every format of `grammars.toml`.
+pub fn all_formats() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars.toml");
+    let file: toml::Value =
+        toml::from_str(&std::fs::read_to_string(path).expect("grammars.toml")).expect("TOML");
+    file["format"]
+        .as_array()
+        .expect("[[format]] tables")
+        .iter()
+        .map(|f| f["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
+/// Whether the binary under test reads every format of `names`
+/// (canonical names of `grammars.toml`); a test of formats a slim build
+/// lacks skips itself (`needs_formats!`), and says so on stderr. A full
+/// build (the default feature `all-languages`) reads every format: there,
+/// one missing fails the test.
+pub fn compiled(names: &[&str]) -> bool {
+    let all = all_formats();
+    let compiled = compiled_formats();
+    let mut missing = Vec::new();
+    for name in names {
+        assert!(all.iter().any(|f| f == name), "{name:?} is no format");
+        if !compiled.iter().any(|f| f == name) && !missing.contains(name) {
+            missing.push(*name);
+        }
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    if cfg!(feature = "all-languages") {
+        panic!("a full build lacks {missing:?}");
+    }
+    eprintln!("skipped: this build lacks {}", missing.join(", "));
+    false
+}
+
+/// Returns from the test unless the binary under test reads every format
+/// named (see [`compiled`]).
+macro_rules! needs_formats {
+    (project) => {
+        if !crate::common::compiled(crate::common::PROJECT_FORMATS) {
+            return;
+        }
+    };
+    ($($name:expr),+ $(,)?) => {
+        if !crate::common::compiled(&[$($name),+]) {
+            return;
+        }
+    };
+}
