@@ -7,7 +7,7 @@
 #   dupcheck-VERSION-py3-none-manylinux_2_N_x86_64.whl   pip, pipx, uvx
 #   dupcheck-VERSION.tgz                                  npm: the launcher
 #   dupcheck-linux-x64-gnu-VERSION.tgz                    npm: @dupcheck/linux-x64-gnu
-#   dupcheck-VERSION-x86_64-unknown-linux-gnu.tar.gz      the binary, README.md, LICENSE if any
+#   dupcheck-VERSION-x86_64-unknown-linux-gnu.tar.gz      the binary, README.md, LICENSE
 #
 # VERSION is Cargo.toml's; the npm packages (npm/) are staged with it. The
 # wheel's manylinux tag is the newest glibc symbol version BINARY needs
@@ -78,7 +78,8 @@ fi
 
 # The npm packages, versions set to Cargo.toml's.
 cp -r npm/dupcheck npm/linux-x64-gnu "$stage/"
-cp README.md "$stage/dupcheck/"
+cp README.md LICENSE "$stage/dupcheck/"
+cp LICENSE "$stage/linux-x64-gnu/"
 mkdir -p "$stage/linux-x64-gnu/bin"
 install -m 755 "$binary" "$stage/linux-x64-gnu/bin/dupcheck"
 node - "$stage" "$version" "$glibc" <<'JS'
@@ -107,8 +108,7 @@ done
 name=dupcheck-$version-x86_64-unknown-linux-gnu
 mkdir "$stage/$name"
 install -m 755 "$binary" "$stage/$name/dupcheck"
-cp README.md "$stage/$name/"
-[ ! -f LICENSE ] || cp LICENSE "$stage/$name/"
+cp README.md LICENSE "$stage/$name/"
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$out/$name.tar.gz" "$name"
 
 ls -l "$out"/dupcheck-*.whl "$out"/dupcheck-"$version".tgz \
