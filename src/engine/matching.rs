@@ -78,6 +78,58 @@ impl SnippetMatch {
     pub(crate) fn matched(&self) -> u32 {
         self.near.as_ref().map_or(self.run.len, |n| n.matched)
     }
+
+    /// The matched tokens, pair by pair: each as its index in the snippet
+    /// and in the codebase file, in order.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let exact = (self.near.is_none()).then_some((self.run.a, self.run.b, self.run.len));
+        let parts = self.near.iter().flat_map(|near| near.parts.iter().copied());
+        (exact.into_iter().chain(parts))
+            .flat_map(|(a, b, len)| (0..len).map(move |i| (a + i, b + i)))
+    }
+}
+
+/// Renamed pairs listed at most: a weak-mode copy of a table of literals
+/// differs in every entry.
+pub(crate) const MAX_RENAMED: usize = 20;
+
+/// What a copy renamed between two places matched token for token in
+/// `mode` (`pairs`: each matched token's index in `a` and in `b`, the two
+/// sides' tokens and text): the pairs of identifiers, and in `weak` mode of
+/// literals, whose source texts are not alike letter for letter, each pair
+/// once, in order of first appearance, at most [`MAX_RENAMED`]. A name
+/// written in another case only (`SUM` and `sum` with `--ignoreCase`) is
+/// no renaming.
+pub(crate) fn renamed(
+    pairs: impl IntoIterator<Item = (u32, u32)>,
+    a: (&[Token], &str),
+    b: (&[Token], &str),
+    mode: Mode,
+) -> Vec<(String, String)> {
+    let named = |t: Token| match t.class() {
+        TokenClass::Identifier => true,
+        TokenClass::String | TokenClass::Number | TokenClass::Literal => mode == Mode::Weak,
+        TokenClass::Other => false,
+    };
+    fn text<'t>((tokens, text): (&[Token], &'t str), i: u32) -> &'t str {
+        let token = tokens[i as usize];
+        text.get(token.start as usize..token.end() as usize)
+            .unwrap_or("")
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (i, j) in pairs {
+        if !named(a.0[i as usize]) {
+            continue;
+        }
+        let (x, y) = (text(a, i), text(b, j));
+        if !x.eq_ignore_ascii_case(y) && !out.iter().any(|(p, q)| p == x && q == y) {
+            out.push((x.to_owned(), y.to_owned()));
+            if out.len() == MAX_RENAMED {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// What a near-miss duplication (type 3) adds to an exact one.
@@ -89,6 +141,9 @@ pub(crate) struct NearMiss {
     pub spanned: u32,
     /// The unmatched ranges between its parts, in order.
     pub gaps: Vec<GapSpans>,
+    /// Its parts: each as its first token in the snippet and in the
+    /// codebase file, and its length.
+    pub parts: Vec<(u32, u32, u32)>,
 }
 
 impl NearMiss {
@@ -230,6 +285,7 @@ pub(crate) fn snippet_matches(
                     matched: chain.matched(),
                     spanned: a.len().max(b.len()) as u32,
                     gaps,
+                    parts: chain.parts.iter().map(|p| (p.a, p.b, p.len)).collect(),
                 }),
             })
         })
@@ -1212,5 +1268,38 @@ mod tests {
             found[0] > 0 && found[0] < found[1] && found[1] < found[2],
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn renamed_lists_identifiers_and_in_weak_mode_literals_once_in_order() {
+        let registry = Registry::builtin();
+        let files = crate::engine::index::js_files(
+            &registry,
+            &[
+                ("a.js", "let total = count + 1; total = count * 2;"),
+                ("b.js", "let sum = n + 1; sum = n * 3;"),
+            ],
+        );
+        let (a, b) = (&files[0], &files[1]);
+        assert_eq!(a.tokens.len(), b.tokens.len());
+        let pairs = (0..a.tokens.len() as u32).map(|i| (i, i));
+        fn side(f: &SourceFile) -> (&[Token], &str) {
+            (&f.tokens, &f.text)
+        }
+        let said = |mode| renamed(pairs.clone(), side(a), side(b), mode);
+        let pair = |x: &str, y: &str| (x.to_owned(), y.to_owned());
+        assert_eq!(said(Mode::Mild), [pair("total", "sum"), pair("count", "n")]);
+        assert_eq!(
+            said(Mode::Weak),
+            [pair("total", "sum"), pair("count", "n"), pair("2", "3")]
+        );
+        // Case alone is no renaming; at most MAX_RENAMED pairs.
+        let many: String = (0..30).map(|i| format!("v{i} = x{i};")).collect();
+        let other: String = (0..30).map(|i| format!("w{i} = X{i};")).collect();
+        let files = crate::engine::index::js_files(&registry, &[("c.js", &many), ("d.js", &other)]);
+        let pairs = (0..files[0].tokens.len() as u32).map(|i| (i, i));
+        let listed = renamed(pairs, side(&files[0]), side(&files[1]), Mode::Mild);
+        assert_eq!(listed.len(), MAX_RENAMED);
+        assert!(listed.iter().all(|(x, _)| x.starts_with('v')), "{listed:?}");
     }
 }

@@ -478,6 +478,7 @@ mod tests {
             content_hash: hash,
             near: None,
             added_lines: None,
+            renamed: Vec::new(),
         }
     }
 

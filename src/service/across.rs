@@ -310,7 +310,8 @@ async fn compare(
         } in found
         {
             let place = Place::unquoted(file, registry, m.snippet);
-            let mut d = Duplication::of_match(place, m, &other, registry, config.mode);
+            let snippet = (&file.tokens[..], &*file.text);
+            let mut d = Duplication::of_match(place, m, snippet, &other, registry, config.mode);
             d.other.repository = repository.map(|r| r.to_string());
             elsewhere.clones.push(d);
         }

@@ -19,8 +19,8 @@ use std::cmp::Reverse;
 
 use crate::engine::grammar::Registry;
 use crate::engine::index::SourceFile;
-use crate::engine::matching::{content_hash, NearMiss, SnippetMatch, Span};
-use crate::engine::tokens::Mode;
+use crate::engine::matching::{content_hash, renamed, NearMiss, SnippetMatch, Span};
+use crate::engine::tokens::{Mode, Token};
 
 /// A range of text in a file, as answers report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,15 +121,24 @@ pub(crate) struct Duplication {
     pub near: Option<Near>,
     /// Diff checks only: how many of `place`'s lines the diff adds.
     pub added_lines: Option<u32>,
+    /// What differs between the two places' matched tokens: pairs of
+    /// source texts (this place's, then the other's), each once, in order
+    /// of first appearance ([`renamed`]): the identifiers a `mild` or
+    /// `weak` copy renamed, the literals a `weak` one changed.
+    pub renamed: Vec<(String, String)>,
 }
 
 impl Duplication {
     /// The duplication `m` of the code at `place` (its span `m.snippet`),
     /// found in `file` (the file `m.file` names), equal in `mode`: the
     /// codebase place quoted, the hash of its matched run.
+    ///
+    /// `snippet` is the checked code's tokens and text, which the match's
+    /// snippet side indexes.
     pub(crate) fn of_match(
         place: Place,
         m: SnippetMatch,
+        snippet: (&[Token], &str),
         file: &SourceFile,
         registry: &Registry,
         mode: Mode,
@@ -140,6 +149,7 @@ impl Duplication {
             other: Place::quoted(file, registry, m.codebase, run.b, last),
             tokens: m.matched(),
             content_hash: content_hash(&file.tokens[run.b as usize..=last as usize], mode),
+            renamed: renamed(m.pairs(), snippet, (&file.tokens, &file.text), mode),
             near: m.near.map(Near::of),
             added_lines: None,
             place,
@@ -150,6 +160,13 @@ impl Duplication {
     pub(crate) fn larger_lines(&self) -> u32 {
         self.place.lines().max(self.other.lines())
     }
+}
+
+/// Renamed pairs as people read them: "total → sum, xs → items"; `None`
+/// for none.
+pub(crate) fn renaming(pairs: &[(String, String)]) -> Option<String> {
+    let said: Vec<String> = pairs.iter().map(|(a, b)| format!("{a} → {b}")).collect();
+    (!said.is_empty()).then(|| said.join(", "))
 }
 
 /// What a near-miss copy (type 3) adds to an exact one.

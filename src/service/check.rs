@@ -203,9 +203,11 @@ pub(crate) fn check_snippet(
     snapshot: &Snapshot,
     request: &CheckRequest,
 ) -> Result<CheckAnswer, Refusal> {
-    let local = check_local(scanner, buffers, snapshot, request)?;
-    let found = local.map_or_else(Vec::new, |local| found_in(&snapshot.index, local.matches));
-    Ok(answer(request, found, None, scanner.registry()))
+    let Some(Local { tokens, matches }) = check_local(scanner, buffers, snapshot, request)? else {
+        return Ok(answer(request, &[], Vec::new(), None, scanner.registry()));
+    };
+    let found = found_in(&snapshot.index, matches);
+    Ok(answer(request, &tokens, found, None, scanner.registry()))
 }
 
 /// A match with the file it was found in and, when that file is another
@@ -262,8 +264,10 @@ pub(crate) fn tokenize_request(
 /// directory and, with a store, in other repositories) within the caps, in
 /// the answer's order (docs/api.md): snippet line, longer first, this
 /// directory's files before other repositories', file, codebase line.
+/// `tokens` are the snippet's, which the matches index.
 pub(crate) fn answer(
     request: &CheckRequest,
+    tokens: &[Token],
     mut found: Vec<Found>,
     store: Option<StoreStatus>,
     registry: &Registry,
@@ -296,7 +300,8 @@ pub(crate) fn answer(
                     span: m.snippet,
                     fragment: None,
                 };
-                let mut d = Duplication::of_match(place, m, &file, registry, request.mode);
+                let snippet = (tokens, request.code.as_str());
+                let mut d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
                 d.other.repository = repository.map(|r| r.to_string());
                 d
             },

@@ -21,7 +21,7 @@ use std::borrow::Cow;
 use crate::engine::clones::ClonePair;
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
-use crate::engine::matching::{content_hash, Span};
+use crate::engine::matching::{content_hash, renamed, Span};
 use crate::engine::tokens::{Mode, Token};
 use crate::project::config::Config;
 use crate::project::listing::{self, span, Listing};
@@ -378,6 +378,12 @@ fn duplication(
         .flat_map(|(a, _, len)| &first.file.tokens[a as usize..(a + len) as usize])
         .copied()
         .collect();
+    let renamed = renamed(
+        (c.parts().into_iter()).flat_map(|(a, b, len)| (0..len).map(move |i| (a + i, b + i))),
+        (&first.file.tokens, &first.file.text),
+        (&second.file.tokens, &second.file.text),
+        mode,
+    );
     let place = |at: At<'_>, quoted: bool| Place {
         fragment: quoted.then(|| {
             at.file
@@ -391,6 +397,7 @@ fn duplication(
         other: place(second, quote[1]),
         tokens: c.len,
         content_hash: content_hash(&matched, mode),
+        renamed,
         near,
         added_lines: None,
     }

@@ -480,7 +480,7 @@ fn list(
                 duplications: found
                     .into_iter()
                     .take(keep)
-                    .map(|f| f.listed(&b.rel, format, mode, registry))
+                    .map(|f| f.listed(&b.file, &b.rel, format, mode, registry))
                     .collect(),
                 format: format.clone(),
                 path: b.rel,
@@ -922,7 +922,16 @@ impl Found {
     /// The duplication as listed: in the changed file at `rel` (which
     /// answers report relative to DIR, as they report the file), of format
     /// `format`.
-    fn listed(self, rel: &str, format: &str, mode: Mode, registry: &Registry) -> Duplication {
+    /// `new` is the changed file's new text, which the match's snippet
+    /// side indexes.
+    fn listed(
+        self,
+        new: &SourceFile,
+        rel: &str,
+        format: &str,
+        mode: Mode,
+        registry: &Registry,
+    ) -> Duplication {
         let place = Place {
             path: rel.to_owned(),
             rel: rel.to_owned(),
@@ -933,7 +942,14 @@ impl Found {
         };
         let mut d = Duplication {
             added_lines: Some(self.added_lines),
-            ..Duplication::of_match(place, self.m, &self.file, registry, mode)
+            ..Duplication::of_match(
+                place,
+                self.m,
+                (&new.tokens, &new.text),
+                &self.file,
+                registry,
+                mode,
+            )
         };
         d.other.repository = self.repository.map(|r| r.to_string());
         d

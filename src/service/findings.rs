@@ -37,6 +37,9 @@ pub(crate) struct Finding {
     /// Of a near-miss copy: matched tokens over the tokens spanned on the
     /// longer side (below 1). `None` for an exact copy.
     pub similarity: Option<f64>,
+    /// What the related places renamed (pairs of source texts, this
+    /// place's first), when they all renamed the same; empty otherwise.
+    pub renamed: Vec<(String, String)>,
 }
 
 /// What a finding reports.
@@ -60,6 +63,7 @@ impl Finding {
             content_hash: d.content_hash,
             rule: Rule::Duplicate,
             similarity: d.near.as_ref().map(|n| n.similarity),
+            renamed: d.renamed.clone(),
         }
     }
 
@@ -86,6 +90,7 @@ impl Finding {
             content_hash: change.content_hash,
             rule: Rule::Inconsistent,
             similarity: None,
+            renamed: Vec::new(),
         }
     }
 }
@@ -135,6 +140,9 @@ pub(crate) fn merge_by_location(findings: Vec<Finding>) -> Vec<Finding> {
                     (Some(x), Some(y)) => Some(x.max(y)),
                     _ => None,
                 };
+                if kept.renamed != f.renamed {
+                    kept.renamed.clear();
+                }
             }
             None => {
                 at.insert(key, merged.len());
@@ -173,6 +181,7 @@ mod tests {
             content_hash: hash,
             rule: super::Rule::Duplicate,
             similarity: None,
+            renamed: Vec::new(),
         }
     }
 

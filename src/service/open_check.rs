@@ -221,7 +221,8 @@ impl BufferAnswer {
                 span: m.snippet,
                 fragment: None,
             };
-            let mut d = Duplication::of_match(place, m, &file, registry, request.mode);
+            let snippet = (&self.tokens[..], request.code.as_str());
+            let mut d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
             d.other.repository = Some(repository.to_string());
             self.duplications.push(d);
             self.elsewhere.push((repository, file));
@@ -323,7 +324,8 @@ pub(crate) fn check_buffer(
                 span: m.snippet,
                 fragment: None,
             };
-            let d = Duplication::of_match(place, m, &file, registry, request.mode);
+            let snippet = (&tokens[..], request.code.as_str());
+            let d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
             files.push(file);
             d
         })

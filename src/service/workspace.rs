@@ -248,22 +248,23 @@ impl Workspace {
             let _admitted = admitted;
             let (config, registry) = (this.config(), this.registry());
             let here = |matches| check::found_in(&snapshot.index, matches);
-            let (found, status) = match looked_up {
-                None => (Vec::new(), StoreStatus::Ok { skipped: 0 }),
+            let (tokens, found, status) = match looked_up {
+                None => (Vec::new(), Vec::new(), StoreStatus::Ok { skipped: 0 }),
                 Some((local, Ok(files))) => {
                     let skipped = files.skipped;
                     let mut found =
                         across::matches(files, &local.tokens, &request, config, registry, winnow)
                             .map_err(ServiceError::from)?;
                     found.extend(here(local.matches));
-                    (found, StoreStatus::Ok { skipped })
+                    (local.tokens, found, StoreStatus::Ok { skipped })
                 }
                 Some((local, Err(e))) => (
+                    local.tokens,
                     here(local.matches),
                     StoreStatus::Unavailable { kind: e.kind() },
                 ),
             };
-            let answer = check::answer(&request, found, Some(status), registry);
+            let answer = check::answer(&request, &tokens, found, Some(status), registry);
             render(&this, &request, &answer)
         })
         .await

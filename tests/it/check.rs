@@ -156,7 +156,11 @@ fn weak_mode_matches_python_and_rust_with_exact_locations() {
             "snippetLocation": {"startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 60},
             "codebaseLocation": {"file": "py/stats.py", "startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 75,
                                  "fragment": read("py/stats.py").split_once("\n\n\n").expect("blank lines").1.trim_end()},
-            "linesCount": 14, "tokens": 89, "format": "python"
+            "linesCount": 14, "tokens": 89, "format": "python",
+            // What the copy renamed, the snippet's name first.
+            "renamed": [["describe", "summarize"], ["samples", "values"], ["digits", "precision"],
+                        ["acc", "total"], ["n", "count"], ["lo", "smallest"], ["hi", "largest"],
+                        ["s", "value"]]
         }])
     );
     // Rust: a pasted function matches lib.rs, nothing from other.rs.

@@ -187,6 +187,22 @@ const SLUGIFY: &str = r#"export function slugify(title, separator = "-") {
 }
 "#;
 
+/// What `READ_TERMS` renamed in `src/util/query.js`'s `parseQuery`: the
+/// copy's names first, in order of first appearance.
+fn read_terms_renamed() -> serde_json::Value {
+    json!([
+        ["readTerms", "parseQuery"],
+        ["input", "text"],
+        ["terms", "params"],
+        ["rest", "trimmed"],
+        ["part", "pair"],
+        ["k", "rawKey"],
+        ["v", "rawValue"],
+        ["name", "key"],
+        ["text", "value"]
+    ])
+}
+
 /// The part of `src/util/table.js` that `renderTable` is, with the blank
 /// line after it, and the rest.
 fn render_table() -> (String, String) {
@@ -221,7 +237,8 @@ fn a_renamed_copy_in_a_new_file_is_reported_at_its_new_lines() {
                     "linesCount": 14,
                     "tokens": 128,
                     "format": "javascript",
-                    "addedLines": 14
+                    "addedLines": 14,
+                    "renamed": read_terms_renamed()
                 }]
             }],
             "skipped": [],
@@ -256,12 +273,17 @@ fn a_copy_edited_after_it_was_pasted_is_reported_whole_with_its_gap() {
         "format": "javascript",
         "addedLines": 17,
         "similarity": 0.883,
-        "gaps": [{"snippet": {"startLine": 12, "endLine": 14}, "codebase": null}]
+        "gaps": [{"snippet": {"startLine": 12, "endLine": 14}, "codebase": null}],
+        "renamed": read_terms_renamed()
     });
     assert_json!(review.check()["files"][0]["duplications"], json!([copy]));
     // Asked without near-miss copies: its two exact parts.
     let split = function.find("\n    const key").expect("const key");
-    let part = |snippet: [u32; 4], codebase: [u32; 4], fragment: &str, tokens: u32| {
+    let part = |snippet: [u32; 4],
+                codebase: [u32; 4],
+                fragment: &str,
+                tokens: u32,
+                renamed: serde_json::Value| {
         json!({
             "snippetLocation": {"startLine": snippet[0], "endLine": snippet[1],
                                 "startColumn": snippet[2], "endColumn": snippet[3]},
@@ -272,14 +294,41 @@ fn a_copy_edited_after_it_was_pasted_is_reported_whole_with_its_gap() {
             "linesCount": snippet[1] - snippet[0] + 1,
             "tokens": tokens,
             "format": "javascript",
-            "addedLines": snippet[1] - snippet[0] + 1
+            "addedLines": snippet[1] - snippet[0] + 1,
+            "renamed": renamed
         })
     };
     assert_json!(
         review.check_with(json!({"nearMiss": false}))["files"][0]["duplications"],
         json!([
-            part([4, 11, 1, 41], [2, 9, 8, 53], &function[..split], 69),
-            part([15, 20, 5, 2], [10, 15, 5, 2], &function[split + 5..], 59)
+            part(
+                [4, 11, 1, 41],
+                [2, 9, 8, 53],
+                &function[..split],
+                69,
+                json!([
+                    ["readTerms", "parseQuery"],
+                    ["input", "text"],
+                    ["terms", "params"],
+                    ["rest", "trimmed"],
+                    ["part", "pair"],
+                    ["k", "rawKey"],
+                    ["v", "rawValue"]
+                ])
+            ),
+            part(
+                [15, 20, 5, 2],
+                [10, 15, 5, 2],
+                &function[split + 5..],
+                59,
+                json!([
+                    ["name", "key"],
+                    ["k", "rawKey"],
+                    ["text", "value"],
+                    ["v", "rawValue"],
+                    ["terms", "params"]
+                ])
+            )
         ])
     );
 }
@@ -857,7 +906,7 @@ fn sarif_answers_validate_and_keep_their_fingerprint_when_code_moves() {
             "ruleId": "duplicate-code",
             "ruleIndex": 0,
             "level": "warning",
-            "message": {"text": "Duplicated code: 14 lines (128 tokens), also at [src/util/query.js:2](1)."},
+            "message": {"text": "Duplicated code: 14 lines (128 tokens), also at [src/util/query.js:2](1). Renamed: readTerms → parseQuery, input → text, terms → params, rest → trimmed, part → pair, k → rawKey, v → rawValue, name → key, text → value."},
             "locations": [{"physicalLocation": location("src/app/search.js", [4, 1, 17, 2])}],
             "relatedLocations": [{
                 "id": 1,
@@ -900,7 +949,7 @@ fn rdjsonl_answers_are_one_reviewdog_diagnostic_per_line() {
     assert_json!(
         Value::Array(lines),
         json!([{
-            "message": "Duplicated code: 14 lines (128 tokens), also at src/util/query.js:2-15.",
+            "message": "Duplicated code: 14 lines (128 tokens), also at src/util/query.js:2-15. Renamed: readTerms → parseQuery, input → text, terms → params, rest → trimmed, part → pair, k → rawKey, v → rawValue, name → key, text → value.",
             "location": {
                 "path": "src/app/search.js",
                 "range": {"start": {"line": 4, "column": 10}, "end": {"line": 17, "column": 2}}

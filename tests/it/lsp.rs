@@ -339,7 +339,7 @@ fn incremental_edits_are_checked_and_a_renamed_copy_still_matches_in_mild_mode()
     );
     assert_eq!(
         diagnostics[0]["message"],
-        "Duplicates src/util/merge.js:1-18 (133 tokens)"
+        "Duplicates src/util/merge.js:1-18 (133 tokens), renaming item → value"
     );
     // Closing clears the document's diagnostics.
     client.notify(

@@ -64,7 +64,9 @@ fn whole_function() -> Value {
         "gaps": [
             {"snippet": {"startLine": 7, "endLine": 7}, "codebase": null},
             {"snippet": null, "codebase": {"startLine": 12, "endLine": 12}}
-        ]
+        ],
+        // The snippet's names first.
+        "renamed": [["summarize", "summarizeOrders"], ["list", "orders"], ["rate", "taxRate"]]
     })
 }
 
@@ -169,7 +171,7 @@ const LOGGED: &str = r#"function retry(task, attempts) {
 fn a_short_function_with_a_line_inserted_is_found_but_in_weak_mode() {
     let server = Server::start("near_miss", &["--mode", "mild"]);
     let found = |gap_end: u32| {
-        vec![json!({
+        let mut found = json!({
             "snippetLocation": {"startLine": 1, "endLine": 12, "startColumn": 1, "endColumn": 2},
             "codebaseLocation": {"file": "src/retry.js", "startLine": 1, "endLine": 11, "startColumn": 1, "endColumn": 2},
             "linesCount": 12,
@@ -177,13 +179,18 @@ fn a_short_function_with_a_line_inserted_is_found_but_in_weak_mode() {
             "format": "javascript",
             "similarity": 0.852,
             "gaps": [{"snippet": {"startLine": 7, "endLine": gap_end}, "codebase": null}]
-        })]
+        });
+        if gap_end == 8 {
+            found["renamed"] = json!([["console", "failure"]]);
+        }
+        vec![found]
     };
     for (mode, expected) in [
         ("strict", found(7)),
         // In mild mode `console` and `failure` are both `$id`: the part
-        // before the line takes `console` for `failure`, and the gap ends
-        // on line 8, at `failure`.
+        // before the line takes `console` for `failure` (so it says it
+        // renamed one to the other), and the gap ends on line 8, at
+        // `failure`.
         ("mild", found(8)),
         ("weak", Vec::new()),
     ] {
@@ -225,7 +232,8 @@ fn whole_project_clones_find_the_edited_copy_whole() {
             "gaps": [
                 {"first": null, "second": {"startLine": 7, "endLine": 7}},
                 {"first": {"startLine": 12, "endLine": 12}, "second": null}
-            ]
+            ],
+            "renamed": [["summarizeOrders", "summarize"], ["orders", "list"], ["taxRate", "rate"]]
         })
     );
     // The side-by-side view marks the matched tokens only, pair by pair.
@@ -244,6 +252,7 @@ fn whole_project_clones_find_the_edited_copy_whole() {
     }
     // `orders` → `list`, `taxRate` → `rate`: 3 and 2 places.
     assert_eq!(detail["differing"].as_array().expect("differing").len(), 5);
+    assert_eq!(detail["renamed"], clone["renamed"]);
     // The statistics count it, the gap lines included in each place.
     let (_, stats) = server.get("/api/stats");
     let total = &stats["statistics"]["total"];
@@ -473,5 +482,44 @@ fn console_markdown_and_sarif_reports_say_how_similar_a_near_miss_copy_is() {
     assert_eq!(
         result["properties"],
         json!({"lines": 13, "tokens": 113, "similarity": 0.974})
+    );
+}
+
+#[test]
+fn reports_say_what_a_renamed_copy_renamed() {
+    let dir = project_with_the_copy();
+    let report = |reporter: &str| {
+        let out = std::process::Command::new(common::BIN)
+            .args([
+                "report",
+                "--mode",
+                "mild",
+                "--no-cache",
+                "--reporter",
+                reporter,
+            ])
+            .current_dir(dir.path())
+            .output()
+            .expect("run dupcheck report");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let console = report("console");
+    assert_eq!(
+        console.lines().take(3).collect::<Vec<_>>(),
+        [
+            "lines  tokens  format      first               second               similarity",
+            "   14      98  javascript  src/orders.js:1-14  src/summary.js:1-14  84.5%",
+            "                           renamed: summarizeOrders → summarize, orders → list, taxRate → rate",
+        ],
+        "{console}"
+    );
+    let json: Value = serde_json::from_str(&report("json")).expect("JSON");
+    assert_eq!(
+        json["clones"][0]["renamed"],
+        json!([
+            ["summarizeOrders", "summarize"],
+            ["orders", "list"],
+            ["taxRate", "rate"]
+        ])
     );
 }

@@ -449,8 +449,11 @@ async function openClone(id, sideWanted) {
       codeBlock(p, c.differing, `code-${which}`)));
   }
   const differ = c.differing.length;
+  const renamed = (c.renamed || []).map(([a, b]) => `${a} → ${b}`).join(", ");
+  const similar = c.similarity ? `, ${(c.similarity * 100).toFixed(1)}% similar` : "";
   detail.replaceChildren(
-    el("p", { class: "hint", text: `${fmt(c.lines)} lines, ${fmt(c.tokens)} tokens of ${c.format}.` }),
+    el("p", { class: "hint", text: `${fmt(c.lines)} lines, ${fmt(c.tokens)} tokens of ${c.format}${similar}.` }),
+    ...(renamed ? [el("p", { class: "renamed", text: `Renamed: ${renamed}` })] : []),
     sides,
     el("p", { class: "keys" },
       el("mark", { text: "matched tokens" }), " ",

@@ -92,8 +92,10 @@ impl Server<'_> {
             .groups(&at.text_document.uri)
             .iter()
             .find(|g| contains(g.range(), at.position))?;
+        let renaming =
+            (group.first_renaming.as_ref()).map_or(String::new(), |r| format!(", renaming {r}"));
         let mut value = format!(
-            "**Duplicates** `{}` ({} tokens)\n\n```{}\n{}\n```",
+            "**Duplicates** `{}` ({} tokens{renaming})\n\n```{}\n{}\n```",
             group.first_name, group.first_tokens, group.language, group.first_fragment
         );
         let others = group

@@ -97,6 +97,8 @@ pub(crate) struct Found {
     pub tokens: u32,
     /// Its format's name.
     pub format: String,
+    /// What the buffer renamed against it (the buffer's text first).
+    pub renamed: Vec<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -112,6 +114,8 @@ struct Duplication {
     codebase_location: Location,
     tokens: u32,
     format: String,
+    #[serde(default)]
+    renamed: Vec<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -313,6 +317,7 @@ impl Remote {
                     file,
                     tokens: d.tokens,
                     format: d.format,
+                    renamed: d.renamed,
                 }
             })
             .collect())

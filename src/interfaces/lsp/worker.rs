@@ -36,6 +36,7 @@ use crate::engine::hash::HashMap;
 use crate::engine::matching::Span;
 use crate::panic_message;
 use crate::project::scanner::Scanner;
+use crate::service::answer::renaming;
 use crate::service::check::CheckRequest;
 use crate::service::open_check::OpenBuffers;
 use crate::service::workspace::Workspace;
@@ -149,6 +150,9 @@ pub(crate) struct Group {
     pub first_name: String,
     /// Tokens duplicated with the first other place.
     pub first_tokens: u32,
+    /// What the document renamed against the first other place, as
+    /// "total → sum, xs → items".
+    pub first_renaming: Option<String>,
     /// The first other place's text (at most [`HOVER_LINES`] lines).
     pub first_fragment: String,
     /// Its format's name (for a code fence).
@@ -324,6 +328,7 @@ fn run_local(
                             tokens: d.tokens,
                             fragment: other.fragment.clone().unwrap_or_default(),
                             language: other.format.clone(),
+                            renamed: d.renamed.clone(),
                         }
                     })
                     .collect();
@@ -405,6 +410,7 @@ fn run_remote(
                             tokens: f.tokens,
                             fragment: f.fragment,
                             language: f.format,
+                            renamed: f.renamed,
                         }
                     })
                     .collect();
@@ -436,6 +442,8 @@ struct Place {
     fragment: String,
     /// Its format's name.
     language: String,
+    /// What the document renamed against it (the document's text first).
+    renamed: Vec<(String, String)>,
 }
 
 /// The ranges of places in their files, with the line tables of the files
@@ -510,9 +518,14 @@ fn groups(batch: &Batch, text: &str, found: Vec<Place>) -> Vec<Group> {
         .into_iter()
         .map(|(span, list)| {
             let first = &list[0];
-            let message = match list.len() {
-                1 => format!("Duplicates {} ({} tokens)", first.name, first.tokens),
-                n => format!("Duplicated in {n} places"),
+            let renaming = renaming(&first.renamed);
+            let message = match (list.len(), &renaming) {
+                (1, None) => format!("Duplicates {} ({} tokens)", first.name, first.tokens),
+                (1, Some(renaming)) => format!(
+                    "Duplicates {} ({} tokens), renaming {renaming}",
+                    first.name, first.tokens
+                ),
+                (n, _) => format!("Duplicated in {n} places"),
             };
             let related = list
                 .iter()
@@ -538,6 +551,7 @@ fn groups(batch: &Batch, text: &str, found: Vec<Place>) -> Vec<Group> {
                 },
                 first_name: first.name.clone(),
                 first_tokens: first.tokens,
+                first_renaming: renaming,
                 first_fragment,
                 language: first.language.clone(),
                 places: list

@@ -37,6 +37,7 @@ use super::render::answers;
 use super::render::clones::ClonesPageJson;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
+use crate::service::answer::renaming;
 use crate::service::check::{CheckAnswer, StoreStatus};
 use crate::service::clones::ClonesPage;
 use crate::service::diff_check::{DiffAnswer, DiffOptions};
@@ -393,7 +394,7 @@ fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
         let file = d.other.named();
         let _ = write!(
             text,
-            "\n- {}:{}-{}: {} ({} tokens{}), lines {}-{} of the code",
+            "\n- {}:{}-{}: {} ({} tokens{}), lines {}-{} of the code{}",
             file,
             other.start.line,
             other.end.line,
@@ -404,7 +405,10 @@ fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
                 100.0 * n.similarity
             )),
             place.start.line,
-            place.end.line
+            place.end.line,
+            renaming(&d.renamed).map_or(String::new(), |r| format!(
+                "; renaming {r}: call it instead"
+            )),
         );
     }
     let named = answer.duplications.len().min(SUMMARY_ITEMS);
@@ -434,7 +438,7 @@ fn diff_summary(answer: &DiffAnswer) -> String {
         named += 1;
         let _ = write!(
             text,
-            "\n- {path}:{}-{} duplicates {}:{}-{}: {} ({} tokens, {} added)",
+            "\n- {path}:{}-{} duplicates {}:{}-{}: {} ({} tokens, {} added){}",
             d.place.span.start.line,
             d.place.span.end.line,
             d.other.named(),
@@ -442,7 +446,8 @@ fn diff_summary(answer: &DiffAnswer) -> String {
             d.other.span.end.line,
             count(d.place.lines() as usize, "line"),
             d.tokens,
-            d.added_lines.unwrap_or_default()
+            d.added_lines.unwrap_or_default(),
+            renaming(&d.renamed).map_or(String::new(), |r| format!(", renaming {r}")),
         );
     }
     if total > named {
@@ -480,7 +485,7 @@ fn clones_summary(page: &ClonesPage) -> String {
         let (first, second) = (&listed.clone.place, &listed.clone.other);
         let _ = write!(
             text,
-            "\n- {}:{}-{} and {}:{}-{}: {} ({} tokens, {})",
+            "\n- {}:{}-{} and {}:{}-{}: {} ({} tokens, {}){}",
             first.path,
             first.span.start.line,
             first.span.end.line,
@@ -489,7 +494,8 @@ fn clones_summary(page: &ClonesPage) -> String {
             second.span.end.line,
             count(listed.clone.larger_lines() as usize, "line"),
             listed.clone.tokens,
-            first.format
+            first.format,
+            renaming(&listed.clone.renamed).map_or(String::new(), |r| format!(", renaming {r}")),
         );
     }
     let named = page.clones.len().min(SUMMARY_ITEMS);

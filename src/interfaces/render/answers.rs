@@ -307,6 +307,13 @@ pub(crate) struct DuplicationJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Vec<GapJson>)]
     gaps: Option<Vec<GapJson>>,
+    /// What the copy renamed: pairs of source texts of matched tokens that
+    /// differ (the snippet's, then the codebase's), each once, in order of
+    /// first appearance, at most 20: identifiers in `mild` and `weak`
+    /// mode, literals too in `weak`. Absent when none differ.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    #[schema(value_type = Vec<Vec<String>>)]
+    renamed: &'a [(String, String)],
 }
 
 /// One gap of a near-miss copy: the lines left unmatched on each side,
@@ -404,6 +411,7 @@ impl<'a> DuplicationJson<'a> {
             added_lines: d.added_lines,
             similarity: d.near.as_ref().map(|n| rounded(n.similarity)),
             gaps: d.near.as_ref().map(near_gaps),
+            renamed: &d.renamed,
         }
     }
 }

@@ -63,6 +63,13 @@ pub(crate) struct ListedCloneJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Vec<CloneGapJson>)]
     pub gaps: Option<Vec<CloneGapJson>>,
+    /// What the second place renamed: pairs of source texts of matched
+    /// tokens that differ (the first place's, then the second's), each
+    /// once, in order of first appearance, at most 20. Absent when none
+    /// differ.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Vec<String>>)]
+    pub renamed: Vec<(String, String)>,
 }
 
 impl From<&PagedClone> for ListedCloneJson {
@@ -77,6 +84,7 @@ impl From<&PagedClone> for ListedCloneJson {
             second: (&c.other).into(),
             similarity: similarity(c.near.as_ref()),
             gaps: gaps(c.near.as_ref()),
+            renamed: c.renamed.clone(),
         }
     }
 }
@@ -199,6 +207,10 @@ pub(crate) struct CloneDetailJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Vec<CloneGapJson>)]
     pub gaps: Option<Vec<CloneGapJson>>,
+    /// As in the list.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Vec<String>>)]
+    pub renamed: Vec<(String, String)>,
 }
 
 impl From<&CloneDetail> for CloneDetailJson {
@@ -215,6 +227,7 @@ impl From<&CloneDetail> for CloneDetailJson {
             differing: v.differing.clone(),
             similarity: similarity(c.near.as_ref()),
             gaps: gaps(c.near.as_ref()),
+            renamed: c.renamed.clone(),
         }
     }
 }

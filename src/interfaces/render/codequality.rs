@@ -128,6 +128,7 @@ mod tests {
             content_hash: hash,
             rule: Rule::Duplicate,
             similarity: None,
+            renamed: Vec::new(),
         }
     }
 

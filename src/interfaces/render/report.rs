@@ -17,7 +17,7 @@ use crate::engine::stats::{Percent, ProjectStats};
 use crate::interfaces::render::codequality::code_quality;
 use crate::interfaces::render::sarif::{rdjsonl, sarif_with, Extras};
 use crate::project::config::Config;
-use crate::service::answer::{Duplication, Place};
+use crate::service::answer::{renaming, Duplication, Place};
 use crate::service::diff_check::DiffStats;
 use crate::service::findings::{findings, merge_by_location, Finding, Notice};
 use crate::service::inconsistent::InconsistentChange;
@@ -209,6 +209,8 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
         head.push("baseline");
     }
     rows.push(head.into_iter().map(String::from).collect());
+    // What a clone renamed, said on a line below its row.
+    let mut renamed: Vec<Option<String>> = vec![None];
     for (i, c) in found.clones.iter().enumerate() {
         let mut row = vec![
             c.larger_lines().to_string(),
@@ -217,6 +219,7 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
             lines_of(&c.place),
             lines_of(&c.other),
         ];
+        renamed.push(renaming(&c.renamed));
         if near {
             row.push(similar(c));
         }
@@ -237,7 +240,7 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
                     .unwrap_or(0)
             })
             .collect();
-        for row in &rows {
+        for (row, renamed) in rows.iter().zip(&renamed) {
             let cells: Vec<String> = row
                 .iter()
                 .enumerate()
@@ -251,6 +254,10 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
                 .collect();
             out.push_str(cells.join("  ").trim_end());
             out.push('\n');
+            if let Some(renamed) = renamed {
+                let indent = widths[0] + widths[1] + widths[2] + 6;
+                out.push_str(&format!("{:indent$}renamed: {renamed}\n", ""));
+            }
         }
     }
     out.push('\n');
@@ -346,6 +353,9 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
                 "second": place_json(&c.other),
                 "fragment": c.other.fragment.as_deref().unwrap_or_default(),
             });
+            if !c.renamed.is_empty() {
+                v["renamed"] = json!(c.renamed);
+            }
             if let Some(near) = &c.near {
                 v["similarity"] = json!(rounded(near.similarity));
             }

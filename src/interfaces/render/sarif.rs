@@ -30,6 +30,7 @@ pub(crate) use crate::service::findings::{Finding, Notice, Rule};
 
 use super::answers::rounded;
 use crate::engine::hash::HashMap;
+use crate::service::answer::renaming;
 
 /// The rule every duplication is reported under.
 pub(crate) const RULE_ID: &str = "duplicate-code";
@@ -266,6 +267,9 @@ fn message(f: &Finding, places: &[String]) -> String {
         }
     }
     text.push('.');
+    if let Some(renaming) = renaming(&f.renamed) {
+        text.push_str(&format!(" Renamed: {renaming}."));
+    }
     text
 }
 
@@ -521,6 +525,7 @@ mod tests {
             content_hash: hash,
             rule: super::Rule::Duplicate,
             similarity: None,
+            renamed: Vec::new(),
         }
     }
 
