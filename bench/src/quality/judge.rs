@@ -13,7 +13,7 @@ use crate::lang;
 use crate::sample::{read_source, Function};
 use crate::scan::ColdScan;
 use crate::server::{check, Client, Dup};
-use crate::variants::{Case, Outcome, MAX_EDITS, VARIANTS};
+use crate::variants::{Case, Kind, Outcome, Position, MAX_EDITS, VARIANTS};
 
 /// Whether the duplications find `function` (those in its file cover at
 /// least half of its lines) and whether one of them is exact (its start and
@@ -106,6 +106,9 @@ pub struct Record {
     end_line: u32,
     /// The duplications, as `FILE:START-END (N tokens)`.
     reported: Vec<String>,
+    /// A T3's edits, as `POSITION KIND`, in the order made.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    edits: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diagnosis: Option<Diagnosis>,
 }
@@ -119,6 +122,7 @@ impl Record {
             start_line: function.start_line,
             end_line: function.end_line,
             reported: dups.iter().map(describe).collect(),
+            edits: Vec::new(),
             diagnosis: None,
         }
     }
@@ -250,6 +254,10 @@ fn post_variants(client: &mut Client, format: &Format, mode: Mode, case: &Case, 
             .latencies
             .extend(answer.as_ref().ok().map(|(_, ms)| *ms));
         let mut record = Record::new(Some(name), &case.function, dups);
+        if name == "T3" {
+            let describe = |&(p, k): &(Position, Kind)| format!("{} {}", p.name(), k.name());
+            record.edits = case.edits.iter().map(describe).collect();
+        }
         if !found {
             let prefix = lang::for_format(&format.name).map_or("", |l| l.syntax().code_prefix);
             let diagnosis = diagnose(

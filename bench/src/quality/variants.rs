@@ -554,7 +554,7 @@ fn change_edit(lang: &dyn Sampler, statement: Node<'_>, src: &str, rng: &mut Rng
         if let Some(&(_, to)) = swap.filter(|_| node.child_count() == 0 && infix) {
             options.push(Edit::new(node.start_byte(), node.end_byte(), to));
         }
-        let count = node.child_count() as u32;
+        let count = node.child_count();
         let child_text = |i: u32| node.child(i).map(|c| &src[c.byte_range()]);
         let parenthesized =
             count >= 2 && child_text(0) == Some("(") && child_text(count - 1) == Some(")");
