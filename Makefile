@@ -19,9 +19,12 @@ run:
 	$(CARGO) run --release -- $(DIR)
 
 # tests/setup installs Neovim, Chromium and playwright-core when missing.
+# The last step runs the quality harness's own unit tests (its variants'
+# edits), outside the workspace's default member: about 5 s more.
 test:
 	bash tests/setup
 	$(CARGO) test
+	$(CARGO) test -p dupcheck-bench --bin quality
 
 # The last step lints a five-language build (grammar features, ARCHITECTURE.md):
 # about 20 s once the first has built the dependencies. Its tests run with

@@ -9,7 +9,7 @@ use dupcheck::engine::grammar::{Format, Registry};
 use crate::args::Args;
 use crate::lang;
 use crate::sample::{sample, Function};
-use crate::variants::{dump, make_variants, Case};
+use crate::variants::{dump, make_case, Case};
 
 /// A positive corpus (a folder of `.corpora/all`), its format, and the
 /// folder of `.corpora` its negatives come from.
@@ -71,13 +71,13 @@ pub fn prepare<'a>(
     )?;
     let mut cases = Vec::new();
     for function in sample(format, lang, &all, corpus.name, args) {
-        let Some(variants) = make_variants(format, lang, &function, args.seed) else {
+        let Some(case) = make_case(format, lang, function, args.seed) else {
             continue;
         };
         if let Some(dir) = &args.dump {
-            dump(&dir.join(corpus.name), cases.len(), format, &variants)?;
+            dump(&dir.join(corpus.name), cases.len(), format, &case.variants)?;
         }
-        cases.push(Case { function, variants });
+        cases.push(case);
     }
     let negatives = sample(format, lang, &args.corpora, corpus.negative, args);
     let (name, functions, negative) = (corpus.name, cases.len(), negatives.len());

@@ -13,7 +13,7 @@ use crate::lang;
 use crate::sample::{read_source, Function};
 use crate::scan::ColdScan;
 use crate::server::{check, Client, Dup};
-use crate::variants::{Case, Outcome, VARIANTS};
+use crate::variants::{Case, Kind, Outcome, Position, MAX_EDITS, VARIANTS};
 
 /// Whether the duplications find `function` (those in its file cover at
 /// least half of its lines) and whether one of them is exact (its start and
@@ -40,9 +40,29 @@ fn expected(mode: Mode) -> &'static [&'static str] {
 }
 
 /// Whether `variant` is a near-miss copy the mode is meant to find whole
-/// (T3 in mild and weak mode; its exactness is T3x, apart).
+/// (T3 and T3c in mild and weak mode; their exactness is T3x and T3cx,
+/// apart).
 fn near_miss(mode: Mode, variant: &str) -> bool {
-    variant == "T3" && mode != Mode::Strict
+    matches!(variant, "T3" | "T3c") && mode != Mode::Strict
+}
+
+/// The columns of T3's breakdown: its single-edit copies by the edit's
+/// position and by its kind, then all of them by their number of edits.
+pub const BREAKDOWN: [&str; 9] = [
+    "start", "middle", "end", "insert", "delete", "change", "1 edit", "2 edits", "3 edits",
+];
+
+/// The breakdown columns a T3 with `edits` counts in.
+fn breakdown_keys(case: &Case) -> Vec<&'static str> {
+    let mut keys = Vec::new();
+    if let [(position, kind)] = case.edits[..] {
+        keys.extend([position.name(), kind.name()]);
+    }
+    let count = case.edits.len();
+    if (1..=MAX_EDITS).contains(&count) {
+        keys.push(BREAKDOWN[5 + count]);
+    }
+    keys
 }
 
 /// Counts of one variant in one corpus and mode.
@@ -86,6 +106,9 @@ pub struct Record {
     end_line: u32,
     /// The duplications, as `FILE:START-END (N tokens)`.
     reported: Vec<String>,
+    /// A T3's edits, as `POSITION KIND`, in the order made.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    edits: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diagnosis: Option<Diagnosis>,
 }
@@ -99,6 +122,7 @@ impl Record {
             start_line: function.start_line,
             end_line: function.end_line,
             reported: dups.iter().map(describe).collect(),
+            edits: Vec::new(),
             diagnosis: None,
         }
     }
@@ -128,6 +152,8 @@ pub struct Report {
     negatives: usize,
     false_positives: Vec<Record>,
     latency_ms: Latency,
+    /// T3 counted by [`BREAKDOWN`] column.
+    t3_breakdown: BTreeMap<&'static str, VariantStats>,
     /// Misses counted by variant and verdict.
     miss_verdicts: BTreeMap<String, usize>,
     misses: Vec<Record>,
@@ -183,6 +209,7 @@ pub fn evaluate(prepared: &Prepared, mode: Mode, port: u16) -> Report {
         expected_found: expected_stats().map(|s| s.found).sum(),
         expected_exact: expected_stats().map(|s| s.exact).sum(),
         variants: tally.variants,
+        t3_breakdown: tally.breakdown,
         negatives: prepared.negatives.len(),
         false_positives,
         latency_ms: percentiles(tally.latencies),
@@ -196,6 +223,7 @@ pub fn evaluate(prepared: &Prepared, mode: Mode, port: u16) -> Report {
 #[derive(Default)]
 struct Tally {
     variants: BTreeMap<&'static str, VariantStats>,
+    breakdown: BTreeMap<&'static str, VariantStats>,
     misses: Vec<Record>,
     inexact: Vec<Record>,
     latencies: Vec<f64>,
@@ -214,10 +242,22 @@ fn post_variants(client: &mut Client, format: &Format, mode: Mode, case: &Case, 
         let (found, exact) = judge(&case.function, dups);
         stats.found += usize::from(found);
         stats.exact += usize::from(exact);
+        if name == "T3" {
+            for key in breakdown_keys(case) {
+                let cell = tally.breakdown.entry(key).or_default();
+                cell.made += 1;
+                cell.found += usize::from(found);
+                cell.exact += usize::from(exact);
+            }
+        }
         tally
             .latencies
             .extend(answer.as_ref().ok().map(|(_, ms)| *ms));
         let mut record = Record::new(Some(name), &case.function, dups);
+        if name == "T3" {
+            let describe = |&(p, k): &(Position, Kind)| format!("{} {}", p.name(), k.name());
+            record.edits = case.edits.iter().map(describe).collect();
+        }
         if !found {
             let prefix = lang::for_format(&format.name).map_or("", |l| l.syntax().code_prefix);
             let diagnosis = diagnose(
@@ -294,11 +334,11 @@ fn ratio(value: Option<f64>) -> String {
 
 /// Prints one table row, and the header before the first.
 pub fn print_row(report: &Report, header: bool) {
-    const HEADER: [&str; 14] = [
-        "corpus", "mode", "n", "T0", "T1", "T2i", "T2l", "T3", "T3x", "exact", "FP", "p50ms",
-        "p99ms", "dropped",
+    const HEADER: [&str; 16] = [
+        "corpus", "mode", "n", "T0", "T1", "T2i", "T2l", "T3", "T3c", "T3x", "T3cx", "exact", "FP",
+        "p50ms", "p99ms", "dropped",
     ];
-    const WIDTHS: [usize; 14] = [13, 6, 4, 6, 6, 6, 6, 6, 6, 6, 16, 6, 6, 7];
+    const WIDTHS: [usize; 16] = [13, 6, 4, 6, 6, 6, 6, 6, 6, 6, 6, 6, 16, 6, 6, 7];
     if header {
         print_cells(&HEADER.map(String::from), &WIDTHS);
     }
@@ -311,6 +351,7 @@ pub fn print_row(report: &Report, header: bool) {
     cells.extend(VARIANTS.map(|v| ratio(report.recall(v))));
     cells.extend([
         ratio(report.exact_of("T3")),
+        ratio(report.exact_of("T3c")),
         ratio(report.exact()),
         format!(
             "{:.2}% ({fps}/{})",
@@ -327,6 +368,57 @@ pub fn print_row(report: &Report, header: bool) {
             .to_string(),
     ]);
     print_cells(&cells, &WIDTHS);
+}
+
+/// Prints T3's breakdown in mild and weak mode, one row per corpus and a
+/// row over all: recall, then found whole (± 1 line) among those found,
+/// with how many were made; a cell of the position or kind columns counts
+/// the T3s of one edit only.
+pub fn print_breakdown(reports: &[Report]) {
+    let near_miss: Vec<&Report> = reports
+        .iter()
+        .filter(|r| r.mode_of != Mode::Strict)
+        .collect();
+    if near_miss.is_empty() {
+        return;
+    }
+    println!(
+        "\nT3 BREAKDOWN (recall / found whole among found, made): one edit by its position, \
+         one edit by its kind, all by their number of edits"
+    );
+    let mut header = vec!["corpus".to_string(), "mode".to_string()];
+    header.extend(BREAKDOWN.map(String::from));
+    let widths: Vec<usize> = [13, 6].into_iter().chain([17; 9]).collect();
+    print_cells(&header, &widths);
+    let cell = |s: &VariantStats| match s.recall() {
+        Some(recall) => {
+            let whole = (s.found > 0).then(|| s.exact as f64 / s.found as f64);
+            format!("{recall:.3}/{} {}", ratio(whole), s.made)
+        }
+        None => "-".into(),
+    };
+    for mode in [Mode::Mild, Mode::Weak] {
+        let mut total: BTreeMap<&str, VariantStats> = BTreeMap::new();
+        for report in near_miss.iter().filter(|r| r.mode_of == mode) {
+            let mut cells = vec![report.corpus.to_string(), report.mode.to_string()];
+            for key in BREAKDOWN {
+                let stats = report.t3_breakdown.get(key);
+                cells.push(stats.map_or("-".into(), cell));
+                if let Some(stats) = stats {
+                    let sum = total.entry(key).or_default();
+                    sum.made += stats.made;
+                    sum.found += stats.found;
+                    sum.exact += stats.exact;
+                }
+            }
+            print_cells(&cells, &widths);
+        }
+        if !total.is_empty() {
+            let mut cells = vec!["all".to_string(), mode.name().to_string()];
+            cells.extend(BREAKDOWN.map(|key| total.get(key).map_or("-".into(), cell)));
+            print_cells(&cells, &widths);
+        }
+    }
 }
 
 /// The targets of issue 9.

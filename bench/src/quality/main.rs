@@ -13,12 +13,18 @@
 //! inserted, and where the language allows, braces moved to their own line
 //! and lines joined after a comma); T2i every local variable and parameter
 //! renamed; T2l renamed and every number and string literal changed; T3
-//! renamed and one statement in the middle inserted or deleted. A variant
-//! that parses worse than its original (more ERROR or MISSING nodes) is
-//! dropped and counted; one with nothing to change (no local, no literal)
-//! is skipped, as is a T3 left under 50 tokens by its deletion (it shares
-//! fewer than min-tokens with the original). What is a function, a local, a statement list and a legal
-//! relayout is each language's sampler (`lang/`).
+//! renamed and one to three one-line statements edited, each at the start
+//! (the first statement not yet edited), the middle or the end (the last)
+//! and each inserted before, deleted or changed (an infix operator
+//! swapped, an argument added to a call, or the statement replaced), all
+//! drawn from the function's own seeded generator; T3c ("classic", T3
+//! until 2026-11-28) renamed and the one statement nearest the middle
+//! inserted or deleted. A variant that parses worse than its original
+//! (more ERROR or MISSING nodes) is dropped and counted; one with nothing
+//! to change (no local, no literal, no statement) is skipped, as is a T3
+//! or T3c left under 50 tokens by its deletions (it shares fewer than
+//! min-tokens with the original). What is a function, a local, a statement
+//! list and a legal relayout is each language's sampler (`lang/`).
 //!
 //! Then, for each mode, it serves `.corpora/all` with
 //! `target/release/dupcheck` (default thresholds), posts every variant to
@@ -26,7 +32,8 @@
 //! function's own file cover at least half of its lines; exact when one of
 //! them starts and ends within one line of the function (measured on the
 //! variants the mode is meant to find whole: T0 and T1, plus T2i in mild and
-//! weak, plus T2l in weak; T3x is the same for T3, near-miss copies). Functions sampled the same way from a negative
+//! weak, plus T2l in weak; T3x and T3cx are the same for T3 and T3c,
+//! near-miss copies, as a share of those found). Functions sampled the same way from a negative
 //! corpus of the same language (code that is not indexed) are false
 //! positives when anything at all is reported.
 //!
@@ -53,7 +60,9 @@
 //!
 //! It prints one row per corpus and mode (recall per variant, exact, false
 //! positives, latency), the cold scans, the targets of issue 9 per corpus,
-//! and the commonest causes of misses; it writes everything, each miss with
+//! T3's breakdown in mild and weak mode (single-edit copies by the edit's
+//! position and kind, all by their number of edits), and the commonest
+//! causes of misses; it writes everything, each miss with
 //! its code and diagnosis included, to `target/quality.json`. `--dump DIR`
 //! also writes every variant to a file, to compare with `dupcheck
 //! --dump-tokens FILE`.
@@ -148,6 +157,7 @@ fn run(args: Args) -> Result<(), String> {
         false => scan::cold_scans(&names, &registry, &args),
     };
     judge::print_targets(&prepared, &reports, &scans);
+    judge::print_breakdown(&reports);
     judge::print_causes(&reports);
     let results = json!({
         "seed": args.seed,

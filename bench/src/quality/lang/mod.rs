@@ -130,9 +130,10 @@ pub struct Syntax {
     pub not_local: &'static [(&'static str, Part)],
     /// How a line comment starts.
     pub line_comment: &'static str,
-    /// The statement T3 inserts (one line).
+    /// The statement T3 and T3c insert (one line), and T3 puts in place of
+    /// a statement it changes that has no infix operator and no call.
     pub statement: &'static str,
-    /// Kinds of statement lists: T3 edits a statement of one of them.
+    /// Kinds of statement lists: T3 and T3c edit statements of them.
     pub blocks: &'static [&'static str],
     /// String literal kinds whose closing quote T2l may append to.
     pub strings: &'static [&'static str],
