@@ -117,10 +117,15 @@ const CLOSING: [u64; 3] = [fnv1a(b"}"), fnv1a(b")"), fnv1a(b"]")];
 
 /// How a token moves bracket depth: +1, -1 or 0.
 fn bracket(token: &Token) -> i32 {
-    let text = token.id_in(Mode::Strict);
-    if OPENING.contains(&text) {
+    bracket_of(token.id_in(Mode::Strict))
+}
+
+/// How a token of identity `id` (in any mode: a bracket's is its text)
+/// moves bracket depth.
+fn bracket_of(id: u64) -> i32 {
+    if OPENING.contains(&id) {
         1
-    } else if CLOSING.contains(&text) {
+    } else if CLOSING.contains(&id) {
         -1
     } else {
         0
@@ -136,12 +141,13 @@ fn left_open(tokens: &[Token]) -> usize {
     })
 }
 
-/// Whether `tokens` close every bracket they open, and none they did not:
-/// a whole statement, not the end of the unit around it.
-fn balanced(tokens: &[Token]) -> bool {
-    let mut depth = 0i32;
-    for t in tokens {
-        depth += bracket(t);
+/// Whether tokens moving bracket depth by `moves` close every bracket
+/// they open, and none they did not: whole statements, not the end of the
+/// unit around them.
+fn balanced(moves: impl IntoIterator<Item = i32>) -> bool {
+    let mut depth = 0;
+    for by in moves {
+        depth += by;
         if depth < 0 {
             return false;
         }
@@ -150,14 +156,14 @@ fn balanced(tokens: &[Token]) -> bool {
 }
 
 /// Ends a copy of a unit (a function, a block) whose last statement was
-/// deleted, or that had one added, at the unit's end, as a check of the
-/// unit finds it ([`reach_ends`]): when right after `chain` (parts of `a`
-/// and `b`, the two files' tokens) one side goes on with at most
-/// [`MAX_GAP_TOKENS`] tokens of whole statements and then both close,
+/// deleted, changed, or that had one added, at the unit's end, as a check
+/// of the unit finds it ([`reach_ends`]): when right after `chain` (parts
+/// of `a` and `b`, the two files' tokens) one side or both go on with at
+/// most [`MAX_GAP_TOKENS`] tokens of whole statements and then both close,
 /// bracket for bracket, what the chain left open on both, those closing
-/// brackets become its last part. The nearest such end is taken, only
-/// while the chain keeps [`MAX_GAPS`] and `similarity`; `limit` bounds the
-/// end on the `a` side (the second place, when both lie in one file).
+/// brackets become its last part, while the chain keeps [`MAX_GAPS`] and
+/// `similarity`; `limit` bounds the end on the `a` side (the second place,
+/// when both lie in one file).
 pub(crate) fn close_end(
     chain: &mut Chain,
     (a, b): (&[Token], &[Token]),
@@ -184,33 +190,36 @@ pub(crate) fn close_end(
             .take_while(|(x, y)| bracket(x) == -1 && x.id_in(mode) == y.id_in(mode))
             .count()
     };
-    for gap in 1..=MAX_GAP_TOKENS as usize {
-        let ends = [(a_end + gap, b_end), (a_end, b_end + gap)];
-        for (i, j) in ends {
-            if i > a.len().min(limit) || j > b.len() {
-                continue;
+    // Where each side first closes what the chain left open: the first
+    // bracket past its end that closes one it did not open, at most
+    // MAX_GAP_TOKENS on; what lies before it is whole statements.
+    let first_close = |tokens: &[Token], from: usize| {
+        let mut depth = 0;
+        let ahead = tokens.iter().enumerate().skip(from);
+        for (k, t) in ahead.take(MAX_GAP_TOKENS as usize + 1) {
+            depth += bracket(t);
+            if depth < 0 {
+                return Some(k);
             }
-            let skipped = if i > a_end {
-                &a[a_end..i]
-            } else {
-                &b[b_end..j]
-            };
-            let len = closing(i, j);
-            if len == 0 || !balanced(skipped) || i + len > limit {
-                continue;
-            }
-            let mut closed = chain.clone();
-            closed.parts.push(Run {
-                a: i as u32,
-                file: chain.file,
-                b: j as u32,
-                len: len as u32,
-            });
-            if closed.similarity() >= similarity {
-                *chain = closed;
-            }
-            return;
         }
+        None
+    };
+    let (Some(i), Some(j)) = (first_close(a, a_end), first_close(b, b_end)) else {
+        return;
+    };
+    let len = closing(i, j);
+    if (i, j) == (a_end, b_end) || len == 0 || i + len > limit {
+        return;
+    }
+    let mut closed = chain.clone();
+    closed.parts.push(Run {
+        a: i as u32,
+        file: chain.file,
+        b: j as u32,
+        len: len as u32,
+    });
+    if closed.similarity() >= similarity {
+        *chain = closed;
     }
 }
 
@@ -321,7 +330,16 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
             a: a_end as u32..a as u32,
             b: b_end as u32..b as u32,
         };
-        let long_enough = len >= MIN_END_PART || (len >= MIN_CLOSING_PART && (da == 0 || db == 0));
+        // Closing brackets alone end a copy whose last statement was
+        // changed: whole statements on both sides of the gap before them.
+        let closes_it = || {
+            (a..a + len).all(|k| bracket_of(ids[k]) == -1)
+                && balanced(ids[a_end..a].iter().map(|&id| bracket_of(id)))
+                && balanced(side.target[b_end..b].iter().map(bracket))
+        };
+        let long_enough = len >= MIN_END_PART
+            || (len >= MIN_CLOSING_PART && (da == 0 || db == 0))
+            || (len >= MIN_CLOSING_PART && closes_it());
         if (da, db) != (0, 0) && long_enough && !renamed(&gap) {
             candidate.parts.push(Run {
                 a: a as u32,
