@@ -794,8 +794,16 @@ fn chains_in_file(
             parts: indices.iter().map(|&k| parts[k]).collect(),
         };
         grow(&mut chain, side, &mut next);
+        let grown = chain.clone();
         reach_ends(&mut chain, side, similarity);
-        let Some(chain) = trimmed(chain, ids, side.mode, min_tokens, similarity) else {
+        // An end reached across a changed statement costs that statement's
+        // tokens: a copy left under min-tokens by it is found without it.
+        let reached = chain.parts.len() != grown.parts.len();
+        let Some(chain) = trimmed(chain, ids, side.mode, min_tokens, similarity).or_else(|| {
+            reached
+                .then(|| trimmed(grown, ids, side.mode, min_tokens, similarity))
+                .flatten()
+        }) else {
             continue;
         };
         // Parts inside the chain are its own, found again.
@@ -1053,5 +1061,48 @@ mod tests {
         assert_eq!(chains.len(), 2);
         assert_eq!(chains[0].parts, [parts[0], parts[2]]);
         assert_eq!(chains[1].parts, [parts[1], parts[3]]);
+    }
+
+    #[test]
+    fn a_copy_ends_at_the_bracket_that_closes_it_across_a_deleted_or_changed_last_statement() {
+        let registry = crate::engine::grammar::Registry::builtin();
+        let body = "function f(a) {\n  first(a, 1);\n  second(a, 2);\n  third(a, 3);\n";
+        let files = crate::engine::index::js_files(
+            &registry,
+            &[
+                ("a.js", &format!("{body}  return a;\n}}\nnext();\n")),
+                ("deleted.js", &format!("{body}}}\nnext();\n")),
+                (
+                    "changed.js",
+                    &format!("{body}  return [a, a];\n}}\nnext();\n"),
+                ),
+                ("unclosed.js", &format!("{body}  return a;\nlater(a);\n")),
+            ],
+        );
+        let a = &files[0].tokens;
+        // The common part: up to the last statement, `function f ( a ) {`
+        // and three calls of 7 tokens.
+        let common = 6 + 3 * 7;
+        let closed = |b: &[Token]| {
+            let mut chain = Chain {
+                file: 0,
+                parts: vec![run(0, 0, common)],
+            };
+            close_end(&mut chain, (a, b), Mode::Strict, 0.8, a.len());
+            chain.parts
+        };
+        // `return a ;` is 3 tokens: the closing `}` follows it in a.js.
+        let brace = common + 3;
+        assert_eq!(
+            closed(&files[1].tokens),
+            [run(0, 0, common), run(brace, common, 1)]
+        );
+        // `return [ a , a ] ;` is 7 tokens: gaps on both sides.
+        assert_eq!(
+            closed(&files[2].tokens),
+            [run(0, 0, common), run(brace, common + 7, 1)]
+        );
+        // No bracket closes the function in the other file: nothing added.
+        assert_eq!(closed(&files[3].tokens), [run(0, 0, common)]);
     }
 }
