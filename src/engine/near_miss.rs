@@ -141,20 +141,6 @@ fn left_open(tokens: &[Token]) -> usize {
     })
 }
 
-/// Whether tokens moving bracket depth by `moves` close every bracket
-/// they open, and none they did not: whole statements, not the end of the
-/// unit around them.
-fn balanced(moves: impl IntoIterator<Item = i32>) -> bool {
-    let mut depth = 0;
-    for by in moves {
-        depth += by;
-        if depth < 0 {
-            return false;
-        }
-    }
-    depth == 0
-}
-
 /// Ends a copy of a unit (a function, a block) whose last statement was
 /// deleted, changed, or that had one added, at the unit's end, as a check
 /// of the unit finds it ([`reach_ends`]): when right after `chain` (parts
@@ -293,15 +279,17 @@ pub(crate) fn chains<'t>(
     chains
 }
 
-/// Extends `chain` to the query's first and last tokens where a gap of at
+/// `chain` extended to the query's first and last tokens where a gap of at
 /// most [`MAX_GAP_TOKENS`] on either side leads to a run, equal in `mode`,
 /// that reaches them: a copy's short first or last statements (a closing
 /// `return x; }`) are under [`MIN_PART`], but when the query ends there
 /// they are the copy's ends (from [`MIN_END_PART`] tokens, from
-/// [`MIN_CLOSING_PART`] at the end across a one-sided gap). The chain keeps
-/// its [`MAX_GAPS`] and its `similarity`, and crosses no gap that the
-/// side's `renamed` refuses.
-fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
+/// [`MIN_CLOSING_PART`] at the end across a one-sided gap, or across
+/// whole statements on both sides when the part is closing brackets: a
+/// changed last statement). The chain keeps its [`MAX_GAPS`] and its
+/// `similarity`, and crosses no gap that the side's `renamed` refuses;
+/// `None` when no end is reached.
+fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> {
     let (ids, renamed) = (side.ids, side.renamed);
     let (n, gap) = (ids.len(), MAX_GAP_TOKENS as isize);
     // An end part lies on a diagonal `k = db - da` of the chain's end: the
@@ -323,6 +311,26 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
             }
         })
         .collect();
+    // Closing brackets alone end a copy whose last statement was changed:
+    // whole statements on both sides of the gap before them. Whether the
+    // first `d` tokens after the chain's end are whole statements, for
+    // every `d` a gap can have, on each side.
+    let whole = |moves: &mut dyn Iterator<Item = i32>| {
+        let (mut depth, mut broken) = (0, false);
+        let mut whole = vec![true];
+        for by in moves.take(MAX_GAP_TOKENS as usize) {
+            depth += by;
+            broken |= depth < 0;
+            whole.push(!broken && depth == 0);
+        }
+        whole
+    };
+    let whole_a = whole(&mut ids[a_end..].iter().map(|&id| bracket_of(id)));
+    let whole_b = whole(
+        &mut side.target[b_end.min(side.target.len())..]
+            .iter()
+            .map(bracket),
+    );
     'end: for (da, db) in end_pairs(&to_end, tail) {
         let len = tail - da;
         let (a, b) = (a_end + da, b_end + db);
@@ -330,12 +338,10 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
             a: a_end as u32..a as u32,
             b: b_end as u32..b as u32,
         };
-        // Closing brackets alone end a copy whose last statement was
-        // changed: whole statements on both sides of the gap before them.
         let closes_it = || {
-            (a..a + len).all(|k| bracket_of(ids[k]) == -1)
-                && balanced(ids[a_end..a].iter().map(|&id| bracket_of(id)))
-                && balanced(side.target[b_end..b].iter().map(bracket))
+            whole_a.get(da) == Some(&true)
+                && whole_b.get(db) == Some(&true)
+                && (a..a + len).all(|k| bracket_of(ids[k]) == -1)
         };
         let long_enough = len >= MIN_END_PART
             || (len >= MIN_CLOSING_PART && (da == 0 || db == 0))
@@ -383,9 +389,9 @@ fn reach_ends(chain: &mut Chain, side: &Side<'_>, similarity: f64) {
             break 'start;
         }
     }
-    if candidate.parts.len() <= MAX_GAPS + 1 && candidate.similarity() >= similarity {
-        *chain = candidate;
-    }
+    let reached = candidate.parts.len() != chain.parts.len();
+    (reached && candidate.parts.len() <= MAX_GAPS + 1 && candidate.similarity() >= similarity)
+        .then_some(candidate)
 }
 
 /// The gaps `(da, db)`, each at most [`MAX_GAP_TOKENS`], in order, across
@@ -794,16 +800,13 @@ fn chains_in_file(
             parts: indices.iter().map(|&k| parts[k]).collect(),
         };
         grow(&mut chain, side, &mut next);
-        let grown = chain.clone();
-        reach_ends(&mut chain, side, similarity);
         // An end reached across a changed statement costs that statement's
         // tokens: a copy left under min-tokens by it is found without it.
-        let reached = chain.parts.len() != grown.parts.len();
-        let Some(chain) = trimmed(chain, ids, side.mode, min_tokens, similarity).or_else(|| {
-            reached
-                .then(|| trimmed(grown, ids, side.mode, min_tokens, similarity))
-                .flatten()
-        }) else {
+        let reached = reach_ends(&chain, side, similarity)
+            .and_then(|reached| trimmed(reached, ids, side.mode, min_tokens, similarity));
+        let Some(chain) =
+            reached.or_else(|| trimmed(chain, ids, side.mode, min_tokens, similarity))
+        else {
             continue;
         };
         // Parts inside the chain are its own, found again.
