@@ -117,8 +117,15 @@ pub(crate) fn renamed(
             .unwrap_or("")
     }
     let mut out: Vec<(String, String)> = Vec::new();
+    // Strict mode matches identifiers by their text (lower-cased with
+    // `--ignoreCase`): nothing it matches is renamed.
+    if mode == Mode::Strict {
+        return out;
+    }
     for (i, j) in pairs {
-        if !named(a.0[i as usize]) {
+        let (x, y) = (a.0[i as usize], b.0[j as usize]);
+        // The same text hash: the same text, or the same but for case.
+        if x.id_in(Mode::Strict) == y.id_in(Mode::Strict) || !named(x) {
             continue;
         }
         let (x, y) = (text(a, i), text(b, j));
