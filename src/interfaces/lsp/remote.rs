@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::header::{CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -194,34 +194,13 @@ impl Remote {
             None => Full::new(Bytes::new()),
         };
         let request = request.body(body).map_err(|e| unanswered(e.to_string()))?;
-        let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| unanswered(causes(&e)))?;
-            let status = response.status();
-            let retry = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(|s| Duration::from_secs(s).min(MAX_RETRY));
-            let body = Limited::new(response.into_body(), MAX_ANSWER)
-                .collect()
-                .await
-                .map_err(|e| unanswered(format!("its answer could not be read: {e}")))?
-                .to_bytes();
-            Ok((status, retry, body))
-        };
-        tokio::time::timeout(ANSWER_TIME, exchange)
-            .await
-            .map_err(|_| {
-                unanswered(format!(
-                    "no answer within {} seconds",
-                    ANSWER_TIME.as_secs()
-                ))
-            })?
+        let (status, headers, body) = send(&self.client, request).await.map_err(unanswered)?;
+        let retry = headers
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|s| Duration::from_secs(s).min(MAX_RETRY));
+        Ok((status, retry, body))
     }
 
     /// The server's working directory (asked once).
@@ -375,6 +354,28 @@ pub(crate) fn client() -> Client<HttpConnector, Full<Bytes>> {
     connector.set_connect_timeout(Some(CONNECT_TIME));
     connector.set_nodelay(true);
     Client::builder(TokioExecutor::new()).build(connector)
+}
+
+/// Sends `request` through `client`: the answer's status, headers and
+/// body (at most [`MAX_ANSWER`] bytes), all within [`ANSWER_TIME`]; or why
+/// there is none.
+pub(crate) async fn send(
+    client: &Client<HttpConnector, Full<Bytes>>,
+    request: Request<Full<Bytes>>,
+) -> Result<(StatusCode, HeaderMap, Bytes), String> {
+    let exchange = async {
+        let response = client.request(request).await.map_err(|e| causes(&e))?;
+        let (parts, body) = response.into_parts();
+        let body = Limited::new(body, MAX_ANSWER)
+            .collect()
+            .await
+            .map_err(|e| format!("its answer could not be read: {e}"))?
+            .to_bytes();
+        Ok((parts.status, parts.headers, body))
+    };
+    tokio::time::timeout(ANSWER_TIME, exchange)
+        .await
+        .map_err(|_| format!("no answer within {} seconds", ANSWER_TIME.as_secs()))?
 }
 
 /// An error and its causes, as one line (hyper's own `Display` names only

@@ -10,15 +10,13 @@
 //! but a result, gives a tool error saying so, and the next call tries
 //! again.
 //!
-//! Invariants: every exchange ends within [`ANSWER_TIME`] (connecting
-//! within `lsp --server`'s connect time); an answer is read through
-//! [`MAX_ANSWER`] bytes at most.
+//! Invariants: as `lsp --server`'s exchanges (one [`send`] each), every
+//! exchange ends within its answer time and reads a bounded answer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::header::{ACCEPT, CONTENT_TYPE};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -26,12 +24,8 @@ use hyper_util::client::legacy::Client;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{json, Value};
 
-use crate::interfaces::lsp::remote::{causes, client, server_base};
+use crate::interfaces::lsp::remote::{client, send, server_base};
 
-/// How long one call of the server may take, answer read.
-const ANSWER_TIME: Duration = Duration::from_secs(60);
-/// The largest answer read (a check's fragments are capped at 16 MB).
-const MAX_ANSWER: usize = 64 << 20;
 /// The protocol revision of the calls: stateless requests need no
 /// `initialize` first.
 const REVISION: &str = "2025-11-25";
@@ -95,29 +89,7 @@ impl Remote {
             .header("mcp-protocol-version", REVISION)
             .body(Full::new(Bytes::from(message.to_string())))
             .map_err(|e| unanswered(e.to_string()))?;
-        let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| unanswered(causes(&e)))?;
-            let status = response.status();
-            let body = Limited::new(response.into_body(), MAX_ANSWER)
-                .collect()
-                .await
-                .map_err(|e| unanswered(format!("its answer could not be read: {e}")))?
-                .to_bytes();
-            Ok::<_, String>((status, body))
-        };
-        let (status, body) =
-            tokio::time::timeout(ANSWER_TIME, exchange)
-                .await
-                .map_err(|_| {
-                    unanswered(format!(
-                        "no answer within {} seconds",
-                        ANSWER_TIME.as_secs()
-                    ))
-                })??;
+        let (status, _, body) = send(&self.client, request).await.map_err(unanswered)?;
         let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if status != StatusCode::OK {
             // dupcheck's error body, or rmcp's refusal.
