@@ -200,3 +200,58 @@ fn stdout_carries_only_protocol_messages_and_the_end_of_input_exits_0() {
     assert!(stderr.contains("MCP on stdio, scanning"), "{stderr}");
     assert!(!stderr.contains("jsonrpc"), "{stderr}");
 }
+
+#[test]
+fn sigterm_ends_a_session_with_0_and_the_cache_written() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = common::fixture("project");
+    let start = || {
+        Command::new(BIN)
+            .arg("mcp")
+            .arg(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start dupcheck mcp")
+    };
+    // The summary line of the first scan, read from stderr.
+    let summary = |child: &mut std::process::Child| {
+        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut lines = stderr.lines().map_while(Result::ok);
+        let line = lines
+            .find(|line| line.starts_with("dupcheck: scanned"))
+            .expect("a scan summary");
+        // Keep reading, so that the child never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        line
+    };
+    let mut first = start();
+    // The input stays open: only the signal ends the session.
+    let mut stdin = first.stdin.take().expect("stdin");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    writeln!(stdin, "{initialize}").expect("write a message");
+    let scanned = summary(&mut first);
+    assert!(scanned.contains("parsed, 0 reused)"), "{scanned}");
+    let mut stdout = BufReader::new(first.stdout.take().expect("stdout"));
+    let mut reply = String::new();
+    stdout.read_line(&mut reply).expect("the reply");
+    assert_eq!(
+        serde_json::from_str::<Value>(&reply).expect("JSON")["id"],
+        1
+    );
+    common::sigterm(&first);
+    let status = first.wait().expect("wait for dupcheck mcp");
+    assert_eq!(status.code(), Some(0));
+    drop(stdin);
+
+    // The next start reads every file back from the cache.
+    let mut second = start();
+    let scanned = summary(&mut second);
+    assert!(scanned.contains("(0 parsed, "), "{scanned}");
+    drop(second.stdin.take());
+    assert_eq!(second.wait().expect("wait").code(), Some(0));
+}

@@ -154,7 +154,7 @@ pub(crate) fn cores() -> usize {
 /// Listens for SIGINT and SIGTERM from now on (not from the first poll: a
 /// signal during start-up, while the watcher walks DIR, must stop it too);
 /// the future resolves on the first.
-fn stop_signal() -> impl std::future::Future<Output = ()> {
+pub(crate) fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -10,8 +10,8 @@
 //! delimited JSON-RPC, every protocol revision rmcp speaks.
 //!
 //! Invariants: stdout carries only protocol messages (logs go to stderr);
-//! the end of input ends the process with 0, the cache written first
-//! (within `LAST_CACHE_WRITE`); a call before the first scan ends is a
+//! the end of input, SIGINT or SIGTERM ends the process with 0, the cache
+//! written first (within `LAST_CACHE_WRITE`); a call before the first scan ends is a
 //! tool error saying so, as over HTTP.
 
 use std::path::Path;
@@ -33,7 +33,8 @@ use crate::store::live::Live;
 /// Exit status when the session failed (the transport broke).
 const EXIT_FAILED: u8 = 1;
 
-/// Serves one agent on stdin and stdout until the end of input; returns
+/// Serves one agent on stdin and stdout until the end of input (or a
+/// stopping signal); returns
 /// the exit status. Fails only when it cannot start.
 pub(crate) fn run(args: &McpArgs, cwd: &Path, registry: Arc<Registry>) -> Result<u8, RunError> {
     let cores = crate::interfaces::http::server::cores();
@@ -68,20 +69,32 @@ pub(crate) fn run(args: &McpArgs, cwd: &Path, registry: Arc<Registry>) -> Result
         .build()
         .map_err(RunError::io("start the runtime"))?;
     let status = runtime.block_on(async {
-        match tools.serve(rmcp::transport::stdio()).await {
-            Ok(running) => match running.waiting().await {
-                Ok(QuitReason::JoinError(err)) | Err(err) => {
-                    tracing::error!("the MCP session failed: {err}");
+        // From now on: an agent that stops its server with a signal (after
+        // closing its input, or instead) gets the same clean exit.
+        let stop = crate::interfaces::http::server::stop_signal();
+        let session = async {
+            match tools.serve(rmcp::transport::stdio()).await {
+                Ok(running) => match running.waiting().await {
+                    Ok(QuitReason::JoinError(err)) | Err(err) => {
+                        tracing::error!("the MCP session failed: {err}");
+                        EXIT_FAILED
+                    }
+                    // The end of input (or a cancel).
+                    Ok(_) => 0,
+                },
+                // The agent went away before the handshake.
+                Err(ServerInitializeError::ConnectionClosed(_)) => 0,
+                Err(err) => {
+                    tracing::error!("the MCP session did not start: {err}");
                     EXIT_FAILED
                 }
-                // The end of input (or a cancel).
-                Ok(_) => 0,
-            },
-            // The agent went away before the handshake.
-            Err(ServerInitializeError::ConnectionClosed(_)) => 0,
-            Err(err) => {
-                tracing::error!("the MCP session did not start: {err}");
-                EXIT_FAILED
+            }
+        };
+        tokio::select! {
+            status = session => status,
+            () = stop => {
+                tracing::info!("stopping: SIGINT or SIGTERM received");
+                0
             }
         }
     });
