@@ -407,8 +407,31 @@ pub(crate) struct Admission {
 
 /// A check's place; dropping it lets the next one in.
 pub(crate) struct Admitted {
-    _slot: OwnedSemaphorePermit,
-    _memory: OwnedSemaphorePermit,
+    slot: OwnedSemaphorePermit,
+    memory: OwnedSemaphorePermit,
+}
+
+impl Admitted {
+    /// Runs `io` (a wait on the network: the store's lookup) without the
+    /// check's slot, which the next check may take meanwhile; the memory
+    /// stays taken, as the check's tokens stay held. Afterwards the check
+    /// waits for a slot again (as long as a check waits to be admitted);
+    /// `Err(Refusal::Busy)` if none came, with what `io` gave.
+    pub(crate) async fn waiting_on<T>(
+        self,
+        admission: &Admission,
+        io: impl std::future::Future<Output = T>,
+    ) -> (Result<Admitted, Refusal>, T) {
+        let Admitted { slot, memory } = self;
+        drop(slot);
+        let out = io.await;
+        let slot = tokio::time::timeout(MAX_WAIT, Arc::clone(&admission.slots).acquire_owned());
+        let admitted = match slot.await {
+            Ok(Ok(slot)) => Ok(Admitted { slot, memory }),
+            _ => Err(Refusal::Busy),
+        };
+        (admitted, out)
+    }
 }
 
 impl Admission {
@@ -436,10 +459,7 @@ impl Admission {
             let slot = Arc::clone(&self.slots).acquire_owned().await;
             let memory = Arc::clone(&self.memory).acquire_many_owned(units).await;
             match (slot, memory) {
-                (Ok(slot), Ok(memory)) => Ok(Admitted {
-                    _slot: slot,
-                    _memory: memory,
-                }),
+                (Ok(slot), Ok(memory)) => Ok(Admitted { slot, memory }),
                 _ => Err(Refusal::Busy),
             }
         };
@@ -493,6 +513,34 @@ mod tests {
         drop(big);
         assert!(second.await.is_ok());
         drop(small);
+    }
+
+    #[tokio::test]
+    async fn a_check_waiting_on_the_store_leaves_its_slot_to_the_next_and_keeps_its_memory() {
+        // Slots for two, both taken.
+        let admission = Admission::new(1);
+        let first = admission.admit(1 << 10).await.unwrap();
+        let big = admission.admit(max_snippet_len()).await.unwrap();
+        let third = admission.admit(1 << 10);
+        tokio::pin!(third);
+        assert!(poll_once(&mut third).await.is_none());
+        // While the big one waits on the network, the third check runs; the
+        // big one's memory is still taken, so no other big check fits.
+        let lookup = async {
+            let third = third.await.unwrap();
+            let other = admission.admit(max_snippet_len());
+            tokio::pin!(other);
+            assert!(poll_once(&mut other).await.is_none());
+            drop(third);
+            "rows"
+        };
+        let (big, rows) = big.waiting_on(&admission, lookup).await;
+        assert_eq!(rows, "rows");
+        // The slot the third check left is the big one's again.
+        let big = big.unwrap();
+        assert_eq!(admission.slots.available_permits(), 0);
+        drop((first, big));
+        assert_eq!(admission.slots.available_permits(), 2);
     }
 
     /// Polls `future` once: `None` while it is pending.

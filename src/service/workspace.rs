@@ -188,7 +188,7 @@ impl Workspace {
         E: From<ServiceError> + Send + 'static,
         R: FnOnce(&Workspace, &CheckRequest, &CheckAnswer) -> Result<T, E> + Send + 'static,
     {
-        let admitted = self
+        let mut admitted = self
             .admission
             .admit(request.code.len())
             .await
@@ -238,7 +238,9 @@ impl Workspace {
                     store.settings_key,
                     &store.own,
                 );
-                let files = store.live.lookup(&query, self.registry()).await;
+                let lookup = store.live.lookup(&query, self.registry());
+                let (readmitted, files) = admitted.waiting_on(&self.admission, lookup).await;
+                admitted = readmitted.map_err(ServiceError::from)?;
                 Some((local, files))
             }
             None => None,
