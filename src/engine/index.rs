@@ -314,16 +314,55 @@ pub struct Index {
 }
 
 /// A file's fingerprints and seeds whose hash has other postings (in
-/// another file, or elsewhere in it), in position order: all that a lookup
-/// of the file's own can find beside itself, and so all that whole-project
-/// clone detection looks up. Most of a project is unique, and its
-/// fingerprints need no lookup.
+/// another file, or elsewhere in it): all that a lookup of the file's own
+/// can find beside itself, and so all that whole-project clone detection
+/// looks up. Most of a project is unique, and its fingerprints need no
+/// lookup. Kept as two sets of token positions, a bit per token (a print's
+/// hash follows from the tokens at its position, [`Winnow::kgram_hash`]),
+/// not 12 bytes per print: [`Index::repeated_prints`] gives the prints.
 #[derive(Debug, Default)]
 pub(crate) struct Repeated {
-    /// Of [`SourceFile::fingerprints`].
-    pub fingerprints: Vec<Fingerprint>,
+    /// Of the file's fingerprints.
+    fingerprints: Positions,
     /// Of its seeds ([`Postings::Seeds`]).
-    pub seeds: Vec<Fingerprint>,
+    seeds: Positions,
+}
+
+/// A set of token positions of one file: a bit per token, nothing when
+/// empty.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Positions(Box<[u64]>);
+
+impl Positions {
+    /// Adds `pos`, a position of a stream of `tokens` tokens.
+    fn insert(&mut self, pos: u32, tokens: usize) {
+        if self.0.is_empty() {
+            self.0 = vec![0; tokens.div_ceil(64).max(1)].into_boxed_slice();
+        }
+        let (word, bit) = (pos as usize / 64, pos % 64);
+        if let Some(w) = self.0.get_mut(word) {
+            *w |= 1 << bit;
+        }
+    }
+
+    /// The positions, in increasing order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    i as u32 * 64 + bit
+                })
+            })
+        })
+    }
+
+    /// Bytes it holds.
+    fn heap_bytes(&self) -> u64 {
+        (self.0.len() * std::mem::size_of::<u64>()) as u64
+    }
 }
 
 impl Index {
@@ -518,17 +557,46 @@ impl Index {
 
     fn find_repeated(&self) -> Vec<Repeated> {
         let mut repeated: Vec<Repeated> = self.files.iter().map(|_| Repeated::default()).collect();
+        let tokens = |file: u32| self.files[file as usize].tokens.len();
         for table in &self.postings {
-            table.for_each_repeated(|p| repeated[p.file as usize].fingerprints.push(p.into()));
+            table.for_each_repeated(|p| {
+                repeated[p.file as usize]
+                    .fingerprints
+                    .insert(p.pos, tokens(p.file))
+            });
         }
         for table in &self.seeds {
-            table.for_each_repeated(|p| repeated[p.file as usize].seeds.push(p.into()));
+            table.for_each_repeated(|p| {
+                repeated[p.file as usize]
+                    .seeds
+                    .insert(p.pos, tokens(p.file))
+            });
         }
-        repeated.par_iter_mut().for_each(|r| {
-            r.fingerprints.sort_unstable_by_key(|f| f.pos);
-            r.seeds.sort_unstable_by_key(|f| f.pos);
-        });
         repeated
+    }
+
+    /// File `file`'s fingerprints and seeds that occur elsewhere too
+    /// ([`Index::repeated`]), each list in position order.
+    pub(crate) fn repeated_prints(&self, file: u32) -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+        let tokens = &self.files[file as usize].tokens;
+        let repeated = &self.repeated()[file as usize];
+        let prints = |positions: &Positions, winnow: Winnow| -> Vec<Fingerprint> {
+            positions
+                .iter()
+                .map(|pos| {
+                    let end = (pos as usize + winnow.k).min(tokens.len());
+                    let ids = tokens[pos as usize..end].iter().map(|t| t.weak_id());
+                    Fingerprint {
+                        hash: winnow.kgram_hash(ids),
+                        pos,
+                    }
+                })
+                .collect()
+        };
+        (
+            prints(&repeated.fingerprints, self.winnow),
+            prints(&repeated.seeds, Winnow::for_min_tokens(SEED_TOKENS)),
+        )
     }
 
     /// What the index holds in memory, by structure.
@@ -551,7 +619,7 @@ impl Index {
         if let Some(repeated) = self.repeated.get() {
             f.repeated = repeated
                 .iter()
-                .map(|r| bytes_of(&r.fingerprints) + bytes_of(&r.seeds))
+                .map(|r| r.fingerprints.heap_bytes() + r.seeds.heap_bytes())
                 .sum::<u64>()
                 + bytes_of(repeated);
         }
@@ -865,12 +933,12 @@ mod tests {
         let index = Index::build(files, &registry, winnow);
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
         for (file_id, file) in index.files.iter().enumerate() {
-            let repeated = &index.repeated()[file_id];
-            let prints = fingerprints(&file.tokens, winnow);
-            let seeds = fingerprints(&file.tokens, seed_winnow);
+            let (fingerprints, seeds) = index.repeated_prints(file_id as u32);
+            let prints = super::fingerprints(&file.tokens, winnow);
+            let all_seeds = super::fingerprints(&file.tokens, seed_winnow);
             for (have, all, which) in [
-                (&repeated.fingerprints, &prints, Postings::Fingerprints),
-                (&repeated.seeds, &seeds, Postings::Seeds),
+                (&fingerprints, &prints, Postings::Fingerprints),
+                (&seeds, &all_seeds, Postings::Seeds),
             ] {
                 let elsewhere: Vec<Fingerprint> = all
                     .iter()
@@ -881,10 +949,28 @@ mod tests {
             }
         }
         // The shared function is repeated in the first two files, and
-        // nothing of the third is.
-        let [first, second, third] = [0, 1, 2].map(|f| &index.repeated()[f]);
-        assert!(!first.fingerprints.is_empty() && !second.seeds.is_empty());
-        assert!(third.fingerprints.is_empty() && third.seeds.is_empty());
+        // nothing of the third is, which holds no bits.
+        let [first, second, third] = [0, 1, 2].map(|f| index.repeated_prints(f));
+        assert!(!first.0.is_empty() && !second.1.is_empty());
+        assert!(third.0.is_empty() && third.1.is_empty());
+        assert_eq!(index.repeated()[2].fingerprints.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn positions_hold_every_position_of_a_stream_in_order() {
+        for tokens in [1usize, 63, 64, 65, 200] {
+            let mut set = Positions::default();
+            assert_eq!(set.iter().count(), 0);
+            let wanted: Vec<u32> = [0, 1, 62, 63, 64, 127, 128, 199]
+                .into_iter()
+                .filter(|&p| (p as usize) < tokens)
+                .collect();
+            for &p in wanted.iter().rev().chain(&wanted) {
+                set.insert(p, tokens);
+            }
+            assert_eq!(set.iter().collect::<Vec<_>>(), wanted, "{tokens} tokens");
+            assert_eq!(set.heap_bytes(), tokens.div_ceil(64) as u64 * 8);
+        }
     }
 
     #[test]
