@@ -383,7 +383,7 @@ pub(crate) fn updated_clones(
                         Postings::Fingerprints => &mut entry.0,
                         Postings::Seeds => &mut entry.1,
                     };
-                    list.push(Fingerprint::from(p));
+                    list.push(Fingerprint::from(&p));
                 }
             }
         }
