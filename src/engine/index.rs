@@ -705,18 +705,39 @@ impl<'a> Found<'a> {
     }
 
     /// The postings, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {
-        let (table, hash) = (self.table, self.hash);
-        (self.from..self.to).filter_map(move |i| Some(table?.posting(i, hash)))
+    pub(crate) fn iter(&self) -> FoundIter<'a> {
+        FoundIter(*self)
     }
 }
 
 impl<'a> IntoIterator for Found<'a> {
     type Item = Posting;
-    type IntoIter = Box<dyn Iterator<Item = Posting> + 'a>;
+    type IntoIter = FoundIter<'a>;
 
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
+    fn into_iter(self) -> FoundIter<'a> {
+        FoundIter(self)
+    }
+}
+
+/// The postings of a [`Found`], in order: those from its `from` on.
+#[derive(Debug, Clone)]
+pub(crate) struct FoundIter<'a>(Found<'a>);
+
+impl Iterator for FoundIter<'_> {
+    type Item = Posting;
+
+    #[inline]
+    fn next(&mut self) -> Option<Posting> {
+        let found = &mut self.0;
+        if found.from >= found.to {
+            return None;
+        }
+        found.from += 1;
+        Some(found.table?.posting(found.from - 1, found.hash))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.0.len(), Some(self.0.len()))
     }
 }
 
