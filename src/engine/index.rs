@@ -956,31 +956,41 @@ impl Table {
     fn lookup(&self, hash: u64) -> Found<'_> {
         let bucket = (hash >> self.shift) as usize;
         let rest = hash & ((1u64 << self.shift) - 1);
-        let (mut from, end) = (
+        let (first, end) = (
             self.starts[bucket] as usize,
             self.starts[bucket + 1] as usize,
         );
-        // The first posting of the bucket whose rest is not below `rest`,
-        // then the first above it: buckets hold a posting or two.
-        let mut to = end;
-        while from < to {
-            let mid = from + (to - from) / 2;
-            if self.rest(mid) < rest {
-                from = mid + 1;
-            } else {
-                to = mid;
-            }
-        }
-        to = from;
-        while to < end && self.rest(to) == rest {
-            to += 1;
-        }
+        // Two binary searches, as a hash shared by thousands of places
+        // (a licence header) is looked up from each of them: the first
+        // posting of the bucket whose rest is not below `rest`, then the
+        // first above it.
+        let from = self.first_where(first, end, |r| r >= rest);
+        let to = self.first_where(from, end, |r| r > rest);
         Found {
             table: Some(self),
             hash,
             from,
             to,
         }
+    }
+
+    /// The first posting in `from..to` whose rest `at_or_after` holds
+    /// for (`to` if none): it holds for every one after it.
+    fn first_where(
+        &self,
+        mut from: usize,
+        mut to: usize,
+        at_or_after: impl Fn(u64) -> bool,
+    ) -> usize {
+        while from < to {
+            let mid = from + (to - from) / 2;
+            if at_or_after(self.rest(mid)) {
+                to = mid;
+            } else {
+                from = mid + 1;
+            }
+        }
+        from
     }
 
     /// Bytes it holds.
