@@ -129,16 +129,15 @@ pub(crate) fn project_clones_counted(
 ) -> (Vec<ClonePair>, usize) {
     // Only what occurs elsewhere can be found elsewhere (read here, once,
     // not from inside the tasks below).
-    let repeated_of = index.repeated();
+    index.repeated();
     let per_file: Vec<(Vec<ClonePair>, usize)> = (0..index.files.len() as u32)
         .into_par_iter()
         .with_max_len(1)
         .map(|fa| {
-            let repeated = &repeated_of[fa as usize];
+            let (fingerprints, seeds) = index.repeated_prints(fa);
             // Each unordered pair is found from its first location only.
             let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
-            let prints = (&repeated.fingerprints[..], &repeated.seeds[..]);
-            let found = file_clones(index, fa, prints, settings, keep);
+            let found = file_clones(index, fa, (&fingerprints, &seeds), settings, keep);
             done.fetch_add(1, Ordering::Relaxed);
             found
         })
@@ -384,7 +383,7 @@ pub(crate) fn updated_clones(
                         Postings::Fingerprints => &mut entry.0,
                         Postings::Seeds => &mut entry.1,
                     };
-                    list.push(Fingerprint::from(p));
+                    list.push(Fingerprint::from(&p));
                 }
             }
         }

@@ -57,6 +57,12 @@ impl Winnow {
         }
     }
 
+    /// The hash of one k-gram, `ids` (its `k` identities): what
+    /// [`Winnow::kgram_hashes`] gives at its position.
+    pub(crate) fn kgram_hash(&self, ids: impl Iterator<Item = u64>) -> u64 {
+        mix64(ids.fold(0u64, |h, id| h.wrapping_mul(BASE).wrapping_add(id)))
+    }
+
     /// Hashes of every k-gram of `ids`, in order.
     pub(crate) fn kgram_hashes(&self, ids: &[u64]) -> Vec<u64> {
         let k = self.k;
@@ -163,6 +169,7 @@ mod tests {
         let rolled = win.kgram_hashes(&ids);
         for (i, &h) in rolled.iter().enumerate() {
             assert_eq!(win.kgram_hashes(&ids[i..i + 5]), vec![h]);
+            assert_eq!(win.kgram_hash(ids[i..i + 5].iter().copied()), h);
         }
     }
 

@@ -314,16 +314,55 @@ pub struct Index {
 }
 
 /// A file's fingerprints and seeds whose hash has other postings (in
-/// another file, or elsewhere in it), in position order: all that a lookup
-/// of the file's own can find beside itself, and so all that whole-project
-/// clone detection looks up. Most of a project is unique, and its
-/// fingerprints need no lookup.
+/// another file, or elsewhere in it): all that a lookup of the file's own
+/// can find beside itself, and so all that whole-project clone detection
+/// looks up. Most of a project is unique, and its fingerprints need no
+/// lookup. Kept as two sets of token positions, a bit per token (a print's
+/// hash follows from the tokens at its position, [`Winnow::kgram_hash`]),
+/// not 12 bytes per print: [`Index::repeated_prints`] gives the prints.
 #[derive(Debug, Default)]
 pub(crate) struct Repeated {
-    /// Of [`SourceFile::fingerprints`].
-    pub fingerprints: Vec<Fingerprint>,
+    /// Of the file's fingerprints.
+    fingerprints: Positions,
     /// Of its seeds ([`Postings::Seeds`]).
-    pub seeds: Vec<Fingerprint>,
+    seeds: Positions,
+}
+
+/// A set of token positions of one file: a bit per token, nothing when
+/// empty.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Positions(Box<[u64]>);
+
+impl Positions {
+    /// Adds `pos`, a position of a stream of `tokens` tokens.
+    fn insert(&mut self, pos: u32, tokens: usize) {
+        if self.0.is_empty() {
+            self.0 = vec![0; tokens.div_ceil(64).max(1)].into_boxed_slice();
+        }
+        let (word, bit) = (pos as usize / 64, pos % 64);
+        if let Some(w) = self.0.get_mut(word) {
+            *w |= 1 << bit;
+        }
+    }
+
+    /// The positions, in increasing order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    i as u32 * 64 + bit
+                })
+            })
+        })
+    }
+
+    /// Bytes it holds.
+    fn heap_bytes(&self) -> u64 {
+        (self.0.len() * std::mem::size_of::<u64>()) as u64
+    }
 }
 
 impl Index {
@@ -501,12 +540,14 @@ impl Index {
     }
 
     /// Where `hash` occurs among the `which` of files of `family`.
-    pub(crate) fn lookup_in(&self, which: Postings, family: usize, hash: u64) -> &[Posting] {
+    pub(crate) fn lookup_in(&self, which: Postings, family: usize, hash: u64) -> Found<'_> {
         let lists = match which {
             Postings::Fingerprints => &self.postings,
             Postings::Seeds => &self.seeds,
         };
-        lists.get(family).map_or(&[], |table| table.lookup(hash))
+        lists
+            .get(family)
+            .map_or(Found::NONE, |table| table.lookup(hash))
     }
 
     /// Per file, its fingerprints and seeds that occur elsewhere too, read
@@ -518,17 +559,46 @@ impl Index {
 
     fn find_repeated(&self) -> Vec<Repeated> {
         let mut repeated: Vec<Repeated> = self.files.iter().map(|_| Repeated::default()).collect();
+        let tokens = |file: u32| self.files[file as usize].tokens.len();
         for table in &self.postings {
-            table.for_each_repeated(|p| repeated[p.file as usize].fingerprints.push(p.into()));
+            table.for_each_repeated(|p| {
+                repeated[p.file as usize]
+                    .fingerprints
+                    .insert(p.pos, tokens(p.file))
+            });
         }
         for table in &self.seeds {
-            table.for_each_repeated(|p| repeated[p.file as usize].seeds.push(p.into()));
+            table.for_each_repeated(|p| {
+                repeated[p.file as usize]
+                    .seeds
+                    .insert(p.pos, tokens(p.file))
+            });
         }
-        repeated.par_iter_mut().for_each(|r| {
-            r.fingerprints.sort_unstable_by_key(|f| f.pos);
-            r.seeds.sort_unstable_by_key(|f| f.pos);
-        });
         repeated
+    }
+
+    /// File `file`'s fingerprints and seeds that occur elsewhere too
+    /// ([`Index::repeated`]), each list in position order.
+    pub(crate) fn repeated_prints(&self, file: u32) -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+        let tokens = &self.files[file as usize].tokens;
+        let repeated = &self.repeated()[file as usize];
+        let prints = |positions: &Positions, winnow: Winnow| -> Vec<Fingerprint> {
+            positions
+                .iter()
+                .map(|pos| {
+                    let end = (pos as usize + winnow.k).min(tokens.len());
+                    let ids = tokens[pos as usize..end].iter().map(|t| t.weak_id());
+                    Fingerprint {
+                        hash: winnow.kgram_hash(ids),
+                        pos,
+                    }
+                })
+                .collect()
+        };
+        (
+            prints(&repeated.fingerprints, self.winnow),
+            prints(&repeated.seeds, Winnow::for_min_tokens(SEED_TOKENS)),
+        )
     }
 
     /// What the index holds in memory, by structure.
@@ -546,12 +616,12 @@ impl Index {
                 + std::mem::size_of::<(String, u32)>()) as u64;
         }
         for table in self.postings.iter().chain(&self.seeds) {
-            f.postings += bytes_of(&table.postings) + bytes_of(&table.starts);
+            f.postings += table.heap_bytes();
         }
         if let Some(repeated) = self.repeated.get() {
             f.repeated = repeated
                 .iter()
-                .map(|r| bytes_of(&r.fingerprints) + bytes_of(&r.seeds))
+                .map(|r| r.fingerprints.heap_bytes() + r.seeds.heap_bytes())
                 .sum::<u64>()
                 + bytes_of(repeated);
         }
@@ -565,11 +635,8 @@ impl Index {
     }
 
     /// The postings of every table, as a cache keeps them.
-    pub(crate) fn posting_lists(&self) -> impl Iterator<Item = &[Posting]> {
-        self.postings
-            .iter()
-            .chain(&self.seeds)
-            .map(|t| &t.postings[..])
+    pub(crate) fn posting_lists(&self) -> impl Iterator<Item = PostingList<'_>> {
+        self.postings.iter().chain(&self.seeds).map(PostingList)
     }
 
     /// The file at a path relative to DIR.
@@ -584,9 +651,28 @@ impl Index {
 /// a posting or two, where a binary search over all of them would miss the
 /// cache a dozen times (the lookups are most of a check and of clone
 /// detection).
+///
+/// A posting is packed into as few whole bytes as its table needs: the
+/// hash's bits below the bucket's (the bucket gives the top ones), then
+/// the file's and the position's, each as wide as the table's largest
+/// (the Linux kernel's C: 40 + 16 + 19 bits, 10 bytes, not 16). Nothing is
+/// dropped: a lookup finds exactly the postings of its whole hash.
 #[derive(Debug)]
 struct Table {
-    postings: Vec<Posting>,
+    /// The postings, `width` bytes each, little-endian, then
+    /// [`Table::PADDING`] zero bytes (so that every posting is read as one
+    /// `u128`). A posting is `rest << (file_bits + pos_bits) | file <<
+    /// pos_bits | pos`, `rest` the hash's low `shift` bits: sorted by
+    /// hash, file and position within a bucket, as the numbers are.
+    records: Vec<u8>,
+    /// How many postings.
+    len: usize,
+    /// Bytes per posting: 1 to 16.
+    width: usize,
+    /// Bits of a posting's file: those of the largest.
+    file_bits: u32,
+    /// Bits of a posting's position: those of the largest.
+    pos_bits: u32,
     /// `starts[b]`: the first posting whose hash's bucket is `b` or more;
     /// one more entry than there are buckets.
     starts: Vec<u32>,
@@ -594,9 +680,90 @@ struct Table {
     shift: u32,
 }
 
+/// The postings of one hash in a [`Table`] ([`Index::lookup_in`]): sorted
+/// by file and position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Found<'a> {
+    table: Option<&'a Table>,
+    hash: u64,
+    from: usize,
+    to: usize,
+}
+
+impl<'a> Found<'a> {
+    /// None.
+    const NONE: Found<'static> = Found {
+        table: None,
+        hash: 0,
+        from: 0,
+        to: 0,
+    };
+
+    /// How many.
+    pub(crate) fn len(&self) -> usize {
+        self.to - self.from
+    }
+
+    /// The postings, in order.
+    pub(crate) fn iter(&self) -> FoundIter<'a> {
+        FoundIter(*self)
+    }
+}
+
+impl<'a> IntoIterator for Found<'a> {
+    type Item = Posting;
+    type IntoIter = FoundIter<'a>;
+
+    fn into_iter(self) -> FoundIter<'a> {
+        FoundIter(self)
+    }
+}
+
+/// The postings of a [`Found`], in order: those from its `from` on.
+#[derive(Debug, Clone)]
+pub(crate) struct FoundIter<'a>(Found<'a>);
+
+impl Iterator for FoundIter<'_> {
+    type Item = Posting;
+
+    #[inline]
+    fn next(&mut self) -> Option<Posting> {
+        let found = &mut self.0;
+        if found.from >= found.to {
+            return None;
+        }
+        found.from += 1;
+        Some(found.table?.posting(found.from - 1, found.hash))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.0.len(), Some(self.0.len()))
+    }
+}
+
+/// The postings of one table in order, as a cache writes them
+/// ([`Index::posting_lists`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PostingList<'a>(&'a Table);
+
+impl<'a> PostingList<'a> {
+    /// How many.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len
+    }
+
+    /// The postings, sorted by hash, file and position.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {
+        self.0.iter()
+    }
+}
+
 impl Table {
     /// Most bucket bits: 2^24 buckets, for 16 million postings or more.
     const MAX_BITS: u32 = 24;
+
+    /// Zero bytes after the last posting: a posting is read as 16 bytes.
+    const PADDING: usize = 16;
 
     /// The table of `postings`, sorted by hash, file and position: placed
     /// by bucket first (a counting sort on the top bits of the hash, which
@@ -629,22 +796,88 @@ impl Table {
         for b in starts.windows(2) {
             sorted[b[0] as usize..b[1] as usize].sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
         }
+        Table::packed(&sorted, starts, shift)
+    }
+
+    /// The table of `sorted` (by hash, file and position), whose buckets
+    /// of `hash >> shift` start at `starts`.
+    fn packed(sorted: &[Posting], starts: Vec<u32>, shift: u32) -> Table {
+        let bits_of = |max: u32| u32::BITS - max.leading_zeros();
+        let file_bits = bits_of(sorted.iter().map(|p| p.file).max().unwrap_or(0));
+        let pos_bits = bits_of(sorted.iter().map(|p| p.pos).max().unwrap_or(0));
+        let width = (shift + file_bits + pos_bits).div_ceil(8).max(1) as usize;
+        let mut records = Vec::with_capacity(sorted.len() * width + Table::PADDING);
+        let rest_mask = (1u64 << shift) - 1;
+        for p in sorted {
+            let record = u128::from(p.hash & rest_mask) << (file_bits + pos_bits)
+                | u128::from(p.file) << pos_bits
+                | u128::from(p.pos);
+            records.extend_from_slice(&record.to_le_bytes()[..width]);
+        }
+        records.resize(records.len() + Table::PADDING, 0);
         Table {
-            postings: sorted,
+            records,
+            len: sorted.len(),
+            width,
+            file_bits,
+            pos_bits,
             starts,
             shift,
         }
+    }
+
+    /// Posting `i`, as a number (see [`Table::records`]).
+    #[inline]
+    fn record(&self, i: usize) -> u128 {
+        let at = i * self.width;
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&self.records[at..at + 16]);
+        let record = u128::from_le_bytes(bytes);
+        match self.width {
+            16 => record,
+            width => record & ((1u128 << (8 * width)) - 1),
+        }
+    }
+
+    /// The low `shift` bits of the hash of posting `i`.
+    #[inline]
+    fn rest(&self, i: usize) -> u64 {
+        (self.record(i) >> (self.file_bits + self.pos_bits)) as u64
+    }
+
+    /// Posting `i`, whose hash is `hash`.
+    #[inline]
+    fn posting(&self, i: usize, hash: u64) -> Posting {
+        let record = self.record(i);
+        let low = |bits: u32, shift: u32| ((record >> shift) as u64 & ((1u64 << bits) - 1)) as u32;
+        Posting {
+            hash,
+            file: low(self.file_bits, self.pos_bits),
+            pos: low(self.pos_bits, 0),
+        }
+    }
+
+    /// Every posting, sorted by hash, file and position.
+    fn iter(&self) -> impl Iterator<Item = Posting> + '_ {
+        self.starts.windows(2).enumerate().flat_map(move |(b, w)| {
+            // The shift is 40 to 63 (there are 1 to 24 bucket bits).
+            let top = (b as u64) << self.shift;
+            (w[0] as usize..w[1] as usize).map(move |i| {
+                let hash = top | self.rest(i);
+                self.posting(i, hash)
+            })
+        })
     }
 
     /// This table's postings of the files that `moved` maps to a new id
     /// (`u32::MAX`: gone), under their new ids, with `fresh` added: one pass
     /// over the postings, which stay sorted, as the files keep their order.
     fn merged(&self, moved: &[u32], fresh: Vec<Posting>) -> Table {
-        let kept = self.postings.iter().filter_map(|p| {
+        let kept = self.iter().filter_map(|p| {
             let file = moved[p.file as usize];
-            (file != u32::MAX).then_some(Posting { file, ..*p })
+            (file != u32::MAX).then_some(Posting { file, ..p })
         });
-        Table::merge(kept, self.postings.len(), fresh)
+        Table::merge(kept, self.len, fresh)
     }
 
     /// The table of `kept` (sorted, about `len` of them) and `fresh`.
@@ -665,8 +898,7 @@ impl Table {
 
     /// The table of `old` (a cache's list, sorted), its postings of the
     /// files that `moved` maps to a new id kept under their new ids, with
-    /// `fresh` added: in place when nothing is added (a warm start over
-    /// the same files).
+    /// `fresh` added.
     fn taken(mut old: Vec<Posting>, moved: &[u32], fresh: Vec<Posting>) -> Table {
         old.retain_mut(|p| {
             let file = moved.get(p.file as usize).copied().unwrap_or(u32::MAX);
@@ -691,11 +923,7 @@ impl Table {
         for b in 1..starts.len() {
             starts[b] += starts[b - 1];
         }
-        Table {
-            postings,
-            starts,
-            shift,
-        }
+        Table::packed(&postings, starts, shift)
     }
 
     /// Bucket bits for `n` postings: about one bucket per posting.
@@ -707,20 +935,67 @@ impl Table {
 
     /// Calls `f` with every posting whose hash has others.
     fn for_each_repeated(&self, mut f: impl FnMut(&Posting)) {
-        for group in self.postings.chunk_by(|x, y| x.hash == y.hash) {
-            if group.len() > 1 {
-                group.iter().for_each(&mut f);
+        let mut previous: Option<Posting> = None;
+        let mut in_group = false;
+        for p in self.iter() {
+            match previous {
+                Some(q) if q.hash == p.hash => {
+                    if !in_group {
+                        f(&q);
+                        in_group = true;
+                    }
+                    f(&p);
+                }
+                _ => in_group = false,
             }
+            previous = Some(p);
         }
     }
 
     /// The postings of `hash`.
-    fn lookup(&self, hash: u64) -> &[Posting] {
+    fn lookup(&self, hash: u64) -> Found<'_> {
         let bucket = (hash >> self.shift) as usize;
-        let within = &self.postings[self.starts[bucket] as usize..self.starts[bucket + 1] as usize];
-        let start = within.partition_point(|p| p.hash < hash);
-        let len = within[start..].partition_point(|p| p.hash == hash);
-        &within[start..start + len]
+        let rest = hash & ((1u64 << self.shift) - 1);
+        let (first, end) = (
+            self.starts[bucket] as usize,
+            self.starts[bucket + 1] as usize,
+        );
+        // Two binary searches, as a hash shared by thousands of places
+        // (a licence header) is looked up from each of them: the first
+        // posting of the bucket whose rest is not below `rest`, then the
+        // first above it.
+        let from = self.first_where(first, end, |r| r >= rest);
+        let to = self.first_where(from, end, |r| r > rest);
+        Found {
+            table: Some(self),
+            hash,
+            from,
+            to,
+        }
+    }
+
+    /// The first posting in `from..to` whose rest `at_or_after` holds
+    /// for (`to` if none): it holds for every one after it.
+    fn first_where(
+        &self,
+        mut from: usize,
+        mut to: usize,
+        at_or_after: impl Fn(u64) -> bool,
+    ) -> usize {
+        while from < to {
+            let mid = from + (to - from) / 2;
+            if at_or_after(self.rest(mid)) {
+                to = mid;
+            } else {
+                from = mid + 1;
+            }
+        }
+        from
+    }
+
+    /// Bytes it holds.
+    fn heap_bytes(&self) -> u64 {
+        (self.records.capacity() + self.starts.capacity() * std::mem::size_of::<u32>()) as u64
     }
 }
 
@@ -773,6 +1048,11 @@ mod tests {
     use super::*;
     use crate::engine::hash::mix64;
 
+    /// The postings of every table of `index`.
+    fn all_postings(index: &Index) -> Vec<Vec<Posting>> {
+        index.posting_lists().map(|l| l.iter().collect()).collect()
+    }
+
     #[test]
     fn an_index_built_on_a_caches_lists_is_the_index_built_afresh() {
         let registry = Registry::builtin();
@@ -792,7 +1072,7 @@ mod tests {
         );
         let winnow = Winnow::for_min_tokens(10);
         let old = Index::build(files.clone(), &registry, winnow);
-        let lists: Vec<Vec<Posting>> = old.posting_lists().map(|l| l.to_vec()).collect();
+        let lists: Vec<Vec<Posting>> = all_postings(&old);
         let half = lists.len() / 2;
         let cached = || PostingLists {
             postings: lists[..half].to_vec(),
@@ -804,14 +1084,14 @@ mod tests {
             .map(|(rel, entry)| (rel.to_string(), entry))
             .collect();
         let warm = Index::build_on_cached(cached(), &entries, 3, files.clone(), &registry, winnow);
-        assert!(warm.posting_lists().eq(old.posting_lists()));
+        assert_eq!(all_postings(&warm), lists);
         // b.js changed, c.js gone, d.js new: only a.js from the lists.
         let mut now = js_files(&registry, &[("b.js", &texts[0]), ("d.js", &texts[1])]);
         now.push(Arc::clone(&files[0]));
         let only_a: HashMap<String, u32> = [("a.js".to_string(), 0)].into_iter().collect();
         let warm = Index::build_on_cached(cached(), &only_a, 3, now.clone(), &registry, winnow);
         let fresh = Index::build(now, &registry, winnow);
-        assert!(warm.posting_lists().eq(fresh.posting_lists()));
+        assert_eq!(all_postings(&warm), all_postings(&fresh));
         assert!(fresh.posting_lists().any(|l| l.len() > 1));
     }
 
@@ -837,16 +1117,16 @@ mod tests {
         postings.reverse();
         let table = Table::new(postings.clone());
         postings.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
-        assert_eq!(table.postings, postings);
+        assert_eq!(table.iter().collect::<Vec<_>>(), postings);
         for p in &postings {
             let found = table.lookup(p.hash);
-            assert!(found.iter().all(|f| f.hash == p.hash) && found.contains(p));
+            assert!(found.iter().all(|f| f.hash == p.hash) && found.iter().any(|f| f == *p));
             assert_eq!(
                 found.len(),
                 postings.iter().filter(|q| q.hash == p.hash).count()
             );
         }
-        assert!(Table::new(Vec::new()).lookup(1).is_empty());
+        assert_eq!(Table::new(Vec::new()).lookup(1).len(), 0);
     }
 
     #[test]
@@ -865,12 +1145,12 @@ mod tests {
         let index = Index::build(files, &registry, winnow);
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
         for (file_id, file) in index.files.iter().enumerate() {
-            let repeated = &index.repeated()[file_id];
-            let prints = fingerprints(&file.tokens, winnow);
-            let seeds = fingerprints(&file.tokens, seed_winnow);
+            let (fingerprints, seeds) = index.repeated_prints(file_id as u32);
+            let prints = super::fingerprints(&file.tokens, winnow);
+            let all_seeds = super::fingerprints(&file.tokens, seed_winnow);
             for (have, all, which) in [
-                (&repeated.fingerprints, &prints, Postings::Fingerprints),
-                (&repeated.seeds, &seeds, Postings::Seeds),
+                (&fingerprints, &prints, Postings::Fingerprints),
+                (&seeds, &all_seeds, Postings::Seeds),
             ] {
                 let elsewhere: Vec<Fingerprint> = all
                     .iter()
@@ -881,10 +1161,28 @@ mod tests {
             }
         }
         // The shared function is repeated in the first two files, and
-        // nothing of the third is.
-        let [first, second, third] = [0, 1, 2].map(|f| &index.repeated()[f]);
-        assert!(!first.fingerprints.is_empty() && !second.seeds.is_empty());
-        assert!(third.fingerprints.is_empty() && third.seeds.is_empty());
+        // nothing of the third is, which holds no bits.
+        let [first, second, third] = [0, 1, 2].map(|f| index.repeated_prints(f));
+        assert!(!first.0.is_empty() && !second.1.is_empty());
+        assert!(third.0.is_empty() && third.1.is_empty());
+        assert_eq!(index.repeated()[2].fingerprints.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn positions_hold_every_position_of_a_stream_in_order() {
+        for tokens in [1usize, 63, 64, 65, 200] {
+            let mut set = Positions::default();
+            assert_eq!(set.iter().count(), 0);
+            let wanted: Vec<u32> = [0, 1, 62, 63, 64, 127, 128, 199]
+                .into_iter()
+                .filter(|&p| (p as usize) < tokens)
+                .collect();
+            for &p in wanted.iter().rev().chain(&wanted) {
+                set.insert(p, tokens);
+            }
+            assert_eq!(set.iter().collect::<Vec<_>>(), wanted, "{tokens} tokens");
+            assert_eq!(set.heap_bytes(), tokens.div_ceil(64) as u64 * 8);
+        }
     }
 
     #[test]
@@ -912,17 +1210,77 @@ mod tests {
             .chain(&incremental.seeds)
             .zip(anew.postings.iter().chain(&anew.seeds))
         {
-            assert_eq!(x.postings, y.postings);
+            assert_eq!(x.records, y.records);
             assert_eq!(x.starts, y.starts);
         }
-        assert!(incremental.postings.iter().any(|t| !t.postings.is_empty()));
+        assert!(incremental.postings.iter().any(|t| t.len > 0));
         // Another winnowing shares nothing: every file is fingerprinted.
         let other = Winnow::for_min_tokens(30);
         let rebuilt = Index::build_on(Some(&previous), before.clone(), &registry, other);
         let fresh = Index::build(before, &registry, other);
         for (x, y) in rebuilt.postings.iter().zip(&fresh.postings) {
-            assert_eq!(x.postings, y.postings);
+            assert_eq!(x.records, y.records);
         }
+    }
+
+    #[test]
+    fn a_packed_table_keeps_every_bit_at_the_limits() {
+        let posting = |hash, file, pos| Posting { hash, file, pos };
+        // Hashes that differ in their lowest bit only, or in the bits just
+        // below the bucket's, and the widest files and positions.
+        let limits = vec![
+            posting(0, 0, 0),
+            posting(1, 0, 0),
+            posting(u64::MAX, u32::MAX, u32::MAX),
+            posting(u64::MAX - 1, u32::MAX, u32::MAX),
+            posting(u64::MAX, u32::MAX, u32::MAX - 1),
+            posting(u64::MAX, 0, u32::MAX),
+            posting(1 << 39, 7, 1),
+            posting(1 << 40, 7, 1),
+            posting((1 << 40) | 1, 7, 1),
+            posting(u64::MAX >> 1, 1, 0),
+            posting(1 << 63, 1, 0),
+        ];
+        let small = vec![posting(5, 0, 0), posting(5, 0, 1), posting(6, 1, 0)];
+        let mut many = limits.clone();
+        many.extend((0..3000u32).map(|i| posting(mix64(u64::from(i % 1000)), i % 3, i)));
+        for postings in [limits, small, many] {
+            let table = Table::new(postings.clone());
+            let mut sorted = postings.clone();
+            sorted.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+            assert_eq!(table.iter().collect::<Vec<_>>(), sorted);
+            let of_sorted = Table::of_sorted(sorted.clone());
+            assert_eq!(
+                (&of_sorted.records, of_sorted.width),
+                (&table.records, table.width)
+            );
+            for p in &sorted {
+                let found: Vec<Posting> = table.lookup(p.hash).iter().collect();
+                let expected: Vec<Posting> = sorted
+                    .iter()
+                    .filter(|q| q.hash == p.hash)
+                    .copied()
+                    .collect();
+                assert_eq!(found, expected);
+                // A hash one off finds only its own.
+                for near in [p.hash ^ 1, p.hash ^ (1 << 39), p.hash.wrapping_add(1 << 40)] {
+                    let found = table.lookup(near);
+                    assert!(found.iter().all(|q| q.hash == near));
+                    assert_eq!(
+                        found.len(),
+                        sorted.iter().filter(|q| q.hash == near).count()
+                    );
+                }
+            }
+        }
+        // Widths: all of a hash below one bucket bit, and the widest file
+        // and position, need 16 bytes; one file and position 0 none.
+        let widest = Table::new(vec![posting(u64::MAX, u32::MAX, u32::MAX)]);
+        assert_eq!((widest.shift, widest.width), (63, 16));
+        let narrow = Table::new(vec![posting(7, 0, 0)]);
+        assert_eq!(narrow.width, 8);
+        // The kernel's C: 2^24 buckets, 16 bits of files, 19 of positions.
+        assert_eq!((64 - Table::MAX_BITS + 16 + 19).div_ceil(8), 10);
     }
 
     #[test]

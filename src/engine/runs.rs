@@ -83,7 +83,7 @@ pub(crate) fn find_runs(
             continue;
         }
         for posting in postings {
-            if !keep(fp, posting) {
+            if !keep(fp, &posting) {
                 continue;
             }
             tried += 1;

@@ -324,17 +324,18 @@ impl<W: Write> Hashing<W> {
 /// Writes the cache of `index` made with `key` to `out`; returns `out`
 /// and the cache's checksum.
 fn encode_to<W: Write>(out: W, key: u64, index: &Index) -> std::io::Result<(W, u64)> {
-    let lists: Vec<&[Posting]> = index.posting_lists().collect();
-    encode_parts(out, key, &index.files, &lists)
+    let lists = index.posting_lists().map(|l| (l.len(), l.iter())).collect();
+    encode_parts(out, key, &index.files, lists)
 }
 
-/// Writes a cache of `files` and posting `lists` made with `key` to
-/// `out`; returns `out` and the cache's checksum.
-fn encode_parts<W: Write>(
+/// Writes a cache of `files` and posting `lists` (each its length and its
+/// postings) made with `key` to `out`; returns `out` and the cache's
+/// checksum.
+fn encode_parts<W: Write, L: Iterator<Item = Posting>>(
     out: W,
     key: u64,
     files: &[Arc<SourceFile>],
-    lists: &[&[Posting]],
+    lists: Vec<(usize, L)>,
 ) -> std::io::Result<(W, u64)> {
     let mut out = Hashing {
         out,
@@ -351,17 +352,19 @@ fn encode_parts<W: Write>(
         out.put(&piece)?;
     }
     out.put(&(lists.len() as u32).to_le_bytes())?;
-    for list in lists {
-        out.put(&(list.len() as u64).to_le_bytes())?;
-        for postings in list.chunks(1 << 12) {
-            piece.clear();
-            for p in postings {
-                piece.extend_from_slice(&p.hash.to_le_bytes());
-                piece.extend_from_slice(&p.file.to_le_bytes());
-                piece.extend_from_slice(&p.pos.to_le_bytes());
+    for (len, list) in lists {
+        out.put(&(len as u64).to_le_bytes())?;
+        piece.clear();
+        for p in list {
+            piece.extend_from_slice(&p.hash.to_le_bytes());
+            piece.extend_from_slice(&p.file.to_le_bytes());
+            piece.extend_from_slice(&p.pos.to_le_bytes());
+            if piece.len() >= 1 << 16 {
+                out.put(&piece)?;
+                piece.clear();
             }
-            out.put(&piece)?;
         }
+        out.put(&piece)?;
     }
     let checksum = out.hasher.digest();
     out.out.write_all(&checksum.to_le_bytes())?;
@@ -852,7 +855,7 @@ mod tests {
         assert_eq!(entry.tokens, index.files[1].tokens);
         assert_eq!(entry.meta, index.files[1].meta);
         assert!(entry.fits(&index.files[1].text));
-        let lists: Vec<&[Posting]> = index.posting_lists().collect();
+        let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
         let read: Vec<&[Posting]> = (loaded.lists.postings.iter().chain(&loaded.lists.seeds))
             .map(|l| &l[..])
             .collect();
@@ -928,12 +931,19 @@ mod tests {
     #[test]
     fn postings_must_name_an_entry_and_a_token_of_it_in_order() {
         let index = index();
-        let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.to_vec()).collect();
+        let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
+        let parts = |lists: &[Vec<Posting>]| -> Vec<(usize, std::vec::IntoIter<Posting>)> {
+            lists
+                .iter()
+                .map(|l| (l.len(), l.clone().into_iter()))
+                .collect()
+        };
         let with = |edit: &dyn Fn(&mut Vec<Vec<Posting>>)| {
             let mut lists = lists.clone();
             edit(&mut lists);
-            let lists: Vec<&[Posting]> = lists.iter().map(|l| &l[..]).collect();
-            let bytes = encode_parts(Vec::new(), 7, &index.files, &lists).unwrap().0;
+            let bytes = encode_parts(Vec::new(), 7, &index.files, parts(&lists))
+                .unwrap()
+                .0;
             decode(&bytes, 7).map(|cached| cached.entries)
         };
         assert_eq!(with(&|_| {}), Ok(3));
@@ -953,8 +963,9 @@ mod tests {
         // Entries in another order than their paths'.
         let mut files = index.files.clone();
         files.swap(0, 1);
-        let lists: Vec<&[Posting]> = lists.iter().map(|l| &l[..]).collect();
-        let bytes = encode_parts(Vec::new(), 7, &files, &lists).unwrap().0;
+        let bytes = encode_parts(Vec::new(), 7, &files, parts(&lists))
+            .unwrap()
+            .0;
         assert_eq!(decode(&bytes, 7).unwrap_err(), "entries out of order");
     }
 
