@@ -16,6 +16,7 @@ use serde::Deserialize;
 use tree_sitter::Language;
 
 use crate::engine::hash::{HashMap, HashSet};
+use crate::engine::symbols::{DefKind, DefinitionRule};
 
 /// The grammars file, embedded so the binary needs nothing beside it.
 pub(crate) const GRAMMARS_TOML: &str = include_str!("../../grammars.toml");
@@ -269,6 +270,14 @@ pub(crate) struct Kinds {
     /// HTML before `<?php`): a snippet starting with it is code cut from
     /// after the tag, and is tried in the wrappers.
     outside_code: Vec<bool>,
+    /// Of each node-kind id: 0, or 1 + its rule in `definition_rules`
+    /// when it is a definition (`definitions`).
+    definitions: Vec<u8>,
+    /// How each declared definition is named and what kind it is.
+    definition_rules: Vec<DefinitionRule>,
+    /// Whether each node-kind id wraps a definition that starts inside it
+    /// (`definition_wrappers`: a decorated definition, an export).
+    definition_wrappers: Vec<bool>,
 }
 
 impl Kinds {
@@ -302,13 +311,62 @@ impl Kinds {
             Ok(flags)
         };
         let interpolations = flags(&spec.interpolations)?;
+        let mut definitions = vec![0u8; count];
+        let mut definition_rules = Vec::new();
+        for rule in &spec.definitions {
+            let mut name = Vec::new();
+            for step in rule.name.split('.') {
+                let (field, repeat) = match step.strip_suffix('*') {
+                    Some(field) => (field, true),
+                    None => (step, false),
+                };
+                let id = language.field_id_for_name(field).ok_or_else(|| {
+                    GrammarError::UnknownField {
+                        format: spec.name.clone(),
+                        grammar: spec.grammar.clone(),
+                        field: field.to_owned(),
+                    }
+                })?;
+                name.push((id, repeat));
+            }
+            definition_rules.push(DefinitionRule {
+                kind: rule.kind,
+                name,
+            });
+            // At most 255 rules per format (a format declares a handful).
+            let tag = u8::try_from(definition_rules.len()).unwrap_or(u8::MAX);
+            for kind in &rule.nodes {
+                for id in named.ids(kind)? {
+                    definitions[usize::from(id)] = tag;
+                }
+            }
+        }
         Ok(Kinds {
             classes,
             has_interpolations: interpolations.contains(&true),
             interpolations,
             imports: flags(&spec.import_kinds)?,
             outside_code: flags(&spec.outside_code)?,
+            definitions,
+            definition_rules,
+            definition_wrappers: flags(&spec.definition_wrappers)?,
         })
+    }
+
+    /// The definition rule of a node-kind id, if it is a definition.
+    pub(crate) fn definition(&self, kind_id: u16) -> Option<&DefinitionRule> {
+        let tag = *self.definitions.get(usize::from(kind_id))?;
+        self.definition_rules.get(usize::from(tag).checked_sub(1)?)
+    }
+
+    /// Whether a node-kind id wraps a definition (`definition_wrappers`).
+    pub(crate) fn is_definition_wrapper(&self, kind_id: u16) -> bool {
+        flag(&self.definition_wrappers, kind_id)
+    }
+
+    /// Whether the format declares any definition.
+    pub(crate) fn has_definitions(&self) -> bool {
+        !self.definition_rules.is_empty()
     }
 
     /// The declared class of a node-kind id, if any.
@@ -364,6 +422,13 @@ pub(crate) enum GrammarError {
         grammar: String,
         kind: String,
     },
+    /// A definition's name path names a field its grammar lacks.
+    #[error("format {format:?}: field {field:?} does not exist in grammar {grammar:?}")]
+    UnknownField {
+        format: String,
+        grammar: String,
+        field: String,
+    },
     /// A markup format's code is in a format not defined before it.
     #[error("format {format:?} embeds {name:?}, which is not a format defined before it")]
     UnknownEmbedded { format: String, name: String },
@@ -413,6 +478,19 @@ struct FormatSpec {
     filenames: Vec<String>,
     #[serde(default)]
     embedded: Option<EmbeddedSpec>,
+    #[serde(default)]
+    definitions: Vec<DefinitionSpec>,
+    #[serde(default)]
+    definition_wrappers: Vec<String>,
+}
+
+/// One entry of a format's `definitions`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefinitionSpec {
+    kind: DefKind,
+    nodes: Vec<String>,
+    name: String,
 }
 
 #[derive(Deserialize)]

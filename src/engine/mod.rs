@@ -38,6 +38,8 @@ pub mod runs;
 pub mod snippet;
 /// Statistics rows and snippet statistics.
 pub mod stats;
+/// Definitions of a parsed text, and the symbol a place lies in.
+pub mod symbols;
 /// Parsing and normalization into token streams.
 pub mod tokens;
 /// The visible nodes of a syntax tree, walked in one pass.

@@ -402,6 +402,7 @@ async fn lookup_once(
                     lines: same.lines.clone(),
                     tokens: same.tokens.clone(),
                     meta: same.meta,
+                    definitions: same.definitions.clone(),
                 })
             };
             found.files.push(Candidate {
