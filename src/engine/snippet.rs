@@ -22,6 +22,7 @@ use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::engine::grammar::{Class, Format, FormatId};
 use crate::engine::parse::{parse, Budget, ParseError};
+use crate::engine::symbols::{self, Definitions};
 use crate::engine::tokens::{walk, walk_from, walk_parse, Leaf, Normalization, Token};
 
 /// The normalized token stream of a snippet, within the
@@ -52,6 +53,24 @@ pub(crate) fn tokenize_snippet_once(
     let offset = parse.offset(format);
     let SnippetParse { leaves, .. } = parse;
     Ok(tokens_of(format, text, normalization, &leaves, offset))
+}
+
+/// Like [`tokenize_snippet_once`], with the snippet's definitions (those
+/// of its wrapper left out), read off the same tree before it is freed.
+pub(crate) fn tokenize_snippet_defined(
+    format: &Format,
+    text: &str,
+    normalization: &Normalization,
+    budget: &Budget,
+) -> Result<(Vec<Token>, Definitions), ParseError> {
+    let parse = snippet_parse(format, &blank_cut_comments(format, text), None, budget)?;
+    let definitions = parse.definitions(format, text.len());
+    let offset = parse.offset(format);
+    let SnippetParse { leaves, .. } = parse;
+    Ok((
+        tokens_of(format, text, normalization, &leaves, offset),
+        definitions,
+    ))
 }
 
 /// The normalized token stream of a snippet whose earlier version was
@@ -152,6 +171,14 @@ impl SnippetParse {
     /// Bytes of the text parsed (a measure of what keeping it costs).
     pub(crate) fn len(&self) -> usize {
         self.parsed.len()
+    }
+
+    /// The definitions of the snippet (`len` bytes) in this parse, at its
+    /// own offsets: those of its wrapper left out. A markup snippet's
+    /// scripts are not parsed again for them: it has none.
+    pub(crate) fn definitions(&self, format: &Format, len: usize) -> Definitions {
+        let offset = self.offset(format);
+        symbols::of_tree(format, &self.tree).within(offset as u32, len as u32)
     }
 
     /// Where the snippet starts in the text parsed.

@@ -153,6 +153,16 @@ impl Definition {
             .unwrap_or("")
     }
 
+    /// It moved `shift` bytes on.
+    pub(crate) fn shifted(&self, shift: u32) -> Definition {
+        Definition {
+            start: self.start + shift,
+            end: self.end + shift,
+            name_start: self.name_start + shift,
+            ..*self
+        }
+    }
+
     /// Whether it holds `start..end`.
     fn holds(&self, start: u32, end: u32) -> bool {
         self.start <= start && end <= self.end

@@ -5,7 +5,7 @@
 //! and, on start, the [`CachedFile`]s a scan may reuse instead of parsing.
 //!
 //! Layout (little-endian): magic, format version, key, entry count, entries
-//! in path order (path, size, mtime, content hash, tokens), the index's
+//! in path order (path, size, mtime, content hash, tokens, definitions), the index's
 //! posting lists (per family, the fingerprints' then the seeds', each a
 //! count and its postings sorted by hash, entry and position), then an
 //! XXH3 checksum of everything before it. A warm start takes the lists of
@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
+use crate::engine::symbols::{DefKind, Definition, Definitions};
 use crate::engine::tokens::{Normalization, Token};
 use crate::project::config::Config;
 
@@ -37,8 +38,9 @@ use crate::project::config::Config;
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
 /// (2: a token's third number packs its length and class; 3: fingerprints
-/// are not kept; 4: the index's posting lists are.)
-pub const FORMAT_VERSION: u32 = 4;
+/// are not kept; 4: the index's posting lists are; 5: each entry's
+/// definitions follow its tokens.)
+pub const FORMAT_VERSION: u32 = 5;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
@@ -53,6 +55,8 @@ pub struct CachedFile {
     pub meta: FileMeta,
     /// Normalized tokens.
     pub tokens: Vec<Token>,
+    /// Its definitions.
+    pub definitions: Definitions,
     /// Whether a scan took the tokens (and so may take the postings).
     pub taken: bool,
 }
@@ -368,8 +372,9 @@ fn encode_parts<W: Write>(
     Ok((out.out, checksum))
 }
 
-/// Appends the entry of `file` (path, size, mtime, content hash, tokens)
-/// to `piece`: as the cache lays out its entries, and its journal too.
+/// Appends the entry of `file` (path, size, mtime, content hash, tokens,
+/// definitions) to `piece`: as the cache lays out its entries, and its
+/// journal too.
 pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
     piece.extend_from_slice(&(file.rel.len() as u32).to_le_bytes());
     piece.extend_from_slice(file.rel.as_bytes());
@@ -383,7 +388,19 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
         piece.extend_from_slice(&start.to_le_bytes());
         piece.extend_from_slice(&len_class.to_le_bytes());
     }
+    let definitions = file.definitions.as_slice();
+    piece.extend_from_slice(&(definitions.len() as u32).to_le_bytes());
+    for d in definitions {
+        piece.extend_from_slice(&d.start.to_le_bytes());
+        piece.extend_from_slice(&d.end.to_le_bytes());
+        piece.extend_from_slice(&d.name_start.to_le_bytes());
+        piece.extend_from_slice(&d.name_len.to_le_bytes());
+        piece.extend_from_slice(&[d.kind, 0]);
+    }
 }
+
+/// One entry of a cache or a journal: path, metadata, tokens, definitions.
+pub(super) type Entry = (String, FileMeta, Vec<Token>, Definitions);
 
 /// The bytes of the cache of `index` made with `key`.
 #[cfg(test)]
@@ -412,6 +429,9 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
 
 /// Bytes per token in a cache entry.
 const TOKEN_BYTES: usize = 16;
+
+/// Bytes per definition in a cache entry.
+const DEFINITION_BYTES: usize = 16;
 
 /// Bytes per posting in a posting list.
 const POSTING_BYTES: usize = 16;
@@ -458,7 +478,7 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
     let mut sizes: Vec<u32> = Vec::new();
     let mut previous_rel = String::new();
     for entry in 0..count {
-        let (rel, meta, tokens) = r.entry()?;
+        let (rel, meta, tokens, definitions) = r.entry()?;
         // In path order, as the index numbers its files (a posting list
         // stays sorted as the entries become a scan's files).
         if entry > 0 && rel <= previous_rel {
@@ -473,6 +493,7 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
                 entry,
                 meta,
                 tokens,
+                definitions,
                 taken: false,
             },
         );
@@ -731,9 +752,10 @@ impl<R: std::io::Read> Reader<R> {
         Ok(u64::from_le_bytes(b))
     }
 
-    /// One entry, as [`put_entry`] lays it out: its path, metadata and
-    /// tokens, which must be few enough for its file's size.
-    pub(super) fn entry(&mut self) -> Result<(String, FileMeta, Vec<Token>), &'static str> {
+    /// One entry, as [`put_entry`] lays it out: its path, metadata,
+    /// tokens, which must be few enough for its file's size, and
+    /// definitions, each inside the file, sorted, of a known kind.
+    pub(super) fn entry(&mut self) -> Result<Entry, &'static str> {
         let rel_len = self.u32()? as usize;
         let rel = String::from_utf8(self.bytes(rel_len)?).map_err(|_| "bad path")?;
         let meta = FileMeta {
@@ -748,7 +770,33 @@ impl<R: std::io::Read> Reader<R> {
         let tokens = self.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
             Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..]))
         })?;
-        Ok((rel, meta, tokens))
+        let n = self.u32()?;
+        if u64::from(n) > meta.size {
+            return Err("more definitions than the file can have");
+        }
+        let definitions =
+            self.records::<DEFINITION_BYTES, _>(n as usize, "bad definition", |c| {
+                let d = Definition {
+                    start: le32(&c[..4]),
+                    end: le32(&c[4..8]),
+                    name_start: le32(&c[8..12]),
+                    name_len: u16::from_le_bytes([c[12], c[13]]),
+                    kind: c[14],
+                };
+                let name_end = u64::from(d.name_start) + u64::from(d.name_len);
+                (d.start <= d.end
+                    && u64::from(d.end) <= meta.size
+                    && name_end <= meta.size
+                    && DefKind::from_byte(d.kind).is_some())
+                .then_some(d)
+            })?;
+        let sorted = definitions.windows(2).all(|w| {
+            (w[0].start, std::cmp::Reverse(w[0].end)) <= (w[1].start, std::cmp::Reverse(w[1].end))
+        });
+        if !sorted {
+            return Err("definitions out of order");
+        }
+        Ok((rel, meta, tokens, Definitions::from_sorted(definitions)))
     }
 
     /// The version and key after the magic: the layout must be this one and
@@ -851,6 +899,12 @@ mod tests {
         assert_eq!(entry.entry, 1);
         assert_eq!(entry.tokens, index.files[1].tokens);
         assert_eq!(entry.meta, index.files[1].meta);
+        // Definitions too: five functions `f`, four `g`.
+        assert_eq!(entry.definitions.as_slice().len(), 5);
+        assert_eq!(entry.definitions, index.files[1].definitions);
+        let py = &loaded.files["c.py"];
+        assert_eq!(py.definitions.as_slice().len(), 4);
+        assert_eq!(py.definitions, index.files[2].definitions);
         assert!(entry.fits(&index.files[1].text));
         let lists: Vec<&[Posting]> = index.posting_lists().collect();
         let read: Vec<&[Posting]> = (loaded.lists.postings.iter().chain(&loaded.lists.seeds))
@@ -901,7 +955,8 @@ mod tests {
                     body.extend_from_slice(&u32::to_le_bytes(v));
                 }
             }
-            // No posting lists.
+            // No definitions, no posting lists.
+            body.extend_from_slice(&0u32.to_le_bytes());
             body.extend_from_slice(&0u32.to_le_bytes());
             let checksum = xxhash_rust::xxh3::xxh3_64(&body);
             body.extend_from_slice(&checksum.to_le_bytes());

@@ -77,6 +77,7 @@ impl Finding {
             format: format.to_owned(),
             span,
             fragment: None,
+            symbol: None,
         };
         Finding {
             location: place(&change.rel, change.span),
@@ -172,6 +173,7 @@ mod tests {
                 },
             },
             fragment: None,
+            symbol: None,
         };
         Finding {
             location: region(path, line),

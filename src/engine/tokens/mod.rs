@@ -40,7 +40,7 @@ pub use self::lines::LineIndex;
 pub(crate) use self::lines::Position;
 pub use self::normalize::Normalization;
 pub use self::tokenize::tokenize;
-pub(crate) use self::tokenize::{opening_text, tokenize_defined, tokenize_within};
+pub(crate) use self::tokenize::{opening_text, tokenize_defined};
 
 use crate::engine::grammar::{Class, Format};
 use crate::engine::hash::fnv1a;

@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::answers::rounded;
+use super::answers::{rounded, SymbolJson};
 use super::stats::{DiffStatsJson, ProjectStatsJson};
 
 use crate::engine::stats::{Percent, ProjectStats};
@@ -328,6 +328,9 @@ fn place_json(place: &Place) -> Value {
     });
     if let Some(repository) = &place.repository {
         v["repository"] = json!(repository);
+    }
+    if let Some(symbol) = SymbolJson::of(place) {
+        v["symbol"] = json!(symbol);
     }
     v
 }

@@ -509,6 +509,7 @@ mod tests {
                 },
             },
             fragment: None,
+            symbol: None,
         }
     }
 
