@@ -13,10 +13,9 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
-use tree_sitter::Language;
+use tree_sitter::{Language, Node};
 
 use crate::engine::hash::{HashMap, HashSet};
-use crate::engine::symbols::{DefKind, DefinitionRule};
 
 /// The grammars file, embedded so the binary needs nothing beside it.
 pub(crate) const GRAMMARS_TOML: &str = include_str!("../../grammars.toml");
@@ -140,6 +139,112 @@ impl Class {
             Class::Comment => "comment",
             Class::Other => "other",
         }
+    }
+}
+
+/// What a definition is: the small fixed vocabulary answers use
+/// (docs/matching.md, "Symbols").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum DefKind {
+    /// A function (a method when a class-like definition holds it
+    /// directly).
+    Function = 1,
+    /// A method, declared as such by its grammar.
+    Method = 2,
+    /// A class (and a record, an object, a contract).
+    Class = 3,
+    /// A struct or union.
+    Struct = 4,
+    /// An enum.
+    Enum = 5,
+    /// An interface or protocol.
+    Interface = 6,
+    /// A trait.
+    Trait = 7,
+    /// An `impl` block, named by its type.
+    Impl = 8,
+    /// A module or namespace.
+    Module = 9,
+}
+
+impl DefKind {
+    /// Every kind, by its byte minus one.
+    const ALL: [DefKind; 9] = [
+        DefKind::Function,
+        DefKind::Method,
+        DefKind::Class,
+        DefKind::Struct,
+        DefKind::Enum,
+        DefKind::Interface,
+        DefKind::Trait,
+        DefKind::Impl,
+        DefKind::Module,
+    ];
+
+    /// Its name in answers.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DefKind::Function => "function",
+            DefKind::Method => "method",
+            DefKind::Class => "class",
+            DefKind::Struct => "struct",
+            DefKind::Enum => "enum",
+            DefKind::Interface => "interface",
+            DefKind::Trait => "trait",
+            DefKind::Impl => "impl",
+            DefKind::Module => "module",
+        }
+    }
+
+    /// The kind named `name` in answers.
+    pub(crate) fn from_name(name: &str) -> Option<DefKind> {
+        DefKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The kind stored as `byte`.
+    pub(crate) fn from_byte(byte: u8) -> Option<DefKind> {
+        DefKind::ALL.get(usize::from(byte).checked_sub(1)?).copied()
+    }
+
+    /// Whether it holds other definitions as members: every kind but
+    /// functions and methods. A function such a definition holds directly
+    /// is a method.
+    pub(crate) fn is_container(self) -> bool {
+        !matches!(self, DefKind::Function | DefKind::Method)
+    }
+
+    /// Whether it is callable: a function or a method.
+    pub(crate) fn is_callable(self) -> bool {
+        !self.is_container()
+    }
+}
+
+/// How one kind of definition is named, from `grammars.toml`.
+#[derive(Debug, Clone)]
+pub(crate) struct DefinitionRule {
+    /// What it is.
+    pub kind: DefKind,
+    /// The field path from the definition's node to its name: each step a
+    /// field id, and whether it is followed as long as it leads somewhere
+    /// (`declarator*`: C's declarators nest).
+    pub name: Vec<(std::num::NonZeroU16, bool)>,
+}
+
+impl DefinitionRule {
+    /// The node naming `node`, if its path leads to one.
+    pub(crate) fn name_of<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut at = node;
+        for &(field, repeat) in &self.name {
+            at = at.child_by_field_id(field.get())?;
+            if repeat {
+                while let Some(next) = at.child_by_field_id(field.get()) {
+                    at = next;
+                }
+            }
+        }
+        Some(at)
     }
 }
 

@@ -15,11 +15,12 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::fingerprint::{Fingerprint, Winnow};
 use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::parse::{Budget, ParseError};
-use crate::engine::symbols::{Definitions, Symbol};
+use crate::engine::symbols::Symbol;
 use crate::engine::tokens::{tokenize_defined, LineIndex, Normalization, Position, Token};
 
 /// What identifies a file's content on disk: compared to decide whether

@@ -20,9 +20,9 @@
 
 use tree_sitter::{InputEdit, Point, Tree};
 
+use crate::engine::definitions::{self, Definitions};
 use crate::engine::grammar::{Class, Format, FormatId};
 use crate::engine::parse::{parse, Budget, ParseError};
-use crate::engine::symbols::{self, Definitions};
 use crate::engine::tokens::{walk, walk_from, walk_parse, Leaf, Normalization, Token};
 
 /// The normalized token stream of a snippet, within the
@@ -178,7 +178,7 @@ impl SnippetParse {
     /// scripts are not parsed again for them: it has none.
     pub(crate) fn definitions(&self, format: &Format, len: usize) -> Definitions {
         let offset = self.offset(format);
-        symbols::of_tree(format, &self.tree).within(offset as u32, len as u32)
+        definitions::of_tree(format, &self.tree).within(offset as u32, len as u32)
     }
 
     /// Where the snippet starts in the text parsed.

@@ -1,177 +1,20 @@
-//! Definitions: the functions, methods, classes and modules of a parsed
-//! text, and the symbol a place lies in.
+//! Symbols: the definition a place lies in, as answers name it.
 //!
-//! In: the nodes of a parse as the token walk meets them (a [`Collector`]
-//! rides along that walk, so a file's definitions cost no second pass over
-//! its tree), and the format's `definitions` of `grammars.toml` (which node
-//! kinds are definitions, of what [`DefKind`], and the field path to their
-//! name). Out: a file's [`Definitions`], compact and sorted by start; for a
-//! place (a byte range), its [`Symbol`]: the innermost definition holding
-//! it whole, the nearest class-like definition around that, and whether
-//! the place covers the definition from its first token to its last.
+//! In: a text's [`Definitions`](crate::engine::definitions::Definitions),
+//! its tokens and a place (a byte range, or the positions answers give).
+//! Out: its [`Symbol`]: the innermost definition whose range (with its
+//! wrapper: a decorator, an `export`) holds the whole place, its kind (a
+//! function that a class-like definition holds directly is a method), the
+//! nearest class-like definition around it, and whether the place covers
+//! it whole: from the definition's own first token (its wrapper's tokens
+//! may be left out) to its last.
 //!
-//! Invariants: definitions are sorted by start, outer before inner at one
-//! start, and nest as the tree does; a definition whose name path finds no
-//! node is not recorded (a symbol is never guessed); a name is the text of
-//! the node its path ends at, read from the text kept beside the
-//! definitions. A place that no definition holds has no symbol.
+//! Invariants: a place that no definition holds has no symbol; nothing is
+//! guessed from names or lines.
 
-use serde::Deserialize;
-use tree_sitter::{Node, Tree};
-
-use crate::engine::grammar::{Format, Kinds};
+use crate::engine::definitions::{Definition, Definitions};
+use crate::engine::grammar::DefKind;
 use crate::engine::tokens::{LineIndex, Position, Token};
-use crate::engine::visible_nodes::{visible_nodes, Step, Visible};
-
-/// What a definition is: the small fixed vocabulary answers use
-/// (docs/matching.md, "Symbols").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[repr(u8)]
-pub enum DefKind {
-    /// A function (a method when a class-like definition holds it
-    /// directly).
-    Function = 1,
-    /// A method, declared as such by its grammar.
-    Method = 2,
-    /// A class (and a record, an object, a contract).
-    Class = 3,
-    /// A struct or union.
-    Struct = 4,
-    /// An enum.
-    Enum = 5,
-    /// An interface or protocol.
-    Interface = 6,
-    /// A trait.
-    Trait = 7,
-    /// An `impl` block, named by its type.
-    Impl = 8,
-    /// A module or namespace.
-    Module = 9,
-}
-
-impl DefKind {
-    /// Every kind, by its byte minus one.
-    const ALL: [DefKind; 9] = [
-        DefKind::Function,
-        DefKind::Method,
-        DefKind::Class,
-        DefKind::Struct,
-        DefKind::Enum,
-        DefKind::Interface,
-        DefKind::Trait,
-        DefKind::Impl,
-        DefKind::Module,
-    ];
-
-    /// Its name in answers.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            DefKind::Function => "function",
-            DefKind::Method => "method",
-            DefKind::Class => "class",
-            DefKind::Struct => "struct",
-            DefKind::Enum => "enum",
-            DefKind::Interface => "interface",
-            DefKind::Trait => "trait",
-            DefKind::Impl => "impl",
-            DefKind::Module => "module",
-        }
-    }
-
-    /// The kind stored as `byte`.
-    pub(crate) fn from_byte(byte: u8) -> Option<DefKind> {
-        DefKind::ALL.get(usize::from(byte).checked_sub(1)?).copied()
-    }
-
-    /// Whether it holds other definitions as members: every kind but
-    /// functions and methods. A function such a definition holds directly
-    /// is a method.
-    pub(crate) fn is_container(self) -> bool {
-        !matches!(self, DefKind::Function | DefKind::Method)
-    }
-
-    /// Whether it is callable: a function or a method.
-    pub(crate) fn is_callable(self) -> bool {
-        !self.is_container()
-    }
-}
-
-/// How one kind of definition is named, from `grammars.toml`.
-#[derive(Debug, Clone)]
-pub(crate) struct DefinitionRule {
-    /// What it is.
-    pub kind: DefKind,
-    /// The field path from the definition's node to its name: each step a
-    /// field id, and whether it is followed as long as it leads somewhere
-    /// (`declarator*`: C's declarators nest).
-    pub name: Vec<(std::num::NonZeroU16, bool)>,
-}
-
-impl DefinitionRule {
-    /// The node naming `node`, if its path leads to one.
-    fn name_of<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
-        let mut at = node;
-        for &(field, repeat) in &self.name {
-            at = at.child_by_field_id(field.get())?;
-            if repeat {
-                while let Some(next) = at.child_by_field_id(field.get()) {
-                    at = next;
-                }
-            }
-        }
-        Some(at)
-    }
-}
-
-/// One definition of a text: 16 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Definition {
-    /// Byte offset of its first byte (of its wrapper's, when a decorator
-    /// or an `export` opens it).
-    pub start: u32,
-    /// Byte offset just past its last byte.
-    pub end: u32,
-    /// Byte offset of its name.
-    pub name_start: u32,
-    /// Length of its name in bytes.
-    pub name_len: u16,
-    /// Its [`DefKind`] as a byte.
-    pub kind: u8,
-}
-
-impl Definition {
-    /// Its kind.
-    pub(crate) fn kind(&self) -> DefKind {
-        DefKind::from_byte(self.kind).unwrap_or(DefKind::Function)
-    }
-
-    /// Its name in `text`, the text it was found in.
-    pub(crate) fn name<'t>(&self, text: &'t str) -> &'t str {
-        let start = self.name_start as usize;
-        text.get(start..start + usize::from(self.name_len))
-            .unwrap_or("")
-    }
-
-    /// It moved `shift` bytes on.
-    pub(crate) fn shifted(&self, shift: u32) -> Definition {
-        Definition {
-            start: self.start + shift,
-            end: self.end + shift,
-            name_start: self.name_start + shift,
-            ..*self
-        }
-    }
-
-    /// Whether it holds `start..end`.
-    fn holds(&self, start: u32, end: u32) -> bool {
-        self.start <= start && end <= self.end
-    }
-}
-
-/// The definitions of one text, sorted by start (outer first at one start).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Definitions(Box<[Definition]>);
 
 /// The definition a place lies in, as answers name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,40 +31,6 @@ pub(crate) struct Symbol {
 }
 
 impl Definitions {
-    /// Definitions already sorted by start (outer first at one start).
-    pub(crate) fn from_sorted(definitions: Vec<Definition>) -> Definitions {
-        Definitions(definitions.into_boxed_slice())
-    }
-
-    /// Every definition, in order.
-    pub fn as_slice(&self) -> &[Definition] {
-        &self.0
-    }
-
-    /// Bytes they hold.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.0)
-    }
-
-    /// Those within `offset..offset + len` of a text, moved to start at
-    /// `offset` (a snippet parsed inside its wrapper: the wrapper's own
-    /// definitions are not the snippet's).
-    pub(crate) fn within(&self, offset: u32, len: u32) -> Definitions {
-        let end = offset + len;
-        Definitions(
-            self.0
-                .iter()
-                .filter(|d| offset <= d.start && d.end <= end)
-                .map(|d| Definition {
-                    start: d.start - offset,
-                    end: d.end - offset,
-                    name_start: d.name_start - offset,
-                    ..*d
-                })
-                .collect(),
-        )
-    }
-
     /// The symbol of the place `start..end` (bytes of `text`, whose
     /// `tokens` they are): the innermost definition holding it, if any.
     pub(crate) fn symbol(
@@ -231,15 +40,14 @@ impl Definitions {
         start: u32,
         end: u32,
     ) -> Option<Symbol> {
-        let defs = &self.0;
-        let before = defs.partition_point(|d| d.start <= start);
+        let defs = self.as_slice();
+        let before = defs.partition_point(|d| d.outer <= start);
         // Definitions nest, so those before the place that hold it are its
         // ancestors, innermost last.
         let mut holding = defs[..before].iter().rev().filter(|d| d.holds(start, end));
         let inner = holding.next()?;
         let parent = holding.clone().next();
         let container = holding
-            .clone()
             .find(|d| d.kind().is_container())
             .map(|d| d.name(text).to_owned());
         let mut kind = inner.kind();
@@ -264,7 +72,7 @@ impl Definitions {
         from: Position,
         to: Position,
     ) -> Option<Symbol> {
-        if self.0.is_empty() {
+        if self.as_slice().is_empty() {
             return None;
         }
         let start = offset_of(text, lines, from)?;
@@ -273,9 +81,10 @@ impl Definitions {
     }
 }
 
-/// Whether `start..end` holds every token of `definition`: from its first
-/// token (the first starting at or after its start) to its last (the last
-/// starting before its end). Walls (suppressed code) count as tokens.
+/// Whether `start..end` holds every token of `definition` from its own
+/// first token (the first starting at or after its start, after any
+/// wrapper) to its last (the last starting before its end). Walls
+/// (suppressed code) count as tokens.
 fn covers(definition: &Definition, tokens: &[Token], start: u32, end: u32) -> bool {
     let first = tokens.partition_point(|t| t.start < definition.start);
     let past = tokens.partition_point(|t| t.start < definition.end);
@@ -295,77 +104,6 @@ fn offset_of(text: &str, lines: &LineIndex, at: Position) -> Option<u32> {
         None => rest.len(),
     };
     u32::try_from(line_start + bytes).ok()
-}
-
-/// Gathers definitions as the token walk meets their nodes, in document
-/// order.
-#[derive(Debug, Default)]
-pub(crate) struct Collector {
-    definitions: Vec<Definition>,
-    /// The byte range of the last definition wrapper met: a definition
-    /// ending where it ends starts where it starts.
-    wrapper: Option<(u32, u32)>,
-}
-
-impl Collector {
-    /// Notes the node `v` if `kinds` declares it a definition or a
-    /// definition's wrapper.
-    #[inline]
-    pub(crate) fn visit(&mut self, kinds: &Kinds, v: &Visible<'_>) {
-        let Some(rule) = kinds.definition(v.kind) else {
-            if kinds.is_definition_wrapper(v.kind) {
-                self.wrapper = Some((v.start as u32, v.end as u32));
-            }
-            return;
-        };
-        let Some(name) = rule.name_of(v.node) else {
-            return;
-        };
-        let (start, end) = (v.start as u32, v.end as u32);
-        let Ok(name_len) = u16::try_from(name.end_byte() - name.start_byte()) else {
-            return;
-        };
-        let start = match self.wrapper {
-            Some((w_start, w_end)) if w_start <= start && w_end == end => w_start,
-            _ => start,
-        };
-        self.definitions.push(Definition {
-            start,
-            end,
-            name_start: name.start_byte() as u32,
-            name_len,
-            kind: rule.kind as u8,
-        });
-    }
-
-    /// The definitions gathered, sorted.
-    pub(crate) fn finish(mut self) -> Definitions {
-        // The walk meets them in document order; a wrapper's start can move
-        // one before a definition met earlier inside the wrapper.
-        self.definitions
-            .sort_by_key(|d| (d.start, std::cmp::Reverse(d.end)));
-        Definitions(self.definitions.into_boxed_slice())
-    }
-}
-
-/// The definitions of `tree`, walked on their own (a snippet's tree, whose
-/// tokens came from a walk that kept none); `None` for a format that
-/// declares none.
-pub(crate) fn of_tree(format: &Format, tree: &Tree) -> Definitions {
-    let kinds = format.kinds();
-    if !kinds.has_definitions() {
-        return Definitions::default();
-    }
-    let mut collector = Collector::default();
-    visible_nodes(tree.root_node(), |v| {
-        collector.visit(kinds, &v);
-        if v.has_children && kinds.class_of(v.kind).is_none() {
-            Step::Descend
-        } else {
-            Step::Skip
-        }
-    });
-    collector.finish()
 }
 
 #[cfg(test)]
@@ -455,6 +193,26 @@ function outer() {
             &JS[class_start..class_end],
             "class OptionsBuilder whole",
         );
+    }
+
+    #[test]
+    fn an_export_or_a_decorator_may_be_left_out_of_a_whole_copy() {
+        let code = "export function merge(a, b) {\n  return a + b;\n}\n";
+        check(
+            "js",
+            code,
+            "function merge(a, b) {\n  return a + b;\n}",
+            "function merge whole",
+        );
+        check("js", code, code, "function merge whole");
+        check("js", code, "return a + b;", "function merge");
+    }
+
+    #[test]
+    fn the_scripts_of_markup_files_have_their_definitions() {
+        let code = "<template><p/></template>\n<script>\nexport default {\n  methods: {},\n};\nfunction helper(x) {\n  return x + 1;\n}\n</script>\n";
+        check("vue", code, "return x + 1;", "function helper");
+        check("vue", code, "<template>", "none");
     }
 
     const PY: &str = "\
@@ -560,10 +318,5 @@ func Sum(xs []int) int {
 ";
         check("go", code, "return v * 2", "method Twice");
         check("go", code, "return len(xs)", "function Sum");
-    }
-
-    #[test]
-    fn definitions_take_16_bytes() {
-        assert_eq!(std::mem::size_of::<Definition>(), 16);
     }
 }

@@ -28,9 +28,9 @@ use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
-use crate::engine::symbols::{DefKind, Definition, Definitions};
 use crate::engine::tokens::{Normalization, Token};
 use crate::project::config::Config;
 
@@ -391,11 +391,13 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
     let definitions = file.definitions.as_slice();
     piece.extend_from_slice(&(definitions.len() as u32).to_le_bytes());
     for d in definitions {
+        piece.extend_from_slice(&d.outer.to_le_bytes());
         piece.extend_from_slice(&d.start.to_le_bytes());
         piece.extend_from_slice(&d.end.to_le_bytes());
         piece.extend_from_slice(&d.name_start.to_le_bytes());
         piece.extend_from_slice(&d.name_len.to_le_bytes());
-        piece.extend_from_slice(&[d.kind, 0]);
+        piece.push(d.kind);
+        piece.push(0);
     }
 }
 
@@ -431,7 +433,7 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
 const TOKEN_BYTES: usize = 16;
 
 /// Bytes per definition in a cache entry.
-const DEFINITION_BYTES: usize = 16;
+const DEFINITION_BYTES: usize = 20;
 
 /// Bytes per posting in a posting list.
 const POSTING_BYTES: usize = 16;
@@ -777,26 +779,17 @@ impl<R: std::io::Read> Reader<R> {
         let definitions =
             self.records::<DEFINITION_BYTES, _>(n as usize, "bad definition", |c| {
                 let d = Definition {
-                    start: le32(&c[..4]),
-                    end: le32(&c[4..8]),
-                    name_start: le32(&c[8..12]),
-                    name_len: u16::from_le_bytes([c[12], c[13]]),
-                    kind: c[14],
+                    outer: le32(&c[..4]),
+                    start: le32(&c[4..8]),
+                    end: le32(&c[8..12]),
+                    name_start: le32(&c[12..16]),
+                    name_len: u16::from_le_bytes([c[16], c[17]]),
+                    kind: c[18],
                 };
-                let name_end = u64::from(d.name_start) + u64::from(d.name_len);
-                (d.start <= d.end
-                    && u64::from(d.end) <= meta.size
-                    && name_end <= meta.size
-                    && DefKind::from_byte(d.kind).is_some())
-                .then_some(d)
+                d.fits(meta.size).then_some(d)
             })?;
-        let sorted = definitions.windows(2).all(|w| {
-            (w[0].start, std::cmp::Reverse(w[0].end)) <= (w[1].start, std::cmp::Reverse(w[1].end))
-        });
-        if !sorted {
-            return Err("definitions out of order");
-        }
-        Ok((rel, meta, tokens, Definitions::from_sorted(definitions)))
+        let definitions = Definitions::checked(definitions).ok_or("definitions out of order")?;
+        Ok((rel, meta, tokens, definitions))
     }
 
     /// The version and key after the magic: the layout must be this one and

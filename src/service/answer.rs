@@ -17,10 +17,11 @@
 
 use std::cmp::Reverse;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
 use crate::engine::index::SourceFile;
 use crate::engine::matching::{content_hash, renamed, NearMiss, SnippetMatch, Span};
-use crate::engine::symbols::{Definitions, Symbol};
+use crate::engine::symbols::Symbol;
 use crate::engine::tokens::{LineIndex, Mode, Token};
 
 /// A range of text in a file, as answers report it.
@@ -93,6 +94,14 @@ impl Place {
             fragment: None,
             symbol: file.symbol_at(span.start, span.end),
         }
+    }
+
+    /// Its symbol as people read it: `` `OptionsBuilder.mergeOptions()` ``
+    /// for a function or method the place covers whole, `` part of
+    /// `merge()` `` for one it does not, `` class `Stats` `` for another
+    /// definition (`` part of class `Stats` ``); `None` without a symbol.
+    pub(crate) fn symbol_said(&self) -> Option<String> {
+        self.symbol.as_ref().map(said)
     }
 
     /// The same place without its fragment: where it is, not what it says
@@ -212,6 +221,24 @@ impl Duplication {
     /// Lines of the larger place.
     pub(crate) fn larger_lines(&self) -> u32 {
         self.place.lines().max(self.other.lines())
+    }
+}
+
+/// A symbol as people read it (see [`Place::symbol_said`]).
+pub(crate) fn said(s: &Symbol) -> String {
+    let qualified = match &s.container {
+        Some(container) => format!("{container}.{}", s.name),
+        None => s.name.clone(),
+    };
+    let named = if s.kind.is_callable() {
+        format!("`{qualified}()`")
+    } else {
+        format!("{} `{qualified}`", s.kind.name())
+    };
+    if s.whole {
+        named
+    } else {
+        format!("part of {named}")
     }
 }
 

@@ -19,13 +19,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::index::{folder_of, Index, SourceFile};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_defined};
 use crate::engine::stats::SnippetStats;
-use crate::engine::symbols::Definitions;
 use crate::engine::tokens::{Mode, Token};
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;

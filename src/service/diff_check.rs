@@ -43,6 +43,7 @@ use std::cmp::Reverse;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Line};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{fnv1a, HashSet};
@@ -51,7 +52,6 @@ use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_defined;
 use crate::engine::stats::Percent;
-use crate::engine::symbols::Definitions;
 use crate::engine::tokens::{tokenize_defined, LineIndex, Mode, Normalization, Token, TokenClass};
 use crate::project::config::Config;
 use crate::project::generated::generated_head;
@@ -892,7 +892,7 @@ fn tokenize_pieces(
         tokens.extend(cut.into_iter().map(|t| t.shifted(shift)));
         definitions.extend(defined.as_slice().iter().map(|d| d.shifted(shift)));
     }
-    Ok((tokens, Definitions::from_sorted(definitions)))
+    Ok((tokens, Definitions::sorted(definitions)))
 }
 
 /// A duplication found, before it is listed.

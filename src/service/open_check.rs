@@ -28,11 +28,11 @@ use std::cmp::Reverse;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
 use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
-use crate::engine::symbols::Definitions;
 use crate::engine::tokens::tokenize_defined;
 use crate::engine::tokens::Token;
 use crate::project::buffers::Buffers;

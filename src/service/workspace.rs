@@ -25,9 +25,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
 use crate::engine::stats::ProjectStats;
-use crate::engine::symbols::Definitions;
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
 use crate::project::left_out::why_nothing_indexed;

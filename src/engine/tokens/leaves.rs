@@ -5,10 +5,10 @@
 
 use tree_sitter::{Node, Tree};
 
+use crate::engine::definitions::{Collector, Definitions};
 use crate::engine::embed;
 use crate::engine::grammar::{Class, Format, Kinds};
 use crate::engine::parse::{parse, parse_ranges, Budget, ParseError};
-use crate::engine::symbols::{Collector, Definitions};
 use crate::engine::visible_nodes::{visible_nodes, Step};
 
 /// One token leaf of a parse, as a walk reports it.

@@ -5,9 +5,9 @@
 use super::leaves::{for_each_leaf, for_each_leaf_defined, for_each_leaf_within};
 use super::normalize::{Fate, Normalization};
 use super::Token;
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Format;
 use crate::engine::parse::{Budget, ParseError};
-use crate::engine::symbols::Definitions;
 
 /// The normalized token stream of a file's `text`, unless its parse runs
 /// out of budget.
