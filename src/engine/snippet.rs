@@ -870,3 +870,25 @@ mod tests {
         assert_eq!(blank_cut_comments(py, "x */\n"), "x */\n");
     }
 }
+
+#[cfg(test)]
+mod definition_tests {
+    use super::*;
+    use crate::engine::grammar::Registry;
+
+    #[test]
+    fn a_method_pasted_alone_is_a_definition_and_its_wrapper_is_none() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        // `static` parses only in a class body: the snippet is parsed in
+        // the wrapper `class _ { ... }`.
+        let method = "  static mergeOptions(target, source) {\n    return target;\n  }\n";
+        let budget = Budget::for_snippet(method.len());
+        let (_, definitions) =
+            tokenize_snippet_defined(js, method, &Normalization::default(), &budget).unwrap();
+        let names: Vec<&str> = (definitions.as_slice().iter())
+            .map(|d| d.name(method))
+            .collect();
+        assert_eq!(names, ["mergeOptions"]);
+    }
+}

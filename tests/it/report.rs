@@ -168,8 +168,8 @@ fn json_report_fields() {
                 "lines": 8,
                 "tokens": 61,
                 "fingerprint": "F",
-                "first": {"path": "b.js", "start": {"line": 2, "column": 1}, "end": {"line": 9, "column": 2}},
-                "second": {"path": "lib/a.js", "start": {"line": 1, "column": 1}, "end": {"line": 8, "column": 2}},
+                "first": {"path": "b.js", "start": {"line": 2, "column": 1}, "end": {"line": 9, "column": 2}, "symbol": {"kind": "function", "name": "area", "whole": true}},
+                "second": {"path": "lib/a.js", "start": {"line": 1, "column": 1}, "end": {"line": 8, "column": 2}, "symbol": {"kind": "function", "name": "area", "whole": true}},
                 "fragment": fragment.trim_end(),
             }],
             "statistics": {"lines": 20, "tokens": 154, "sources": 3, "clones": 1,
@@ -462,7 +462,7 @@ fn code_quality_report_has_an_issue_per_place_and_keeps_fingerprints_when_lines_
             "type": "issue",
             "check_name": "duplicate-code",
             "description": format!(
-                "Duplicated code: 8 lines (61 tokens), also at {other}:{}-{}.",
+                "Duplicated code in `area()`: 8 lines (61 tokens), also at {other}:{}-{}. It duplicates `area()`.",
                 other_lines.0, other_lines.1
             ),
             "categories": ["Duplication"],
@@ -532,7 +532,7 @@ fn code_quality_of_a_diff_is_the_added_code_and_rdjsonl_is_reviewdogs() {
     );
     assert_eq!(
         issues[0]["description"],
-        "Duplicated code: 8 lines (61 tokens), also at b.js:2-9 and lib/a.js:1-8."
+        "Duplicated code in `area()`: 8 lines (61 tokens), also at b.js:2-9 and lib/a.js:1-8."
     );
     let out = report(
         temp.path(),
@@ -555,7 +555,7 @@ fn code_quality_of_a_diff_is_the_added_code_and_rdjsonl_is_reviewdogs() {
     assert_json!(
         line,
         json!({
-            "message": "Duplicated code: 8 lines (61 tokens), also at lib/a.js:1-8.",
+            "message": "Duplicated code in `area()`: 8 lines (61 tokens), also at lib/a.js:1-8. It duplicates `area()`.",
             "location": {"path": "b.js", "range": {"start": {"line": 2, "column": 1},
                                                    "end": {"line": 9, "column": 2}}},
             "severity": "WARNING",

@@ -209,8 +209,10 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
         head.push("baseline");
     }
     rows.push(head.into_iter().map(String::from).collect());
-    // What a clone renamed, said on a line below its row.
+    // The definitions its places lie in and what a clone renamed, said on
+    // lines below its row.
     let mut renamed: Vec<Option<String>> = vec![None];
+    let mut symbols: Vec<Option<String>> = vec![None];
     for (i, c) in found.clones.iter().enumerate() {
         let mut row = vec![
             c.larger_lines().to_string(),
@@ -220,6 +222,12 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
             lines_of(&c.other),
         ];
         renamed.push(renaming(&c.renamed));
+        symbols.push(match (c.place.symbol_said(), c.other.symbol_said()) {
+            (Some(first), Some(second)) => Some(format!("in {first} and {second}")),
+            (Some(first), None) => Some(format!("first in {first}")),
+            (None, Some(second)) => Some(format!("second in {second}")),
+            (None, None) => None,
+        });
         if near {
             row.push(similar(c));
         }
@@ -240,7 +248,7 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
                     .unwrap_or(0)
             })
             .collect();
-        for (row, renamed) in rows.iter().zip(&renamed) {
+        for ((row, renamed), symbols) in rows.iter().zip(&renamed).zip(&symbols) {
             let cells: Vec<String> = row
                 .iter()
                 .enumerate()
@@ -254,8 +262,11 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
                 .collect();
             out.push_str(cells.join("  ").trim_end());
             out.push('\n');
+            let indent = widths[0] + widths[1] + widths[2] + 6;
+            if let Some(symbols) = symbols {
+                out.push_str(&format!("{:indent$}{symbols}\n", ""));
+            }
             if let Some(renamed) = renamed {
-                let indent = widths[0] + widths[1] + widths[2] + 6;
                 out.push_str(&format!("{:indent$}renamed: {renamed}\n", ""));
             }
         }
