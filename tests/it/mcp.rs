@@ -407,7 +407,7 @@ async fn list_clones_answers_what_get_api_clones_answers() {
             .await,
             &second,
             "3 clones in the project with these filters, largest first; this page lists 1:\n\
-             - src/types/merge.ts:4-17 and src/util/merge.js:2-15: 14 lines (105 tokens, typescript)",
+             - `merge()` in src/types/merge.ts:4-17 and `merge()` in src/util/merge.js:2-15: 14 lines (105 tokens, typescript)",
         );
         client.cancel().await.expect("close");
     }

@@ -511,10 +511,11 @@ fn reports_say_what_a_renamed_copy_renamed() {
     };
     let console = report("console");
     assert_eq!(
-        console.lines().take(3).collect::<Vec<_>>(),
+        console.lines().take(4).collect::<Vec<_>>(),
         [
             "lines  tokens  format      first               second               similarity",
             "   14      98  javascript  src/orders.js:1-14  src/summary.js:1-14  84.5%",
+            "                           in `summarizeOrders()` and `summarize()`",
             "                           renamed: summarizeOrders → summarize, orders → list, taxRate → rate",
         ],
         "{console}"

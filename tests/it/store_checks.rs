@@ -413,7 +413,8 @@ fn report_with_a_store_lists_the_clones_with_other_repositories() {
     assert_eq!(
         crate::store::stdout(&out),
         "lines  tokens  format      first          second\n   \
-            10      61  javascript  app/b.js:1-10  github.com/acme/shop/src/a.js:1-10\n\n\
+            10      61  javascript  app/b.js:1-10  github.com/acme/shop/src/a.js:1-10\n                           \
+         in part of `b()` and part of `a()`\n\n\
          2 files, 11 lines, 69 tokens: 0 clones, 0 duplicated lines (0%), 0 duplicated tokens (0%)\n\
          store: 1 clone with other repositories"
     );
