@@ -108,7 +108,6 @@ fn offset_of(text: &str, lines: &LineIndex, at: Position) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::engine::grammar::Registry;
     use crate::engine::parse::Budget;
     use crate::engine::tokens::{tokenize_defined, Normalization};

@@ -125,7 +125,7 @@ pub fn encode_definitions(definitions: &Definitions) -> Vec<u8> {
 /// The definitions [`encode_definitions`] wrote for a text of `len`
 /// bytes; `None` unless each fits the text and they are in order.
 pub fn decode_definitions(bytes: &[u8], len: u64) -> Option<Definitions> {
-    if bytes.len() % DEFINITION_BYTES != 0 {
+    if !bytes.len().is_multiple_of(DEFINITION_BYTES) {
         return None;
     }
     let u32_at = |c: &[u8], i: usize| u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
