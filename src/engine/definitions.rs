@@ -5,7 +5,7 @@
 //! rides along that walk, so a file's definitions cost no second pass over
 //! its tree), and the format's `definitions` of `grammars.toml` (which node
 //! kinds are definitions, of what [`DefKind`], the field path to their
-//! name, and `definition_wrappers`). Out: a text's [`Definitions`], 20
+//! name, and `definition_wrappers`). Out: a text's [`Definitions`], 16
 //! bytes each, sorted by start; [`symbols`](crate::engine::symbols) reads
 //! the symbol of a place off them.
 //!
@@ -20,12 +20,9 @@ use tree_sitter::Tree;
 use crate::engine::grammar::{DefKind, Format, Kinds};
 use crate::engine::visible_nodes::{visible_nodes, Step, Visible};
 
-/// One definition of a text: 20 bytes.
+/// One definition of a text: 16 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Definition {
-    /// Byte offset of its wrapper's first byte (a decorator, an `export`
-    /// before it), or of its own when it has none.
-    pub outer: u32,
     /// Byte offset of the definition's own first byte.
     pub start: u32,
     /// Byte offset just past its last byte.
@@ -34,14 +31,48 @@ pub struct Definition {
     pub name_start: u32,
     /// Length of its name in bytes.
     pub name_len: u16,
-    /// Its [`DefKind`] as a byte.
-    pub kind: u8,
+    /// Its [`DefKind`] (low 4 bits) and how many bytes before `start` its
+    /// wrapper starts (a decorator, an `export`; high 12 bits, 0 for none).
+    pub packed: u16,
 }
 
+/// The most bytes a wrapper may open a definition with: a longer one is
+/// not kept (the definition starts at its own start).
+const MOST_WRAPPER_BYTES: u32 = (1 << 12) - 1;
+
 impl Definition {
+    /// A definition of `kind` at `start..end`, named at `name_start`
+    /// (`name_len` bytes), its wrapper from `outer` on.
+    fn new(
+        outer: u32,
+        start: u32,
+        end: u32,
+        name_start: u32,
+        name_len: u16,
+        kind: DefKind,
+    ) -> Self {
+        let lead = match start - outer {
+            lead if lead <= MOST_WRAPPER_BYTES => lead as u16,
+            _ => 0,
+        };
+        Definition {
+            start,
+            end,
+            name_start,
+            name_len,
+            packed: lead << 4 | kind as u16,
+        }
+    }
+
     /// Its kind.
     pub(crate) fn kind(&self) -> DefKind {
-        DefKind::from_byte(self.kind).unwrap_or(DefKind::Function)
+        DefKind::from_byte((self.packed & 0xf) as u8).unwrap_or(DefKind::Function)
+    }
+
+    /// Byte offset of its wrapper's first byte, or of its own when it has
+    /// none.
+    pub(crate) fn outer(&self) -> u32 {
+        self.start.saturating_sub(u32::from(self.packed >> 4))
     }
 
     /// Its name in `text`, the text it was found in.
@@ -54,7 +85,6 @@ impl Definition {
     /// It moved `shift` bytes on.
     pub(crate) fn shifted(&self, shift: u32) -> Definition {
         Definition {
-            outer: self.outer + shift,
             start: self.start + shift,
             end: self.end + shift,
             name_start: self.name_start + shift,
@@ -64,23 +94,23 @@ impl Definition {
 
     /// Whether it (with its wrapper) holds `start..end`.
     pub(crate) fn holds(&self, start: u32, end: u32) -> bool {
-        self.outer <= start && end <= self.end
+        self.outer() <= start && end <= self.end
     }
 
     /// Whether it is well formed inside a text of `len` bytes: its ranges
     /// in order and inside the text, its kind known.
     pub(crate) fn fits(&self, len: u64) -> bool {
         let name_end = u64::from(self.name_start) + u64::from(self.name_len);
-        self.outer <= self.start
+        u32::from(self.packed >> 4) <= self.start
             && self.start <= self.end
             && u64::from(self.end) <= len
             && name_end <= len
-            && DefKind::from_byte(self.kind).is_some()
+            && DefKind::from_byte((self.packed & 0xf) as u8).is_some()
     }
 
     /// The order definitions are kept in.
     fn order(&self) -> (u32, std::cmp::Reverse<u32>) {
-        (self.outer, std::cmp::Reverse(self.end))
+        (self.outer(), std::cmp::Reverse(self.end))
     }
 }
 
@@ -121,9 +151,8 @@ impl Definitions {
         Definitions(
             self.0
                 .iter()
-                .filter(|d| offset <= d.outer && d.end <= end)
+                .filter(|d| offset <= d.outer() && d.end <= end)
                 .map(|d| Definition {
-                    outer: d.outer - offset,
                     start: d.start - offset,
                     end: d.end - offset,
                     name_start: d.name_start - offset,
@@ -166,14 +195,9 @@ impl Collector {
             Some((w_start, w_end)) if w_start <= start && w_end == end => w_start,
             _ => start,
         };
-        self.definitions.push(Definition {
-            outer,
-            start,
-            end,
-            name_start: name.start_byte() as u32,
-            name_len,
-            kind: rule.kind as u8,
-        });
+        let name_start = name.start_byte() as u32;
+        let definition = Definition::new(outer, start, end, name_start, name_len, rule.kind);
+        self.definitions.push(definition);
     }
 
     /// The definitions gathered, sorted (a wrapper's start can move one
@@ -208,7 +232,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn definitions_take_20_bytes() {
-        assert_eq!(std::mem::size_of::<Definition>(), 20);
+    fn definitions_take_16_bytes() {
+        assert_eq!(std::mem::size_of::<Definition>(), 16);
     }
 }

@@ -41,7 +41,7 @@ impl Definitions {
         end: u32,
     ) -> Option<Symbol> {
         let defs = self.as_slice();
-        let before = defs.partition_point(|d| d.outer <= start);
+        let before = defs.partition_point(|d| d.outer() <= start);
         // Definitions nest, so those before the place that hold it are its
         // ancestors, innermost last.
         let mut holding = defs[..before].iter().rev().filter(|d| d.holds(start, end));

@@ -391,13 +391,11 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
     let definitions = file.definitions.as_slice();
     piece.extend_from_slice(&(definitions.len() as u32).to_le_bytes());
     for d in definitions {
-        piece.extend_from_slice(&d.outer.to_le_bytes());
         piece.extend_from_slice(&d.start.to_le_bytes());
         piece.extend_from_slice(&d.end.to_le_bytes());
         piece.extend_from_slice(&d.name_start.to_le_bytes());
         piece.extend_from_slice(&d.name_len.to_le_bytes());
-        piece.push(d.kind);
-        piece.push(0);
+        piece.extend_from_slice(&d.packed.to_le_bytes());
     }
 }
 
@@ -433,7 +431,7 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
 const TOKEN_BYTES: usize = 16;
 
 /// Bytes per definition in a cache entry.
-const DEFINITION_BYTES: usize = 20;
+const DEFINITION_BYTES: usize = 16;
 
 /// Bytes per posting in a posting list.
 const POSTING_BYTES: usize = 16;
@@ -779,12 +777,11 @@ impl<R: std::io::Read> Reader<R> {
         let definitions =
             self.records::<DEFINITION_BYTES, _>(n as usize, "bad definition", |c| {
                 let d = Definition {
-                    outer: le32(&c[..4]),
-                    start: le32(&c[4..8]),
-                    end: le32(&c[8..12]),
-                    name_start: le32(&c[12..16]),
-                    name_len: u16::from_le_bytes([c[16], c[17]]),
-                    kind: c[18],
+                    start: le32(&c[..4]),
+                    end: le32(&c[4..8]),
+                    name_start: le32(&c[8..12]),
+                    name_len: u16::from_le_bytes([c[12], c[13]]),
+                    packed: u16::from_le_bytes([c[14], c[15]]),
                 };
                 d.fits(meta.size).then_some(d)
             })?;

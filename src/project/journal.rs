@@ -104,7 +104,7 @@ impl Record<'_> {
                     + 4
                     + f.tokens.len() * 16
                     + 4
-                    + f.definitions.as_slice().len() * 20
+                    + f.definitions.as_slice().len() * 16
             })
             .sum();
         RECORD_FRAME_BYTES + 8 + (paths + entries) as u64
