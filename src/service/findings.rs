@@ -80,11 +80,17 @@ impl Finding {
             symbol: None,
         };
         Finding {
-            location: place(&change.rel, change.span),
+            location: Place {
+                symbol: change.symbol.clone(),
+                ..place(&change.rel, change.span)
+            },
             related: change
                 .copies
                 .iter()
-                .map(|(rel, span)| place(rel, *span))
+                .map(|(rel, span, symbol)| Place {
+                    symbol: symbol.clone(),
+                    ..place(rel, *span)
+                })
                 .collect(),
             lines: change.span.lines(),
             tokens: change.tokens,

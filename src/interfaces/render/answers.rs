@@ -15,6 +15,7 @@ use utoipa::ToSchema;
 use super::stats::{DiffStatsJson, ProjectStatsJson, SnippetStatsJson};
 use crate::engine::matching::Span;
 use crate::engine::stats::ProjectStats;
+use crate::engine::symbols::Symbol;
 use crate::project::time::iso8601;
 use crate::service::answer::{Duplication, Near, Place};
 use crate::service::check::{CheckAnswer, StoreStatus};
@@ -142,6 +143,10 @@ pub(crate) struct InconsistentJson<'a> {
     added_lines: &'a [u32],
     /// Old-side lines the diff deletes inside it.
     deleted_lines: &'a [u32],
+    /// The definition the changed copy lies in; absent where none holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = SymbolJson)]
+    symbol: Option<SymbolJson>,
     /// The copies left behind, by file and line (in their new text when
     /// the diff changes their file too).
     copies: Vec<CopyJson<'a>>,
@@ -161,6 +166,10 @@ pub(crate) struct CopyJson<'a> {
     start_line: u32,
     /// Its last line.
     end_line: u32,
+    /// The definition it lies in; absent where none holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = SymbolJson)]
+    symbol: Option<SymbolJson>,
 }
 
 impl<'a> InconsistentJson<'a> {
@@ -171,13 +180,15 @@ impl<'a> InconsistentJson<'a> {
             end_line: change.span.end.line,
             added_lines: &change.added,
             deleted_lines: &change.deleted,
+            symbol: change.symbol.as_ref().map(SymbolJson::from),
             copies: change
                 .copies
                 .iter()
-                .map(|(file, span)| CopyJson {
+                .map(|(file, span, symbol)| CopyJson {
                     file,
                     start_line: span.start.line,
                     end_line: span.end.line,
+                    symbol: symbol.as_ref().map(SymbolJson::from),
                 })
                 .collect(),
             message: change.message(),
@@ -438,12 +449,18 @@ pub(crate) enum SymbolKind {
 impl SymbolJson {
     /// The symbol of `place`, if it has one.
     pub(crate) fn of(place: &Place) -> Option<SymbolJson> {
-        place.symbol.as_ref().map(|s| SymbolJson {
+        place.symbol.as_ref().map(SymbolJson::from)
+    }
+}
+
+impl From<&Symbol> for SymbolJson {
+    fn from(s: &Symbol) -> SymbolJson {
+        SymbolJson {
             kind: s.kind.name(),
             name: s.name.clone(),
             container: s.container.clone(),
             whole: s.whole,
-        })
+        }
     }
 }
 

@@ -401,15 +401,25 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
             .inconsistent
             .iter()
             .map(|c| {
-                json!({
+                let mut change = json!({
                     "file": c.rel,
                     "startLine": c.span.start.line,
                     "endLine": c.span.end.line,
-                    "copies": c.copies.iter().map(|(file, span)| json!({
-                        "file": file, "startLine": span.start.line, "endLine": span.end.line,
-                    })).collect::<Vec<_>>(),
+                    "copies": c.copies.iter().map(|(file, span, symbol)| {
+                        let mut copy = json!({
+                            "file": file, "startLine": span.start.line, "endLine": span.end.line,
+                        });
+                        if let Some(symbol) = symbol {
+                            copy["symbol"] = json!(SymbolJson::from(symbol));
+                        }
+                        copy
+                    }).collect::<Vec<_>>(),
                     "message": c.message(),
-                })
+                });
+                if let Some(symbol) = &c.symbol {
+                    change["symbol"] = json!(SymbolJson::from(symbol));
+                }
+                change
             })
             .collect();
         report["inconsistentChanges"] = json!(changes);
