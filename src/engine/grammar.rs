@@ -148,8 +148,8 @@ impl Class {
 #[serde(rename_all = "lowercase")]
 #[repr(u8)]
 pub enum DefKind {
-    /// A function (a method when a class-like definition holds it
-    /// directly).
+    /// A function (a method when a class-like definition other than a
+    /// module holds it directly).
     Function = 1,
     /// A method, declared as such by its grammar.
     Method = 2,
@@ -208,11 +208,16 @@ impl DefKind {
         DefKind::ALL.get(usize::from(byte).checked_sub(1)?).copied()
     }
 
-    /// Whether it holds other definitions as members: every kind but
-    /// functions and methods. A function such a definition holds directly
-    /// is a method.
+    /// Whether it holds other definitions as members (and is named as a
+    /// place's `container`): every kind but functions and methods.
     pub(crate) fn is_container(self) -> bool {
         !matches!(self, DefKind::Function | DefKind::Method)
+    }
+
+    /// Whether a function it holds directly is a method: every container
+    /// but a module or namespace.
+    pub(crate) fn has_methods(self) -> bool {
+        self.is_container() && self != DefKind::Module
     }
 
     /// Whether it is callable: a function or a method.

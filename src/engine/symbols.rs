@@ -4,7 +4,8 @@
 //! its tokens and a place (a byte range, or the positions answers give).
 //! Out: its [`Symbol`]: the innermost definition whose range (with its
 //! wrapper: a decorator, an `export`) holds the whole place, its kind (a
-//! function that a class-like definition holds directly is a method), the
+//! function that a class-like definition other than a module holds
+//! directly is a method), the
 //! nearest class-like definition around it, and whether the place covers
 //! it whole: from the definition's own first token (its wrapper's tokens
 //! may be left out) to its last.
@@ -51,7 +52,7 @@ impl Definitions {
             .find(|d| d.kind().is_container())
             .map(|d| d.name(text).to_owned());
         let mut kind = inner.kind();
-        if kind == DefKind::Function && parent.is_some_and(|p| p.kind().is_container()) {
+        if kind == DefKind::Function && parent.is_some_and(|p| p.kind().has_methods()) {
             kind = DefKind::Method;
         }
         Some(Symbol {
@@ -317,5 +318,65 @@ func Sum(xs []int) int {
 ";
         check("go", code, "return v * 2", "method Twice");
         check("go", code, "return len(xs)", "function Sum");
+    }
+
+    #[test]
+    fn methods_in_classes_and_top_level_code_in_more_formats() {
+        // (format, code, a place in a method, its symbol, top-level code).
+        let cases = [
+            (
+                "cpp",
+                "namespace geo {\nclass Shape {\n public:\n  int area() { return w * h; }\n};\n}\nint x = 1;\n",
+                "return w * h;",
+                "method area in Shape",
+                "int x = 1;",
+            ),
+            (
+                "csharp",
+                "using System;\nnamespace Geo {\n  class Shape {\n    int Area() { return w * h; }\n  }\n}\n",
+                "return w * h;",
+                "method Area in Shape",
+                "using System;",
+            ),
+            (
+                "ruby",
+                "module Geo\n  class Shape\n    def area\n      w * h\n    end\n  end\nend\nputs 1\n",
+                "w * h",
+                "method area in Shape",
+                "puts 1",
+            ),
+            (
+                "php",
+                "<?php\nclass Shape {\n  function area() { return $this->w * $this->h; }\n}\necho 1;\n",
+                "return $this->w * $this->h;",
+                "method area in Shape",
+                "echo 1;",
+            ),
+            (
+                "kotlin",
+                "class Shape {\n  fun area(): Int { return w * h }\n}\nval x = 1\n",
+                "return w * h",
+                "method area in Shape",
+                "val x = 1",
+            ),
+            (
+                "scala",
+                "import geo._\nobject Geo {\n  def area(w: Int, h: Int): Int = w * h\n}\n",
+                "w * h",
+                "method area in Geo",
+                "import geo._",
+            ),
+            (
+                "ts",
+                "export interface Sized { size(): number }\nnamespace Geo {\n  export function area(w: number) { return w * 2; }\n}\nconsole.log(1);\n",
+                "return w * 2;",
+                "function area in Geo",
+                "console.log(1);",
+            ),
+        ];
+        for (format, code, inside, symbol, top) in cases {
+            check(format, code, inside, symbol);
+            check(format, code, top, "none");
+        }
     }
 }

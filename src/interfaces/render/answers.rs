@@ -414,8 +414,7 @@ impl<'a> Location<'a> {
 #[schema(as = Symbol)]
 pub(crate) struct SymbolJson {
     /// What it is. A function that a class-like definition (class,
-    /// struct, enum, interface, trait, impl, module) holds directly is a
-    /// method.
+    /// struct, enum, interface, trait, impl) holds directly is a method.
     #[schema(value_type = SymbolKind)]
     kind: &'static str,
     /// Its name as written (`Foo::bar` for C++'s out-of-class methods).
