@@ -100,7 +100,7 @@ pub(crate) fn walk_parse(
 }
 
 /// Like [`walk_parse`], giving every node met to `definitions` too.
-fn walk_parse_collecting(
+pub(crate) fn walk_parse_collecting(
     format: &Format,
     tree: &Tree,
     text: &str,

@@ -35,7 +35,7 @@ mod tokenize;
 pub(crate) use self::dump::normalized;
 pub(crate) use self::dump::{dump, dump_tree};
 pub use self::leaves::{for_each_leaf, Leaf};
-pub(crate) use self::leaves::{walk, walk_from, walk_parse};
+pub(crate) use self::leaves::{walk, walk_from, walk_parse_collecting};
 pub use self::lines::LineIndex;
 pub(crate) use self::lines::Position;
 pub use self::normalize::Normalization;
