@@ -17,7 +17,7 @@
 
 use tree_sitter::Tree;
 
-use crate::engine::grammar::{DefKind, Format, Kinds};
+use crate::engine::grammar::{DefKind, Defines, Format, Kinds};
 use crate::engine::visible_nodes::{visible_nodes, Step, Visible};
 
 /// One definition of a text: 16 bytes.
@@ -178,11 +178,13 @@ impl Collector {
     /// definition's wrapper.
     #[inline]
     pub(crate) fn visit(&mut self, kinds: &Kinds, v: &Visible<'_>) {
-        let Some(rule) = kinds.definition(v.kind) else {
-            if kinds.is_definition_wrapper(v.kind) {
+        let rule = match kinds.defines(v.kind) {
+            Defines::Nothing => return,
+            Defines::Wrapper => {
                 self.wrapper = Some((v.start as u32, v.end as u32));
+                return;
             }
-            return;
+            Defines::Definition(rule) => rule,
         };
         let Some(name) = rule.name_of(v.node) else {
             return;

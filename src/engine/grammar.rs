@@ -380,14 +380,26 @@ pub(crate) struct Kinds {
     /// HTML before `<?php`): a snippet starting with it is code cut from
     /// after the tag, and is tried in the wrappers.
     outside_code: Vec<bool>,
-    /// Of each node-kind id: 0, or 1 + its rule in `definition_rules`
-    /// when it is a definition (`definitions`).
+    /// Of each node-kind id: 0, 1 + its rule in `definition_rules` when
+    /// it is a definition (`definitions`), or [`WRAPPER`] when it wraps a
+    /// definition that starts inside it (`definition_wrappers`: a
+    /// decorated definition, an export): one lookup per node of a walk.
     definitions: Vec<u8>,
     /// How each declared definition is named and what kind it is.
     definition_rules: Vec<DefinitionRule>,
-    /// Whether each node-kind id wraps a definition that starts inside it
-    /// (`definition_wrappers`: a decorated definition, an export).
-    definition_wrappers: Vec<bool>,
+}
+
+/// The tag of a definition wrapper in [`Kinds`]'s `definitions`.
+const WRAPPER: u8 = u8::MAX;
+
+/// What a node kind is to the definitions of a text.
+pub(crate) enum Defines<'k> {
+    /// Nothing.
+    Nothing,
+    /// A definition, named and of a kind as its rule says.
+    Definition(&'k DefinitionRule),
+    /// A wrapper of a definition (a decorated definition, an export).
+    Wrapper,
 }
 
 impl Kinds {
@@ -422,6 +434,11 @@ impl Kinds {
         };
         let interpolations = flags(&spec.interpolations)?;
         let mut definitions = vec![0u8; count];
+        for kind in &spec.definition_wrappers {
+            for id in named.ids(kind)? {
+                definitions[usize::from(id)] = WRAPPER;
+            }
+        }
         let mut definition_rules = Vec::new();
         for rule in &spec.definitions {
             let mut name = Vec::new();
@@ -443,8 +460,8 @@ impl Kinds {
                 kind: rule.kind,
                 name,
             });
-            // At most 255 rules per format (a format declares a handful).
-            let tag = u8::try_from(definition_rules.len()).unwrap_or(u8::MAX);
+            // Fewer than 255 rules per format (a format declares a handful).
+            let tag = u8::try_from(definition_rules.len()).unwrap_or(WRAPPER - 1);
             for kind in &rule.nodes {
                 for id in named.ids(kind)? {
                     definitions[usize::from(id)] = tag;
@@ -459,19 +476,20 @@ impl Kinds {
             outside_code: flags(&spec.outside_code)?,
             definitions,
             definition_rules,
-            definition_wrappers: flags(&spec.definition_wrappers)?,
         })
     }
 
-    /// The definition rule of a node-kind id, if it is a definition.
-    pub(crate) fn definition(&self, kind_id: u16) -> Option<&DefinitionRule> {
-        let tag = *self.definitions.get(usize::from(kind_id))?;
-        self.definition_rules.get(usize::from(tag).checked_sub(1)?)
-    }
-
-    /// Whether a node-kind id wraps a definition (`definition_wrappers`).
-    pub(crate) fn is_definition_wrapper(&self, kind_id: u16) -> bool {
-        flag(&self.definition_wrappers, kind_id)
+    /// What a node-kind id is to definitions.
+    #[inline]
+    pub(crate) fn defines(&self, kind_id: u16) -> Defines<'_> {
+        match self.definitions.get(usize::from(kind_id)).copied() {
+            None | Some(0) => Defines::Nothing,
+            Some(WRAPPER) => Defines::Wrapper,
+            Some(tag) => match self.definition_rules.get(usize::from(tag) - 1) {
+                Some(rule) => Defines::Definition(rule),
+                None => Defines::Nothing,
+            },
+        }
     }
 
     /// Whether the format declares any definition.
