@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
-use tree_sitter::Language;
+use tree_sitter::{Language, Node};
 
 use crate::engine::hash::{HashMap, HashSet};
 
@@ -139,6 +139,117 @@ impl Class {
             Class::Comment => "comment",
             Class::Other => "other",
         }
+    }
+}
+
+/// What a definition is: the small fixed vocabulary answers use
+/// (docs/matching.md, "Symbols").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum DefKind {
+    /// A function (a method when a class-like definition other than a
+    /// module holds it directly).
+    Function = 1,
+    /// A method, declared as such by its grammar.
+    Method = 2,
+    /// A class (and a record, an object, a contract).
+    Class = 3,
+    /// A struct or union.
+    Struct = 4,
+    /// An enum.
+    Enum = 5,
+    /// An interface or protocol.
+    Interface = 6,
+    /// A trait.
+    Trait = 7,
+    /// An `impl` block, named by its type.
+    Impl = 8,
+    /// A module or namespace.
+    Module = 9,
+}
+
+impl DefKind {
+    /// Every kind, by its byte minus one.
+    const ALL: [DefKind; 9] = [
+        DefKind::Function,
+        DefKind::Method,
+        DefKind::Class,
+        DefKind::Struct,
+        DefKind::Enum,
+        DefKind::Interface,
+        DefKind::Trait,
+        DefKind::Impl,
+        DefKind::Module,
+    ];
+
+    /// Its name in answers.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DefKind::Function => "function",
+            DefKind::Method => "method",
+            DefKind::Class => "class",
+            DefKind::Struct => "struct",
+            DefKind::Enum => "enum",
+            DefKind::Interface => "interface",
+            DefKind::Trait => "trait",
+            DefKind::Impl => "impl",
+            DefKind::Module => "module",
+        }
+    }
+
+    /// The kind named `name` in answers.
+    pub(crate) fn from_name(name: &str) -> Option<DefKind> {
+        DefKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The kind stored as `byte`.
+    pub(crate) fn from_byte(byte: u8) -> Option<DefKind> {
+        DefKind::ALL.get(usize::from(byte).checked_sub(1)?).copied()
+    }
+
+    /// Whether it holds other definitions as members (and is named as a
+    /// place's `container`): every kind but functions and methods.
+    pub(crate) fn is_container(self) -> bool {
+        !matches!(self, DefKind::Function | DefKind::Method)
+    }
+
+    /// Whether a function it holds directly is a method: every container
+    /// but a module or namespace.
+    pub(crate) fn has_methods(self) -> bool {
+        self.is_container() && self != DefKind::Module
+    }
+
+    /// Whether it is callable: a function or a method.
+    pub(crate) fn is_callable(self) -> bool {
+        !self.is_container()
+    }
+}
+
+/// How one kind of definition is named, from `grammars.toml`.
+#[derive(Debug, Clone)]
+pub(crate) struct DefinitionRule {
+    /// What it is.
+    pub kind: DefKind,
+    /// The field path from the definition's node to its name: each step a
+    /// field id, and whether it is followed as long as it leads somewhere
+    /// (`declarator*`: C's declarators nest).
+    pub name: Vec<(std::num::NonZeroU16, bool)>,
+}
+
+impl DefinitionRule {
+    /// The node naming `node`, if its path leads to one.
+    pub(crate) fn name_of<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut at = node;
+        for &(field, repeat) in &self.name {
+            at = at.child_by_field_id(field.get())?;
+            if repeat {
+                while let Some(next) = at.child_by_field_id(field.get()) {
+                    at = next;
+                }
+            }
+        }
+        Some(at)
     }
 }
 
@@ -269,6 +380,26 @@ pub(crate) struct Kinds {
     /// HTML before `<?php`): a snippet starting with it is code cut from
     /// after the tag, and is tried in the wrappers.
     outside_code: Vec<bool>,
+    /// Of each node-kind id: 0, 1 + its rule in `definition_rules` when
+    /// it is a definition (`definitions`), or [`WRAPPER`] when it wraps a
+    /// definition that starts inside it (`definition_wrappers`: a
+    /// decorated definition, an export): one lookup per node of a walk.
+    definitions: Vec<u8>,
+    /// How each declared definition is named and what kind it is.
+    definition_rules: Vec<DefinitionRule>,
+}
+
+/// The tag of a definition wrapper in [`Kinds`]'s `definitions`.
+const WRAPPER: u8 = u8::MAX;
+
+/// What a node kind is to the definitions of a text.
+pub(crate) enum Defines<'k> {
+    /// Nothing.
+    Nothing,
+    /// A definition, named and of a kind as its rule says.
+    Definition(&'k DefinitionRule),
+    /// A wrapper of a definition (a decorated definition, an export).
+    Wrapper,
 }
 
 impl Kinds {
@@ -302,13 +433,68 @@ impl Kinds {
             Ok(flags)
         };
         let interpolations = flags(&spec.interpolations)?;
+        let mut definitions = vec![0u8; count];
+        for kind in &spec.definition_wrappers {
+            for id in named.ids(kind)? {
+                definitions[usize::from(id)] = WRAPPER;
+            }
+        }
+        let mut definition_rules = Vec::new();
+        for rule in &spec.definitions {
+            let mut name = Vec::new();
+            for step in rule.name.split('.') {
+                let (field, repeat) = match step.strip_suffix('*') {
+                    Some(field) => (field, true),
+                    None => (step, false),
+                };
+                let id = language.field_id_for_name(field).ok_or_else(|| {
+                    GrammarError::UnknownField {
+                        format: spec.name.clone(),
+                        grammar: spec.grammar.clone(),
+                        field: field.to_owned(),
+                    }
+                })?;
+                name.push((id, repeat));
+            }
+            definition_rules.push(DefinitionRule {
+                kind: rule.kind,
+                name,
+            });
+            // Fewer than 255 rules per format (a format declares a handful).
+            let tag = u8::try_from(definition_rules.len()).unwrap_or(WRAPPER - 1);
+            for kind in &rule.nodes {
+                for id in named.ids(kind)? {
+                    definitions[usize::from(id)] = tag;
+                }
+            }
+        }
         Ok(Kinds {
             classes,
             has_interpolations: interpolations.contains(&true),
             interpolations,
             imports: flags(&spec.import_kinds)?,
             outside_code: flags(&spec.outside_code)?,
+            definitions,
+            definition_rules,
         })
+    }
+
+    /// What a node-kind id is to definitions.
+    #[inline]
+    pub(crate) fn defines(&self, kind_id: u16) -> Defines<'_> {
+        match self.definitions.get(usize::from(kind_id)).copied() {
+            None | Some(0) => Defines::Nothing,
+            Some(WRAPPER) => Defines::Wrapper,
+            Some(tag) => match self.definition_rules.get(usize::from(tag) - 1) {
+                Some(rule) => Defines::Definition(rule),
+                None => Defines::Nothing,
+            },
+        }
+    }
+
+    /// Whether the format declares any definition.
+    pub(crate) fn has_definitions(&self) -> bool {
+        !self.definition_rules.is_empty()
     }
 
     /// The declared class of a node-kind id, if any.
@@ -364,6 +550,13 @@ pub(crate) enum GrammarError {
         grammar: String,
         kind: String,
     },
+    /// A definition's name path names a field its grammar lacks.
+    #[error("format {format:?}: field {field:?} does not exist in grammar {grammar:?}")]
+    UnknownField {
+        format: String,
+        grammar: String,
+        field: String,
+    },
     /// A markup format's code is in a format not defined before it.
     #[error("format {format:?} embeds {name:?}, which is not a format defined before it")]
     UnknownEmbedded { format: String, name: String },
@@ -413,6 +606,19 @@ struct FormatSpec {
     filenames: Vec<String>,
     #[serde(default)]
     embedded: Option<EmbeddedSpec>,
+    #[serde(default)]
+    definitions: Vec<DefinitionSpec>,
+    #[serde(default)]
+    definition_wrappers: Vec<String>,
+}
+
+/// One entry of a format's `definitions`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefinitionSpec {
+    kind: DefKind,
+    nodes: Vec<String>,
+    name: String,
 }
 
 #[derive(Deserialize)]

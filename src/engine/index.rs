@@ -15,11 +15,13 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::fingerprint::{Fingerprint, Winnow};
 use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::hash::{HashMap, HashSet};
-use crate::engine::parse::ParseError;
-use crate::engine::tokens::{tokenize, LineIndex, Normalization, Position, Token};
+use crate::engine::parse::{Budget, ParseError};
+use crate::engine::symbols::Symbol;
+use crate::engine::tokens::{tokenize_defined, LineIndex, Normalization, Position, Token};
 
 /// What identifies a file's content on disk: compared to decide whether
 /// tokens from a previous scan or the cache can be reused.
@@ -64,6 +66,10 @@ pub struct SourceFile {
     pub tokens: Vec<Token>,
     /// Size, mtime and content hash of `text` on disk.
     pub meta: FileMeta,
+    /// Its definitions (functions, classes...), from the walk that made its
+    /// tokens; none for a file whose definitions were not kept (another
+    /// repository's, from the store).
+    pub definitions: Definitions,
 }
 
 impl SourceFile {
@@ -77,10 +83,27 @@ impl SourceFile {
         meta: FileMeta,
         normalization: &Normalization,
     ) -> Result<SourceFile, ParseError> {
-        let tokens = tokenize(format, &text, normalization)?;
-        Ok(SourceFile::with_tokens(
-            path, rel, format, text, tokens, meta,
-        ))
+        let budget = Budget::for_file(text.len());
+        let (tokens, definitions) = tokenize_defined(format, &text, normalization, &budget)?;
+        Ok(
+            SourceFile::with_tokens(path, rel, format, text, tokens, meta)
+                .with_definitions(definitions),
+        )
+    }
+
+    /// The same file with its definitions.
+    pub(crate) fn with_definitions(self, definitions: Definitions) -> SourceFile {
+        SourceFile {
+            definitions,
+            ..self
+        }
+    }
+
+    /// The symbol of the place from `from` to `to` (see
+    /// [`Definitions::symbol`]).
+    pub(crate) fn symbol_at(&self, from: Position, to: Position) -> Option<Symbol> {
+        self.definitions
+            .symbol_at(&self.text, &self.lines, &self.tokens, from, to)
     }
 
     /// A file whose tokens are already known (from a previous scan or the
@@ -102,6 +125,7 @@ impl SourceFile {
             text: text.into_boxed_str(),
             tokens,
             meta,
+            definitions: Definitions::default(),
         }
     }
 
@@ -161,11 +185,13 @@ pub struct Footprint {
     pub repeated: u64,
     /// Paths, the path map and the per-file records.
     pub files: u64,
+    /// The files' definitions (functions, classes...).
+    pub definitions: u64,
 }
 
 impl Footprint {
     /// Every part, named, in the order of the struct.
-    pub fn parts(&self) -> [(&'static str, u64); 6] {
+    pub fn parts(&self) -> [(&'static str, u64); 7] {
         [
             ("tokens", self.tokens),
             ("texts", self.texts),
@@ -173,6 +199,7 @@ impl Footprint {
             ("postings", self.postings),
             ("repeated", self.repeated),
             ("files", self.files),
+            ("definitions", self.definitions),
         ]
     }
 
@@ -608,6 +635,7 @@ impl Index {
             f.tokens += bytes_of(&file.tokens);
             f.texts += file.text.len() as u64;
             f.line_tables += file.lines.heap_bytes() as u64;
+            f.definitions += file.definitions.heap_bytes() as u64;
             f.files += (std::mem::size_of::<SourceFile>()
                 + file.path.capacity()
                 + file.rel.capacity()

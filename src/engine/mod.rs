@@ -12,6 +12,8 @@
 
 /// Whole-project clones, and their update after a change.
 pub mod clones;
+/// Definitions of a parsed text (functions, classes...), kept compact.
+pub mod definitions;
 /// Unified diffs: changed files, hunks, new texts rebuilt from their base.
 pub mod diff;
 /// The `<script>` code of markup formats (HTML, Vue, Svelte).
@@ -38,6 +40,8 @@ pub mod runs;
 pub mod snippet;
 /// Statistics rows and snippet statistics.
 pub mod stats;
+/// The symbol a place lies in, read off its text's definitions.
+pub mod symbols;
 /// Parsing and normalization into token streams.
 pub mod tokens;
 /// The visible nodes of a syntax tree, walked in one pass.

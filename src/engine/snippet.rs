@@ -20,9 +20,10 @@
 
 use tree_sitter::{InputEdit, Point, Tree};
 
+use crate::engine::definitions::{self, Collector, Definitions};
 use crate::engine::grammar::{Class, Format, FormatId};
 use crate::engine::parse::{parse, Budget, ParseError};
-use crate::engine::tokens::{walk, walk_from, walk_parse, Leaf, Normalization, Token};
+use crate::engine::tokens::{walk, walk_from, walk_parse_collecting, Leaf, Normalization, Token};
 
 /// The normalized token stream of a snippet, within the
 /// [`Budget::for_snippet`] of its length.
@@ -52,6 +53,24 @@ pub(crate) fn tokenize_snippet_once(
     let offset = parse.offset(format);
     let SnippetParse { leaves, .. } = parse;
     Ok(tokens_of(format, text, normalization, &leaves, offset))
+}
+
+/// Like [`tokenize_snippet_once`], with the snippet's definitions (those
+/// of its wrapper left out), read off the same tree before it is freed.
+pub(crate) fn tokenize_snippet_defined(
+    format: &Format,
+    text: &str,
+    normalization: &Normalization,
+    budget: &Budget,
+) -> Result<(Vec<Token>, Definitions), ParseError> {
+    let parse = snippet_parse(format, &blank_cut_comments(format, text), None, budget)?;
+    let definitions = parse.definitions(format, text.len());
+    let offset = parse.offset(format);
+    let SnippetParse { leaves, .. } = parse;
+    Ok((
+        tokens_of(format, text, normalization, &leaves, offset),
+        definitions,
+    ))
 }
 
 /// The normalized token stream of a snippet whose earlier version was
@@ -117,6 +136,10 @@ pub struct SnippetParse {
     tree: Tree,
     /// The leaves of `tree`, comments included, at their bytes in `parsed`.
     leaves: Vec<Leaf>,
+    /// The definitions of `tree` (and of a markup format's scripts) at
+    /// their bytes in `parsed`, when the walk of its leaves gathered them;
+    /// `None` when a reparse walked only what changed.
+    definitions: Option<Definitions>,
 }
 
 /// Every leaf of `tree`, in order.
@@ -130,28 +153,41 @@ fn leaves_of(format: &Format, tree: &Tree) -> Vec<Leaf> {
 }
 
 /// Every leaf of `tree`, a parse of `text`: its own or, for a markup
-/// format, those of its script elements' code (see [`walk_parse`]).
+/// format, those of its script elements' code (see [`walk_parse_collecting`]); and
+/// the definitions, gathered in the same walk.
 fn document_leaves(
     format: &Format,
     tree: &Tree,
     text: &str,
     budget: &Budget,
-) -> Result<Vec<Leaf>, ParseError> {
-    if format.embedded.is_none() {
-        return Ok(leaves_of(format, tree));
-    }
+) -> Result<(Vec<Leaf>, Definitions), ParseError> {
     let mut leaves = Vec::new();
-    walk_parse(format, tree, text, budget, &mut |leaf| {
+    let mut collector = Collector::default();
+    let leaf = &mut |leaf| {
         leaves.push(leaf);
         true
-    })?;
-    Ok(leaves)
+    };
+    walk_parse_collecting(format, tree, text, budget, leaf, Some(&mut collector))?;
+    Ok((leaves, collector.finish()))
 }
 
 impl SnippetParse {
     /// Bytes of the text parsed (a measure of what keeping it costs).
     pub(crate) fn len(&self) -> usize {
         self.parsed.len()
+    }
+
+    /// The definitions of the snippet (`len` bytes) in this parse, at its
+    /// own offsets: those of its wrapper left out. Those its leaves' walk
+    /// gathered; after an incremental reparse, its tree is walked for them
+    /// (a markup snippet is always parsed afresh, so its scripts' are
+    /// gathered).
+    pub(crate) fn definitions(&self, format: &Format, len: usize) -> Definitions {
+        let offset = self.offset(format);
+        match &self.definitions {
+            Some(gathered) => gathered.within(offset as u32, len as u32),
+            None => definitions::of_tree(format, &self.tree).within(offset as u32, len as u32),
+        }
     }
 
     /// Where the snippet starts in the text parsed.
@@ -349,9 +385,12 @@ fn snippet_parse(
         }
         _ => parse(format, &parsed, None, budget)?,
     };
-    let leaves = match leaves {
-        Some(leaves) => leaves,
-        None => document_leaves(format, &tree, &parsed, budget)?,
+    let (leaves, definitions) = match leaves {
+        Some(leaves) => (leaves, None),
+        None => {
+            let (leaves, definitions) = document_leaves(format, &tree, &parsed, budget)?;
+            (leaves, Some(definitions))
+        }
     };
     Ok(SnippetParse {
         format: format.id,
@@ -360,6 +399,7 @@ fn snippet_parse(
         parsed,
         tree,
         leaves,
+        definitions,
     })
 }
 
@@ -841,5 +881,41 @@ mod tests {
         // Python has no block comments.
         let py = registry.lookup("py").unwrap();
         assert_eq!(blank_cut_comments(py, "x */\n"), "x */\n");
+    }
+}
+
+#[cfg(test)]
+mod definition_tests {
+    use super::*;
+    use crate::engine::grammar::Registry;
+
+    #[test]
+    fn a_method_pasted_alone_is_a_definition_and_its_wrapper_is_none() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        // `static` parses only in a class body: the snippet is parsed in
+        // the wrapper `class _ { ... }`.
+        let method = "  static mergeOptions(target, source) {\n    return target;\n  }\n";
+        let budget = Budget::for_snippet(method.len());
+        let (_, definitions) =
+            tokenize_snippet_defined(js, method, &Normalization::default(), &budget).unwrap();
+        let names: Vec<&str> = (definitions.as_slice().iter())
+            .map(|d| d.name(method))
+            .collect();
+        assert_eq!(names, ["mergeOptions"]);
+    }
+
+    #[test]
+    fn a_markup_snippet_has_the_definitions_of_its_scripts() {
+        let registry = Registry::builtin();
+        let vue = registry.lookup("vue").unwrap();
+        let code = "<template><p/></template>\n<script>\nfunction helper(x) {\n  return x + 1;\n}\n</script>\n";
+        let budget = Budget::for_snippet(code.len());
+        let (_, definitions) =
+            tokenize_snippet_defined(vue, code, &Normalization::default(), &budget).unwrap();
+        let names: Vec<&str> = (definitions.as_slice().iter())
+            .map(|d| d.name(code))
+            .collect();
+        assert_eq!(names, ["helper"]);
     }
 }

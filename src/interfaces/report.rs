@@ -470,6 +470,7 @@ mod tests {
                 end: Position { line: 5, column: 2 },
             },
             fragment: None,
+            symbol: None,
         };
         Duplication {
             place: place(a),

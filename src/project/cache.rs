@@ -5,7 +5,7 @@
 //! and, on start, the [`CachedFile`]s a scan may reuse instead of parsing.
 //!
 //! Layout (little-endian): magic, format version, key, entry count, entries
-//! in path order (path, size, mtime, content hash, tokens), the index's
+//! in path order (path, size, mtime, content hash, tokens, definitions), the index's
 //! posting lists (per family, the fingerprints' then the seeds', each a
 //! count and its postings sorted by hash, entry and position), then an
 //! XXH3 checksum of everything before it. A warm start takes the lists of
@@ -28,6 +28,7 @@ use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
 use crate::engine::tokens::{Normalization, Token};
@@ -37,8 +38,9 @@ use crate::project::config::Config;
 pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
 /// (2: a token's third number packs its length and class; 3: fingerprints
-/// are not kept; 4: the index's posting lists are.)
-pub const FORMAT_VERSION: u32 = 4;
+/// are not kept; 4: the index's posting lists are; 5: each entry's
+/// definitions follow its tokens.)
+pub const FORMAT_VERSION: u32 = 5;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
@@ -53,6 +55,8 @@ pub struct CachedFile {
     pub meta: FileMeta,
     /// Normalized tokens.
     pub tokens: Vec<Token>,
+    /// Its definitions.
+    pub definitions: Definitions,
     /// Whether a scan took the tokens (and so may take the postings).
     pub taken: bool,
 }
@@ -371,8 +375,9 @@ fn encode_parts<W: Write, L: Iterator<Item = Posting>>(
     Ok((out.out, checksum))
 }
 
-/// Appends the entry of `file` (path, size, mtime, content hash, tokens)
-/// to `piece`: as the cache lays out its entries, and its journal too.
+/// Appends the entry of `file` (path, size, mtime, content hash, tokens,
+/// definitions) to `piece`: as the cache lays out its entries, and its
+/// journal too.
 pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
     piece.extend_from_slice(&(file.rel.len() as u32).to_le_bytes());
     piece.extend_from_slice(file.rel.as_bytes());
@@ -386,7 +391,19 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
         piece.extend_from_slice(&start.to_le_bytes());
         piece.extend_from_slice(&len_class.to_le_bytes());
     }
+    let definitions = file.definitions.as_slice();
+    piece.extend_from_slice(&(definitions.len() as u32).to_le_bytes());
+    for d in definitions {
+        piece.extend_from_slice(&d.start.to_le_bytes());
+        piece.extend_from_slice(&d.end.to_le_bytes());
+        piece.extend_from_slice(&d.name_start.to_le_bytes());
+        piece.extend_from_slice(&d.name_len.to_le_bytes());
+        piece.extend_from_slice(&d.packed.to_le_bytes());
+    }
 }
+
+/// One entry of a cache or a journal: path, metadata, tokens, definitions.
+pub(super) type Entry = (String, FileMeta, Vec<Token>, Definitions);
 
 /// The bytes of the cache of `index` made with `key`.
 #[cfg(test)]
@@ -415,6 +432,9 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
 
 /// Bytes per token in a cache entry.
 const TOKEN_BYTES: usize = 16;
+
+/// Bytes per definition in a cache entry.
+const DEFINITION_BYTES: usize = 16;
 
 /// Bytes per posting in a posting list.
 const POSTING_BYTES: usize = 16;
@@ -461,7 +481,7 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
     let mut sizes: Vec<u32> = Vec::new();
     let mut previous_rel = String::new();
     for entry in 0..count {
-        let (rel, meta, tokens) = r.entry()?;
+        let (rel, meta, tokens, definitions) = r.entry()?;
         // In path order, as the index numbers its files (a posting list
         // stays sorted as the entries become a scan's files).
         if entry > 0 && rel <= previous_rel {
@@ -476,6 +496,7 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
                 entry,
                 meta,
                 tokens,
+                definitions,
                 taken: false,
             },
         );
@@ -734,9 +755,10 @@ impl<R: std::io::Read> Reader<R> {
         Ok(u64::from_le_bytes(b))
     }
 
-    /// One entry, as [`put_entry`] lays it out: its path, metadata and
-    /// tokens, which must be few enough for its file's size.
-    pub(super) fn entry(&mut self) -> Result<(String, FileMeta, Vec<Token>), &'static str> {
+    /// One entry, as [`put_entry`] lays it out: its path, metadata,
+    /// tokens, which must be few enough for its file's size, and
+    /// definitions, each inside the file, sorted, of a known kind.
+    pub(super) fn entry(&mut self) -> Result<Entry, &'static str> {
         let rel_len = self.u32()? as usize;
         let rel = String::from_utf8(self.bytes(rel_len)?).map_err(|_| "bad path")?;
         let meta = FileMeta {
@@ -751,7 +773,23 @@ impl<R: std::io::Read> Reader<R> {
         let tokens = self.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
             Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..]))
         })?;
-        Ok((rel, meta, tokens))
+        let n = self.u32()?;
+        if u64::from(n) > meta.size {
+            return Err("more definitions than the file can have");
+        }
+        let definitions =
+            self.records::<DEFINITION_BYTES, _>(n as usize, "bad definition", |c| {
+                let d = Definition {
+                    start: le32(&c[..4]),
+                    end: le32(&c[4..8]),
+                    name_start: le32(&c[8..12]),
+                    name_len: u16::from_le_bytes([c[12], c[13]]),
+                    packed: u16::from_le_bytes([c[14], c[15]]),
+                };
+                d.fits(meta.size).then_some(d)
+            })?;
+        let definitions = Definitions::checked(definitions).ok_or("definitions out of order")?;
+        Ok((rel, meta, tokens, definitions))
     }
 
     /// The version and key after the magic: the layout must be this one and
@@ -854,6 +892,12 @@ mod tests {
         assert_eq!(entry.entry, 1);
         assert_eq!(entry.tokens, index.files[1].tokens);
         assert_eq!(entry.meta, index.files[1].meta);
+        // Definitions too: five functions `f`, four `g`.
+        assert_eq!(entry.definitions.as_slice().len(), 5);
+        assert_eq!(entry.definitions, index.files[1].definitions);
+        let py = &loaded.files["c.py"];
+        assert_eq!(py.definitions.as_slice().len(), 4);
+        assert_eq!(py.definitions, index.files[2].definitions);
         assert!(entry.fits(&index.files[1].text));
         let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
         let read: Vec<&[Posting]> = (loaded.lists.postings.iter().chain(&loaded.lists.seeds))
@@ -904,7 +948,8 @@ mod tests {
                     body.extend_from_slice(&u32::to_le_bytes(v));
                 }
             }
-            // No posting lists.
+            // No definitions, no posting lists.
+            body.extend_from_slice(&0u32.to_le_bytes());
             body.extend_from_slice(&0u32.to_le_bytes());
             let checksum = xxhash_rust::xxh3::xxh3_64(&body);
             body.extend_from_slice(&checksum.to_le_bytes());

@@ -98,7 +98,14 @@ impl Record<'_> {
     pub(crate) fn len(&self) -> u64 {
         let paths: usize = self.removed.iter().map(|r| 4 + r.len()).sum();
         let entries: usize = (self.changed.iter())
-            .map(|f| 4 + f.rel.len() + 24 + 4 + f.tokens.len() * 16)
+            .map(|f| {
+                4 + f.rel.len()
+                    + 24
+                    + 4
+                    + f.tokens.len() * 16
+                    + 4
+                    + f.definitions.as_slice().len() * 16
+            })
             .sum();
         RECORD_FRAME_BYTES + 8 + (paths + entries) as u64
     }
@@ -244,13 +251,14 @@ fn apply_record(
     for rel in gone {
         files.remove(&rel);
     }
-    for (rel, meta, tokens) in given {
+    for (rel, meta, tokens, definitions) in given {
         let entry = u32::try_from(*next).map_err(|_| "too many entries")?;
         *next += 1;
         let file = CachedFile {
             entry,
             meta,
             tokens,
+            definitions,
             taken: false,
         };
         files.insert(rel, file);

@@ -384,7 +384,7 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
     let same = |m: &FileMeta| m.content_hash == meta.content_hash && m.size == meta.size;
     let known = previous
         .filter(|p| same(&p.meta))
-        .map(|p| p.tokens.clone())
+        .map(|p| (p.tokens.clone(), p.definitions.clone()))
         .or_else(|| {
             // Taken, not copied: the cache's tokens are the index's from
             // here on, so a warm start holds them once (1.5 GB for the
@@ -396,10 +396,18 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
                 .unwrap_or_else(|e| e.into_inner());
             let fits = same(&cached.meta) && cached.fits(&text);
             cached.taken |= fits;
-            fits.then(|| std::mem::take(&mut cached.tokens))
+            fits.then(|| {
+                (
+                    std::mem::take(&mut cached.tokens),
+                    std::mem::take(&mut cached.definitions),
+                )
+            })
         });
     let file = match known {
-        Some(tokens) => SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens, meta),
+        Some((tokens, definitions)) => {
+            SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens, meta)
+                .with_definitions(definitions)
+        }
         None => {
             let file = SourceFile::new(
                 path,

@@ -17,10 +17,12 @@
 
 use std::cmp::Reverse;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
 use crate::engine::index::SourceFile;
 use crate::engine::matching::{content_hash, renamed, NearMiss, SnippetMatch, Span};
-use crate::engine::tokens::{Mode, Token};
+use crate::engine::symbols::Symbol;
+use crate::engine::tokens::{LineIndex, Mode, Token};
 
 /// A range of text in a file, as answers report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +46,10 @@ pub(crate) struct Place {
     /// carries it (the codebase's places of checks; the clone list's when
     /// asked; the second place of a report's clone).
     pub fragment: Option<String>,
+    /// The definition it lies in (the innermost function, method, class
+    /// or module holding it); `None` where none does, or where its file's
+    /// definitions are not known.
+    pub symbol: Option<Symbol>,
 }
 
 impl Place {
@@ -86,7 +92,16 @@ impl Place {
             format: registry.get(file.format).name.clone(),
             span,
             fragment: None,
+            symbol: file.symbol_at(span.start, span.end),
         }
+    }
+
+    /// Its symbol as people read it: `` `OptionsBuilder.mergeOptions()` ``
+    /// for a function or method the place covers whole, `` part of
+    /// `merge()` `` for one it does not, `` class `Stats` `` for another
+    /// definition (`` part of class `Stats` ``); `None` without a symbol.
+    pub(crate) fn symbol_said(&self) -> Option<String> {
+        self.symbol.as_ref().map(said)
     }
 
     /// The same place without its fragment: where it is, not what it says
@@ -99,6 +114,53 @@ impl Place {
             format: self.format.clone(),
             span: self.span,
             fragment: None,
+            symbol: self.symbol.clone(),
+        }
+    }
+}
+
+/// The checked code of an answer (a snippet, a buffer), to name the
+/// symbol of its places: its text, tokens and definitions, and its line
+/// table (made only when it has definitions).
+pub(crate) struct Checked<'a> {
+    code: &'a str,
+    tokens: &'a [Token],
+    definitions: &'a Definitions,
+    lines: LineIndex,
+}
+
+impl<'a> Checked<'a> {
+    /// The checked `code`, its `tokens` and `definitions`.
+    pub(crate) fn new(code: &'a str, tokens: &'a [Token], definitions: &'a Definitions) -> Self {
+        let lines = if definitions.as_slice().is_empty() {
+            LineIndex::default()
+        } else {
+            LineIndex::new(code)
+        };
+        Checked {
+            code,
+            tokens,
+            definitions,
+            lines,
+        }
+    }
+
+    /// The place `span` of the checked code, at `path` in `format`.
+    pub(crate) fn place(&self, path: &str, format: &str, span: Span) -> Place {
+        Place {
+            path: path.to_owned(),
+            rel: path.to_owned(),
+            repository: None,
+            format: format.to_owned(),
+            span,
+            fragment: None,
+            symbol: self.definitions.symbol_at(
+                self.code,
+                &self.lines,
+                self.tokens,
+                span.start,
+                span.end,
+            ),
         }
     }
 }
@@ -159,6 +221,24 @@ impl Duplication {
     /// Lines of the larger place.
     pub(crate) fn larger_lines(&self) -> u32 {
         self.place.lines().max(self.other.lines())
+    }
+}
+
+/// A symbol as people read it (see [`Place::symbol_said`]).
+pub(crate) fn said(s: &Symbol) -> String {
+    let qualified = match &s.container {
+        Some(container) => format!("{container}.{}", s.name),
+        None => s.name.clone(),
+    };
+    let named = if s.kind.is_callable() {
+        format!("`{qualified}()`")
+    } else {
+        format!("{} `{qualified}`", s.kind.name())
+    };
+    if s.whole {
+        named
+    } else {
+        format!("part of {named}")
     }
 }
 

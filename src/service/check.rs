@@ -19,18 +19,19 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::index::{folder_of, Index, SourceFile};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{self, Budget, ParseError};
-use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_once};
+use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_defined};
 use crate::engine::stats::SnippetStats;
 use crate::engine::tokens::{Mode, Token};
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
-use crate::service::answer::{Duplication, Place};
+use crate::service::answer::{Checked, Duplication};
 use crate::service::findings::{findings, Finding};
 
 /// Duplications listed in one answer at most; the rest are counted.
@@ -151,6 +152,8 @@ pub(crate) fn request_matches(
 pub(crate) struct Local {
     /// The snippet's tokens.
     pub tokens: Vec<Token>,
+    /// The snippet's definitions.
+    pub definitions: Definitions,
     /// Its matches in the snapshot's index, in the answer's order.
     pub matches: Vec<SnippetMatch>,
 }
@@ -171,7 +174,7 @@ pub(crate) fn check_local(
     }
     let budget = budget_for(request.code.len());
     let path = request.path.as_deref();
-    let tokens = tokenize_request(scanner, buffers, request, &budget)?;
+    let (tokens, definitions) = tokenize_request(scanner, buffers, request, &budget)?;
     let tokenized = started.elapsed();
     let exclude = Exclusions {
         own_file: path,
@@ -192,7 +195,11 @@ pub(crate) fn check_local(
         request.code.len(),
         started.elapsed() - tokenized,
     );
-    Ok(Some(Local { tokens, matches }))
+    Ok(Some(Local {
+        tokens,
+        definitions,
+        matches,
+    }))
 }
 
 /// Checks `request` against `snapshot` alone (blocking: run it off the
@@ -203,11 +210,29 @@ pub(crate) fn check_snippet(
     snapshot: &Snapshot,
     request: &CheckRequest,
 ) -> Result<CheckAnswer, Refusal> {
-    let Some(Local { tokens, matches }) = check_local(scanner, buffers, snapshot, request)? else {
-        return Ok(answer(request, &[], Vec::new(), None, scanner.registry()));
+    let Some(Local {
+        tokens,
+        definitions,
+        matches,
+    }) = check_local(scanner, buffers, snapshot, request)?
+    else {
+        let none = Definitions::default();
+        return Ok(answer(
+            request,
+            (&[], &none),
+            Vec::new(),
+            None,
+            scanner.registry(),
+        ));
     };
     let found = found_in(&snapshot.index, matches);
-    Ok(answer(request, &tokens, found, None, scanner.registry()))
+    Ok(answer(
+        request,
+        (&tokens, &definitions),
+        found,
+        None,
+        scanner.registry(),
+    ))
 }
 
 /// A match with the file it was found in and, when that file is another
@@ -243,7 +268,7 @@ pub(crate) fn tokenize_request(
     buffers: &Buffers,
     request: &CheckRequest,
     budget: &Budget,
-) -> Result<Vec<Token>, Refusal> {
+) -> Result<(Vec<Token>, Definitions), Refusal> {
     let normalization = &scanner.config().normalization;
     let format = scanner.registry().get(request.format);
     match request.path.as_deref() {
@@ -252,10 +277,11 @@ pub(crate) fn tokenize_request(
             let (tokens, parse) =
                 tokenize_snippet_after(format, &request.code, normalization, previous, budget)
                     .map_err(Refusal::Parse)?;
+            let definitions = parse.definitions(format, request.code.len());
             buffers.keep(path, parse);
-            Ok(tokens)
+            Ok((tokens, definitions))
         }
-        None => tokenize_snippet_once(format, &request.code, normalization, budget)
+        None => tokenize_snippet_defined(format, &request.code, normalization, budget)
             .map_err(Refusal::Parse),
     }
 }
@@ -264,10 +290,11 @@ pub(crate) fn tokenize_request(
 /// directory and, with a store, in other repositories) within the caps, in
 /// the answer's order (docs/api.md): snippet line, longer first, this
 /// directory's files before other repositories', file, codebase line.
-/// `tokens` are the snippet's, which the matches index.
+/// `snippet` is the snippet's tokens, which the matches index, and its
+/// definitions.
 pub(crate) fn answer(
     request: &CheckRequest,
-    tokens: &[Token],
+    (tokens, definitions): (&[Token], &Definitions),
     mut found: Vec<Found>,
     store: Option<StoreStatus>,
     registry: &Registry,
@@ -284,6 +311,7 @@ pub(crate) fn answer(
     found.truncate(listed);
     let path = request.path.as_deref().unwrap_or_default();
     let format = &registry.get(request.format).name;
+    let checked = Checked::new(&request.code, tokens, definitions);
     let duplications = found
         .into_iter()
         .map(
@@ -292,14 +320,7 @@ pub(crate) fn answer(
                  repository,
                  m,
              }| {
-                let place = Place {
-                    path: path.to_owned(),
-                    rel: path.to_owned(),
-                    repository: None,
-                    format: format.clone(),
-                    span: m.snippet,
-                    fragment: None,
-                };
+                let place = checked.place(path, format, m.snippet);
                 let snippet = (tokens, request.code.as_str());
                 let mut d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
                 d.other.repository = repository.map(|r| r.to_string());

@@ -43,15 +43,16 @@ use std::cmp::Reverse;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Line};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{fnv1a, HashSet};
 use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{Budget, ParseError};
-use crate::engine::snippet::tokenize_snippet_once;
+use crate::engine::snippet::tokenize_snippet_defined;
 use crate::engine::stats::Percent;
-use crate::engine::tokens::{tokenize_within, LineIndex, Mode, Normalization, Token, TokenClass};
+use crate::engine::tokens::{tokenize_defined, LineIndex, Mode, Normalization, Token, TokenClass};
 use crate::project::config::Config;
 use crate::project::generated::generated_head;
 use crate::project::snapshot::Snapshot;
@@ -765,12 +766,12 @@ fn build(
         // A copy is new code, all of it.
         added = (1..=lines.editor_lines(&text)).collect();
     }
-    let tokens = match &pieces {
-        None => tokenize_within(format, &text, &config.normalization, budget),
+    let parsed = match &pieces {
+        None => tokenize_defined(format, &text, &config.normalization, budget),
         Some(pieces) => tokenize_pieces(format, &text, pieces, &config.normalization, &rel, budget),
     };
-    let tokens = match tokens {
-        Ok(tokens) => tokens,
+    let (tokens, definitions) = match parsed {
+        Ok(parsed) => parsed,
         Err(ParseError::Memory) => return skipped(Skip::ParseMemory),
         Err(ParseError::Stopped) => return Err(DiffRefusal::Stopped),
         Err(ParseError::Timeout) => {
@@ -788,7 +789,8 @@ fn build(
         rel.clone()
     };
     let meta = FileMeta::of(&text, text.len() as u64, 0);
-    let file = SourceFile::with_tokens(path, rel.clone(), format, text, tokens, meta);
+    let file = SourceFile::with_tokens(path, rel.clone(), format, text, tokens, meta)
+        .with_definitions(definitions);
     // The text before the diff, for inconsistent changes: the indexed one,
     // or the undone one tokenized here (within the same budget).
     let old = match before.filter(|_| pieces.is_none()) {
@@ -799,8 +801,8 @@ fn build(
             let old_rel = change.old_path.as_deref().map_or(rel.clone(), |p| {
                 inside_dir(p).unwrap_or_else(|| rel.clone())
             });
-            match tokenize_within(format, &text, &config.normalization, budget) {
-                Ok(tokens) => {
+            match tokenize_defined(format, &text, &config.normalization, budget) {
+                Ok((tokens, definitions)) => {
                     let meta = FileMeta::of(&text, text.len() as u64, 0);
                     let old = SourceFile::with_tokens(
                         old_rel.clone(),
@@ -809,7 +811,8 @@ fn build(
                         text,
                         tokens,
                         meta,
-                    );
+                    )
+                    .with_definitions(definitions);
                     Some((Arc::new(old), deleted))
                 }
                 Err(ParseError::Stopped) => return Err(DiffRefusal::Stopped),
@@ -873,8 +876,9 @@ fn tokenize_pieces(
     normalization: &Normalization,
     rel: &str,
     budget: &Budget,
-) -> Result<Vec<Token>, ParseError> {
+) -> Result<(Vec<Token>, Definitions), ParseError> {
     let mut tokens = Vec::new();
+    let mut definitions = Vec::new();
     for (i, piece) in pieces.iter().enumerate() {
         if i > 0 {
             let gap = format!("\0$gap {rel} {i}");
@@ -883,10 +887,12 @@ fn tokenize_pieces(
             tokens.push(Token::new(fnv1a(gap.as_bytes()), TokenClass::Other, at, at));
         }
         let shift = piece.start as u32;
-        let cut = tokenize_snippet_once(format, &text[piece.clone()], normalization, budget)?;
+        let (cut, defined) =
+            tokenize_snippet_defined(format, &text[piece.clone()], normalization, budget)?;
         tokens.extend(cut.into_iter().map(|t| t.shifted(shift)));
+        definitions.extend(defined.as_slice().iter().map(|d| d.shifted(shift)));
     }
-    Ok(tokens)
+    Ok((tokens, Definitions::sorted(definitions)))
 }
 
 /// A duplication found, before it is listed.
@@ -939,6 +945,7 @@ impl Found {
             format: format.to_owned(),
             span: self.m.snippet,
             fragment: None,
+            symbol: new.symbol_at(self.m.snippet.start, self.m.snippet.end),
         };
         let mut d = Duplication {
             added_lines: Some(self.added_lines),
@@ -1106,7 +1113,7 @@ mod tests {
         };
         let (text, _, pieces) = hunks_at_their_lines(&[hunk(1, "f(a);\n"), hunk(4, "g(b);\n")]);
         let budget = Budget::for_file(text.len());
-        let tokens = tokenize_pieces(
+        let (tokens, _) = tokenize_pieces(
             js,
             &text,
             &pieces,
@@ -1123,7 +1130,7 @@ mod tests {
             texts,
             ["f", "(", "a", ")", ";", "", "g", "(", "b", ")", ";"]
         );
-        let other = tokenize_pieces(
+        let (other, _) = tokenize_pieces(
             js,
             &text,
             &pieces,

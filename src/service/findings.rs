@@ -77,13 +77,20 @@ impl Finding {
             format: format.to_owned(),
             span,
             fragment: None,
+            symbol: None,
         };
         Finding {
-            location: place(&change.rel, change.span),
+            location: Place {
+                symbol: change.symbol.clone(),
+                ..place(&change.rel, change.span)
+            },
             related: change
                 .copies
                 .iter()
-                .map(|(rel, span)| place(rel, *span))
+                .map(|(rel, span, symbol)| Place {
+                    symbol: symbol.clone(),
+                    ..place(rel, *span)
+                })
                 .collect(),
             lines: change.span.lines(),
             tokens: change.tokens,
@@ -172,6 +179,7 @@ mod tests {
                 },
             },
             fragment: None,
+            symbol: None,
         };
         Finding {
             location: region(path, line),

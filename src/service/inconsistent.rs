@@ -30,7 +30,9 @@ use crate::engine::grammar::Registry;
 use crate::engine::index::{Index, SourceFile};
 use crate::engine::matching::{content_hash, snippet_matches, Exclusions, Span, Thresholds};
 use crate::engine::runs::Expired;
+use crate::engine::symbols::Symbol;
 use crate::engine::tokens::Mode;
+use crate::service::answer::said;
 
 /// A file the diff changes, whose text before the diff is known.
 pub(crate) struct Changed<'a> {
@@ -61,20 +63,23 @@ pub(crate) struct InconsistentChange {
     pub tokens: u32,
     /// The hash of its new tokens in the mode (SARIF's fingerprint).
     pub content_hash: u64,
-    /// The copies left behind: file (relative to DIR) and place, in the
-    /// new text of their file, by file and line.
-    pub copies: Vec<(String, Span)>,
+    /// The definition the changed copy lies in.
+    pub symbol: Option<Symbol>,
+    /// The copies left behind: file (relative to DIR), place in the new
+    /// text of their file, and the definition each lies in, by file and
+    /// line.
+    pub copies: Vec<(String, Span, Option<Symbol>)>,
 }
 
 impl InconsistentChange {
-    /// It in one line: `src/a.js:40-58 changed here; its copy in
-    /// src/b.js:12-30 was not changed the same way`.
+    /// It in one line: `` `retry()` in src/a.js:40-58 changed here; its
+    /// copy in src/b.js:12-30 was not changed the same way ``.
     pub(crate) fn message(&self) -> String {
         let at = |rel: &str, span: &Span| format!("{rel}:{}-{}", span.start.line, span.end.line);
         let copies: Vec<String> = self
             .copies
             .iter()
-            .map(|(rel, span)| at(rel, span))
+            .map(|(rel, span, _)| at(rel, span))
             .collect();
         let (noun, verb) = if copies.len() == 1 {
             ("copy", "was")
@@ -85,8 +90,9 @@ impl InconsistentChange {
             Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
             _ => copies.join(""),
         };
+        let within = (self.symbol.as_ref()).map_or(String::new(), |s| format!("{} in ", said(s)));
         format!(
-            "{} changed here; its {noun} in {listed} {verb} not changed the same way",
+            "{within}{} changed here; its {noun} in {listed} {verb} not changed the same way",
             at(&self.rel, &self.span)
         )
     }
@@ -293,12 +299,14 @@ pub(crate) fn inconsistent_changes(
             if ids(c.new, &now) == ids(there.new, &theirs) {
                 continue;
             }
+            let copy_span = Span {
+                start: there.new.token_start(theirs.start),
+                end: there.new.token_end(theirs.end - 1),
+            };
             let copy = (
                 there.new.rel.clone(),
-                Span {
-                    start: there.new.token_start(theirs.start),
-                    end: there.new.token_end(theirs.end - 1),
-                },
+                copy_span,
+                there.new.symbol_at(copy_span.start, copy_span.end),
             );
             match found
                 .iter_mut()
@@ -319,6 +327,7 @@ pub(crate) fn inconsistent_changes(
                         &c.new.tokens[now.start as usize..now.end as usize],
                         mode,
                     ),
+                    symbol: c.new.symbol_at(span.start, span.end),
                     copies: vec![copy],
                 }),
             }

@@ -28,18 +28,19 @@ use std::cmp::Reverse;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
 use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
-use crate::engine::tokens::tokenize_within;
+use crate::engine::tokens::tokenize_defined;
 use crate::engine::tokens::Token;
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
 use crate::project::generated::generated_text;
 use crate::project::scanner::Scanner;
 use crate::project::snapshot::Snapshot;
-use crate::service::answer::{Duplication, Place};
+use crate::service::answer::{Checked, Duplication};
 use crate::service::check::{
     budget_for, request_matches, tokenize_request, CheckRequest, Found, Refusal, StoreStatus,
     MAX_DUPLICATIONS,
@@ -125,8 +126,9 @@ fn tokenized(
         return None;
     }
     let budget = Budget::for_file(text.len());
-    let tokens = match tokenize_within(format, text, &config.normalization, &budget) {
-        Ok(tokens) => tokens,
+    let (tokens, definitions) = match tokenize_defined(format, text, &config.normalization, &budget)
+    {
+        Ok(parsed) => parsed,
         Err(err) => {
             tracing::debug!("open buffer {rel} left out: {err}");
             return None;
@@ -141,14 +143,10 @@ fn tokenized(
         rel.to_owned()
     };
     let meta = FileMeta::of(text, text.len() as u64, 0);
-    Some(Arc::new(SourceFile::with_tokens(
-        path,
-        rel.to_owned(),
-        format,
-        text.to_owned(),
-        tokens,
-        meta,
-    )))
+    Some(Arc::new(
+        SourceFile::with_tokens(path, rel.to_owned(), format, text.to_owned(), tokens, meta)
+            .with_definitions(definitions),
+    ))
 }
 
 /// The duplications of a buffer.
@@ -167,6 +165,8 @@ pub(crate) struct BufferAnswer {
     elsewhere: Vec<(Arc<str>, Arc<SourceFile>)>,
     /// The buffer's tokens, for the store's lookup.
     tokens: Vec<Token>,
+    /// The buffer's definitions, for its places' symbols.
+    definitions: Definitions,
     /// How the store answered, when there is one and it was asked.
     pub store: Option<StoreStatus>,
 }
@@ -204,6 +204,7 @@ impl BufferAnswer {
         self.store = Some(status);
         let format = &registry.get(request.format).name;
         let rel = request.path.as_deref().unwrap_or_default();
+        let checked = Checked::new(&request.code, &self.tokens, &self.definitions);
         for Found {
             file,
             repository,
@@ -213,14 +214,7 @@ impl BufferAnswer {
             let Some(repository) = repository else {
                 continue;
             };
-            let place = Place {
-                path: rel.to_owned(),
-                rel: rel.to_owned(),
-                repository: None,
-                format: format.clone(),
-                span: m.snippet,
-                fragment: None,
-            };
+            let place = checked.place(rel, format, m.snippet);
             let snippet = (&self.tokens[..], request.code.as_str());
             let mut d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
             d.other.repository = Some(repository.to_string());
@@ -268,11 +262,12 @@ pub(crate) fn check_buffer(
             files: Vec::new(),
             elsewhere: Vec::new(),
             tokens: Vec::new(),
+            definitions: Definitions::default(),
             store: None,
         });
     }
     let budget = budget_for(request.code.len());
-    let tokens = tokenize_request(scanner, buffers, request, &budget)?;
+    let (tokens, definitions) = tokenize_request(scanner, buffers, request, &budget)?;
     let path = request.path.as_deref();
     let local_folder = path.filter(|_| config.skip_local).map(folder_of);
     let matching = |index: &Index, files: &[u32]| {
@@ -313,17 +308,11 @@ pub(crate) fn check_buffer(
     let rel = path.unwrap_or_default();
     let registry = scanner.registry();
     let mut files = Vec::new();
+    let checked = Checked::new(&request.code, &tokens, &definitions);
     let duplications = found
         .into_iter()
         .map(|(file, m)| {
-            let place = Place {
-                path: rel.to_owned(),
-                rel: rel.to_owned(),
-                repository: None,
-                format: format.name.clone(),
-                span: m.snippet,
-                fragment: None,
-            };
+            let place = checked.place(rel, &format.name, m.snippet);
             let snippet = (&tokens[..], request.code.as_str());
             let d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
             files.push(file);
@@ -339,6 +328,7 @@ pub(crate) fn check_buffer(
         files,
         elsewhere: Vec::new(),
         tokens,
+        definitions,
         store: None,
     })
 }

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
 use crate::engine::stats::ProjectStats;
 use crate::project::buffers::Buffers;
@@ -250,23 +251,31 @@ impl Workspace {
             let _admitted = admitted;
             let (config, registry) = (this.config(), this.registry());
             let here = |matches| check::found_in(&snapshot.index, matches);
-            let (tokens, found, status) = match looked_up {
-                None => (Vec::new(), Vec::new(), StoreStatus::Ok { skipped: 0 }),
+            let (tokens, definitions, found, status) = match looked_up {
+                None => (
+                    Vec::new(),
+                    Definitions::default(),
+                    Vec::new(),
+                    StoreStatus::Ok { skipped: 0 },
+                ),
                 Some((local, Ok(files))) => {
                     let skipped = files.skipped;
                     let mut found =
                         across::matches(files, &local.tokens, &request, config, registry, winnow)
                             .map_err(ServiceError::from)?;
                     found.extend(here(local.matches));
-                    (local.tokens, found, StoreStatus::Ok { skipped })
+                    let status = StoreStatus::Ok { skipped };
+                    (local.tokens, local.definitions, found, status)
                 }
                 Some((local, Err(e))) => (
                     local.tokens,
+                    local.definitions,
                     here(local.matches),
                     StoreStatus::Unavailable { kind: e.kind() },
                 ),
             };
-            let answer = check::answer(&request, &tokens, found, Some(status), registry);
+            let snippet = (&tokens[..], &definitions);
+            let answer = check::answer(&request, snippet, found, Some(status), registry);
             render(&this, &request, &answer)
         })
         .await

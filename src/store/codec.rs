@@ -1,4 +1,5 @@
-//! A content's tokens as the store keeps them (`contents.tokens`): about
+//! A content's tokens as the store keeps them (`contents.tokens`), and its
+//! definitions (`contents.definitions`, 16 bytes each): tokens take about
 //! 5 bytes a token instead of the 16 they take in memory. The distinct
 //! text hashes come first (8 bytes each); then per token its hash's place
 //! in that list, its start as the difference from the previous token's
@@ -8,6 +9,7 @@
 //! and refuses bytes that do not decode to tokens (a store is not trusted
 //! more than the cache is).
 
+use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
 use crate::engine::tokens::Token;
 
@@ -102,6 +104,48 @@ fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
+/// Bytes per definition.
+const DEFINITION_BYTES: usize = 16;
+
+/// A content's definitions, 16 bytes each (start, end, name start, name
+/// length, kind and wrapper), little-endian, as in memory.
+pub fn encode_definitions(definitions: &Definitions) -> Vec<u8> {
+    let all = definitions.as_slice();
+    let mut out = Vec::with_capacity(all.len() * DEFINITION_BYTES);
+    for d in all {
+        for v in [d.start, d.end, d.name_start] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&d.name_len.to_le_bytes());
+        out.extend_from_slice(&d.packed.to_le_bytes());
+    }
+    out
+}
+
+/// The definitions [`encode_definitions`] wrote for a text of `len`
+/// bytes; `None` unless each fits the text and they are in order.
+pub fn decode_definitions(bytes: &[u8], len: u64) -> Option<Definitions> {
+    if !bytes.len().is_multiple_of(DEFINITION_BYTES) {
+        return None;
+    }
+    let u32_at = |c: &[u8], i: usize| u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+    let mut all = Vec::with_capacity(bytes.len() / DEFINITION_BYTES);
+    for c in bytes.chunks_exact(DEFINITION_BYTES) {
+        let d = Definition {
+            start: u32_at(c, 0),
+            end: u32_at(c, 4),
+            name_start: u32_at(c, 8),
+            name_len: u16::from_le_bytes([c[12], c[13]]),
+            packed: u16::from_le_bytes([c[14], c[15]]),
+        };
+        if !d.fits(len) {
+            return None;
+        }
+        all.push(d);
+    }
+    Definitions::checked(all)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +198,26 @@ mod tests {
         longer.push(0);
         assert_eq!(decode(&longer), None);
         assert_eq!(decode(&[0xff; 12]), None);
+    }
+
+    #[test]
+    fn definitions_round_trip_and_damaged_ones_are_refused() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let text = "class A {\n  m() { return 1; }\n}\nexport function f() {}\n";
+        let budget = crate::engine::parse::Budget::for_file(text.len());
+        let (_, definitions) =
+            crate::engine::tokens::tokenize_defined(js, text, &Normalization::default(), &budget)
+                .unwrap();
+        assert_eq!(definitions.as_slice().len(), 3);
+        let bytes = encode_definitions(&definitions);
+        assert_eq!(bytes.len(), 48);
+        let len = text.len() as u64;
+        assert_eq!(decode_definitions(&bytes, len), Some(definitions));
+        // Past the text, cut short, or out of order: refused.
+        assert_eq!(decode_definitions(&bytes, 20), None);
+        assert_eq!(decode_definitions(&bytes[..40], len), None);
+        let swapped = [&bytes[16..32], &bytes[..16], &bytes[32..]].concat();
+        assert_eq!(decode_definitions(&swapped, len), None);
     }
 }

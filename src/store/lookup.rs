@@ -33,6 +33,7 @@ use std::sync::Arc;
 use super::codec;
 use super::error::StoreError;
 use super::kept::{Content, Kept};
+use crate::engine::definitions::Definitions;
 use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::{HashMap, HashSet};
@@ -126,7 +127,8 @@ const CONTENTS: &str = "\
 SELECT f.content, f.copy, r.name, f.path, \
 CASE WHEN f.content = ANY($3) THEN c.format END, \
 CASE WHEN f.content = ANY($3) THEN c.text END, \
-CASE WHEN f.content = ANY($3) THEN c.tokens END \
+CASE WHEN f.content = ANY($3) THEN c.tokens END, \
+CASE WHEN f.content = ANY($3) THEN c.definitions END \
 FROM copy_files f \
 JOIN contents c ON c.id = f.content \
 JOIN copies k ON k.id = f.copy \
@@ -347,6 +349,18 @@ async fn lookup_once(
                     what: what.into(),
                     reason: format!("the tokens of content {id} do not decode to its text"),
                 })?;
+            // Contents written before the store kept definitions name none.
+            let definitions = match row.get::<_, Option<&[u8]>>(7) {
+                None => Definitions::default(),
+                Some(bytes) => {
+                    codec::decode_definitions(bytes, text.len() as u64).ok_or_else(|| {
+                        StoreError::Query {
+                            what: what.into(),
+                            reason: format!("the definitions of content {id} do not fit its text"),
+                        }
+                    })?
+                }
+            };
             // A format this dupcheck does not know is no candidate.
             let Some(format) = registry.lookup(&format) else {
                 continue;
@@ -358,7 +372,8 @@ async fn lookup_once(
                 text,
                 tokens,
                 FileMeta::default(),
-            );
+            )
+            .with_definitions(definitions);
             let prints = FilePrints::of(&file.tokens, query.winnow);
             let content = Arc::new(Content {
                 file: Arc::new(file),
@@ -402,6 +417,7 @@ async fn lookup_once(
                     lines: same.lines.clone(),
                     tokens: same.tokens.clone(),
                     meta: same.meta,
+                    definitions: same.definitions.clone(),
                 })
             };
             found.files.push(Candidate {

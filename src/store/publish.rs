@@ -375,18 +375,22 @@ async fn insert_contents(
         .iter()
         .map(|e| codec::encode(&e.file.tokens))
         .collect();
+    let definitions: Vec<Vec<u8>> = batch
+        .iter()
+        .map(|e| codec::encode_definitions(&e.file.definitions))
+        .collect();
     let tx = client
         .transaction()
         .await
         .map_err(StoreError::query(what))?;
     let inserted: HashSet<i64> = tx
         .query(
-            "INSERT INTO contents (id, settings_key, content_hash, format, family, lines, text, tokens) \
-             SELECT id, $2, content_hash, format, family, lines, text, tokens \
-             FROM unnest($1::bigint[], $3::bigint[], $4::text[], $5::smallint[], $6::integer[], $7::text[], $8::bytea[]) \
-             AS t(id, content_hash, format, family, lines, text, tokens) \
+            "INSERT INTO contents (id, settings_key, content_hash, format, family, lines, text, tokens, definitions) \
+             SELECT id, $2, content_hash, format, family, lines, text, tokens, definitions \
+             FROM unnest($1::bigint[], $3::bigint[], $4::text[], $5::smallint[], $6::integer[], $7::text[], $8::bytea[], $9::bytea[]) \
+             AS t(id, content_hash, format, family, lines, text, tokens, definitions) \
              ON CONFLICT (id) DO NOTHING RETURNING id",
-            &[&ids, &key, &hashes, &formats, &families, &lines, &texts, &tokens],
+            &[&ids, &key, &hashes, &formats, &families, &lines, &texts, &tokens, &definitions],
         )
         .await
         .map_err(StoreError::query(what))?

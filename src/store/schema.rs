@@ -22,8 +22,9 @@ use tokio_postgres::Client;
 
 use super::error::StoreError;
 
-/// The version of the schema this dupcheck reads and writes.
-pub const VERSION: i32 = 1;
+/// The version of the schema this dupcheck reads and writes (2: each
+/// content's definitions).
+pub const VERSION: i32 = 2;
 
 /// The statements that make version 1 from nothing.
 const CREATE_V1: &str = "
@@ -69,6 +70,11 @@ CREATE INDEX postings_hash ON postings (hash);
 CREATE INDEX postings_content ON postings USING brin (content);
 ";
 
+/// The statements that make version 2 from version 1: each content's
+/// definitions (functions, classes...), for the symbols of its places;
+/// `NULL` for contents written before, whose places name none.
+const MIGRATE_V2: &str = "ALTER TABLE contents ADD COLUMN definitions bytea;";
+
 /// What [`init`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Initialized {
@@ -103,10 +109,19 @@ pub async fn init(client: &mut Client) -> Result<Initialized, StoreError> {
             tx.batch_execute(CREATE_V1)
                 .await
                 .map_err(StoreError::query(what))?;
+            tx.batch_execute(MIGRATE_V2)
+                .await
+                .map_err(StoreError::query(what))?;
             Initialized::Created
         }
         Some(VERSION) => Initialized::Current,
         Some(version) if version > VERSION => return Err(newer(version)),
+        Some(1) => {
+            tx.batch_execute(MIGRATE_V2)
+                .await
+                .map_err(StoreError::query(what))?;
+            Initialized::Migrated(1)
+        }
         // Versions before 1 never existed; later ones migrate here, one
         // step at a time.
         Some(version) => return Err(unknown(version)),

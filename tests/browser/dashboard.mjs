@@ -122,6 +122,16 @@ async function run(browser, name, viewport, report) {
   const heads = await page.locator("#detail .side h3").allInnerTexts();
   const place = (p) => `${p.file}:${p.startLine}–${p.endLine}`;
   assert.deepEqual(heads, [place(clone.first), place(clone.second)]);
+  // Each side names the definition it lies in, as the list's places do.
+  const symbols = await page.locator("#detail .side").evaluateAll((ss) => ss.map((s) => s.querySelector(".symbol")?.textContent ?? null));
+  const said = (s) => {
+    if (!s) return null;
+    const q = s.container ? `${s.container}.${s.name}` : s.name;
+    const named = ["function", "method"].includes(s.kind) ? `${q}()` : `${s.kind} ${q}`;
+    return s.whole ? `The whole of ${named}` : `Part of ${named}`;
+  };
+  assert.deepEqual(symbols, [said(clone.first.symbol), said(clone.second.symbol)]);
+  assert.ok(clone.first.symbol, "the largest clone of the fixture lies in a definition");
   const detail = await json(page, `/api/clone?id=${clone.id}`);
   for (const which of ["first", "second"]) {
     const side = page.locator(`#code-${which}`);

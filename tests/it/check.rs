@@ -32,23 +32,29 @@ fn strict_finds_reformatted_copies_with_exact_lines() {
     let (status, body) =
         server.check(json!({"code": read("src/util/merge.js"), "format": "javascript", "path": "src/util/merge.js"}));
     assert_eq!(status, 200);
+    // Each place is the whole of `merge` (its `export` left out).
+    let merge_whole = json!({"kind": "function", "name": "merge", "whole": true});
     let copy_fragment = "export function merge(target, source)\n{\n    const result = { ...target }; // shallow copy first\n    for (const key of Object.keys(source))\n    {\n        const value = source[key];\n        if (value && typeof value === \"object\" && !Array.isArray(value))\n        {\n            result[key] = merge(result[key] || {}, value);\n        }\n        else if (value !== undefined) { result[key] = value; }\n        else { delete result[key]; }\n    }\n    return result;\n}";
     assert_json!(
         body,
         json!({
             "duplications": [
                 {
-                    "snippetLocation": {"startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2},
+                    "snippetLocation": {"startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2,
+                                        "symbol": merge_whole},
                     "codebaseLocation": {"file": "src/app/merge-copy.js", "startLine": 4, "endLine": 18,
-                                         "startColumn": 1, "endColumn": 2, "fragment": copy_fragment},
+                                         "startColumn": 1, "endColumn": 2, "fragment": copy_fragment,
+                                         "symbol": merge_whole},
                     "linesCount": 14,
                     "tokens": 105,
                     "format": "javascript"
                 },
                 {
-                    "snippetLocation": {"startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2},
+                    "snippetLocation": {"startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2,
+                                        "symbol": merge_whole},
                     "codebaseLocation": {"file": "src/types/merge.ts", "startLine": 4, "endLine": 17,
-                                         "startColumn": 1, "endColumn": 2, "fragment": MERGE_BODY},
+                                         "startColumn": 1, "endColumn": 2, "fragment": MERGE_BODY,
+                                         "symbol": merge_whole},
                     "linesCount": 14,
                     "tokens": 105,
                     "format": "typescript"
@@ -138,7 +144,8 @@ fn modes_decide_what_counts_as_a_copy() {
             let first = &body["duplications"][0];
             assert_eq!(
                 first["snippetLocation"],
-                json!({"startLine": 6, "endLine": 15, "startColumn": 38, "endColumn": 2})
+                json!({"startLine": 6, "endLine": 15, "startColumn": 38, "endColumn": 2,
+                       "symbol": {"kind": "function", "name": "overlay", "whole": false}})
             );
         }
     }
@@ -153,9 +160,11 @@ fn weak_mode_matches_python_and_rust_with_exact_locations() {
     assert_json!(
         body["duplications"],
         json!([{
-            "snippetLocation": {"startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 60},
+            "snippetLocation": {"startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 60,
+                                "symbol": {"kind": "function", "name": "describe", "whole": true}},
             "codebaseLocation": {"file": "py/stats.py", "startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 75,
-                                 "fragment": read("py/stats.py").split_once("\n\n\n").expect("blank lines").1.trim_end()},
+                                 "fragment": read("py/stats.py").split_once("\n\n\n").expect("blank lines").1.trim_end(),
+                                 "symbol": {"kind": "function", "name": "summarize", "whole": true}},
             "linesCount": 14, "tokens": 89, "format": "python",
             // What the copy renamed, the snippet's name first.
             "renamed": [["describe", "summarize"], ["samples", "values"], ["digits", "precision"],
@@ -380,7 +389,7 @@ fn sarif_answers_give_one_result_per_place_of_the_snippet() {
             "ruleId": "duplicate-code",
             "ruleIndex": 0,
             "level": "warning",
-            "message": {"text": "Duplicated code: 14 lines (105 tokens), also at [src/app/merge-copy.js:4](1) and [src/types/merge.ts:4](2)."},
+            "message": {"text": "Duplicated code in `merge()`: 14 lines (105 tokens), also at [src/app/merge-copy.js:4](1) and [src/types/merge.ts:4](2)."},
             "locations": [{"physicalLocation": location("src/util/merge.js", 2, 15)}],
             "relatedLocations": [
                 {"id": 1, "physicalLocation": location("src/app/merge-copy.js", 4, 18),
@@ -433,7 +442,7 @@ fn without_a_path_the_snippet_is_the_sarif_logs_artifact() {
     );
     assert_eq!(
         line["message"],
-        "Duplicated code: 14 lines (105 tokens), also at src/app/merge-copy.js:4-18, src/types/merge.ts:4-17 and src/util/merge.js:2-15."
+        "Duplicated code in `merge()`: 14 lines (105 tokens), also at src/app/merge-copy.js:4-18, src/types/merge.ts:4-17 and src/util/merge.js:2-15."
     );
     let (_, plain) = server.check(json!({"code": MERGE_BODY, "format": "js"}));
     let res = server.request(

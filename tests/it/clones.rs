@@ -5,28 +5,30 @@ use crate::common;
 use common::{error, write, Server};
 use serde_json::{json, Value};
 
-/// The fixture's three clones, largest first, found with `--min-tokens 20`.
-fn place(file: &str, lines: (u32, u32), columns: (u32, u32)) -> Value {
+/// The fixture's three clones, largest first, found with `--min-tokens 20`:
+/// each place the whole of a function (`export` left out or not).
+fn place(file: &str, lines: (u32, u32), columns: (u32, u32), function: &str) -> Value {
     json!({"file": file, "startLine": lines.0, "endLine": lines.1,
-           "startColumn": columns.0, "endColumn": columns.1})
+           "startColumn": columns.0, "endColumn": columns.1,
+           "symbol": {"kind": "function", "name": function, "whole": true}})
 }
 
 fn merge() -> Value {
     json!({"id": "342c0547dd953337", "format": "javascript", "tokens": 122, "lines": 16,
-           "first": place("lib/vendor.js", (3, 18), (1, 2)),
-           "second": place("src/merge.js", (2, 17), (8, 2))})
+           "first": place("lib/vendor.js", (3, 18), (1, 2), "merge"),
+           "second": place("src/merge.js", (2, 17), (8, 2), "merge")})
 }
 
 fn summarize() -> Value {
     json!({"id": "a68f56ada7e2195e", "format": "python", "tokens": 71, "lines": 11,
-           "first": place("src/stats.py", (1, 11), (1, 78)),
-           "second": place("tools/report.py", (4, 14), (1, 78))})
+           "first": place("src/stats.py", (1, 11), (1, 78), "summarize"),
+           "second": place("tools/report.py", (4, 14), (1, 78), "summarize")})
 }
 
 fn clamp() -> Value {
     json!({"id": "b4d21c4f03f752aa", "format": "javascript", "tokens": 37, "lines": 9,
-           "first": place("lib/range.js", (1, 9), (1, 2)),
-           "second": place("src/merge.js", (19, 27), (1, 2))})
+           "first": place("lib/range.js", (1, 9), (1, 2), "clamp"),
+           "second": place("src/merge.js", (19, 27), (1, 2), "clamp")})
 }
 
 fn start() -> Server {

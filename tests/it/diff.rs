@@ -226,13 +226,14 @@ fn a_renamed_copy_in_a_new_file_is_reported_at_its_new_lines() {
                 "path": "src/app/search.js",
                 "format": "javascript",
                 "duplications": [{
-                    "snippetLocation": {"startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 2},
+                    "snippetLocation": {"startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "readTerms", "whole": true}},
                     "codebaseLocation": {
                         "file": "src/util/query.js", "startLine": 2, "endLine": 15,
                         "startColumn": 8, "endColumn": 2,
                         "fragment": fixture("src/util/query.js")
                             .trim_start_matches("// Query strings.\nexport ")
-                            .trim_end()
+                            .trim_end(),
+                        "symbol": {"kind": "function", "name": "parseQuery", "whole": true}
                     },
                     "linesCount": 14,
                     "tokens": 128,
@@ -263,10 +264,11 @@ fn a_copy_edited_after_it_was_pasted_is_reported_whole_with_its_gap() {
         .trim_start_matches("// Query strings.\nexport ")
         .trim_end();
     let copy = json!({
-        "snippetLocation": {"startLine": 4, "endLine": 20, "startColumn": 1, "endColumn": 2},
+        "snippetLocation": {"startLine": 4, "endLine": 20, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "readTerms", "whole": true}},
         "codebaseLocation": {
             "file": "src/util/query.js", "startLine": 2, "endLine": 15,
-            "startColumn": 8, "endColumn": 2, "fragment": function
+            "startColumn": 8, "endColumn": 2, "fragment": function,
+            "symbol": {"kind": "function", "name": "parseQuery", "whole": true}
         },
         "linesCount": 17,
         "tokens": 128,
@@ -286,10 +288,11 @@ fn a_copy_edited_after_it_was_pasted_is_reported_whole_with_its_gap() {
                 renamed: serde_json::Value| {
         json!({
             "snippetLocation": {"startLine": snippet[0], "endLine": snippet[1],
-                                "startColumn": snippet[2], "endColumn": snippet[3]},
+                                "startColumn": snippet[2], "endColumn": snippet[3], "symbol": {"kind": "function", "name": "readTerms", "whole": false}},
             "codebaseLocation": {
                 "file": "src/util/query.js", "startLine": codebase[0], "endLine": codebase[1],
-                "startColumn": codebase[2], "endColumn": codebase[3], "fragment": fragment
+                "startColumn": codebase[2], "endColumn": codebase[3], "fragment": fragment,
+                "symbol": {"kind": "function", "name": "parseQuery", "whole": false}
             },
             "linesCount": snippet[1] - snippet[0] + 1,
             "tokens": tokens,
@@ -362,11 +365,12 @@ fn moved_code_is_not_reported() {
 fn settings_merge_duplication() -> Value {
     let merge = fixture("src/util/merge.js");
     json!({
-        "snippetLocation": {"startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 2},
+        "snippetLocation": {"startLine": 4, "endLine": 17, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "merge", "whole": true}},
         "codebaseLocation": {
             "file": "src/util/merge.js", "startLine": 2, "endLine": 15,
             "startColumn": 1, "endColumn": 2,
-            "fragment": merge.trim_start_matches("// Deep merge of plain objects.\n").trim_end()
+            "fragment": merge.trim_start_matches("// Deep merge of plain objects.\n").trim_end(),
+            "symbol": {"kind": "function", "name": "merge", "whole": true}
         },
         "linesCount": 14,
         "tokens": 105,
@@ -420,10 +424,11 @@ fn an_edited_line_inside_a_copy_reports_the_copy() {
                 "path": "src/util/merge.js",
                 "format": "javascript",
                 "duplications": [{
-                    "snippetLocation": {"startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2},
+                    "snippetLocation": {"startLine": 2, "endLine": 15, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "merge", "whole": true}},
                     "codebaseLocation": {
                         "file": "src/app/settings.js", "startLine": 4, "endLine": 17,
-                        "startColumn": 1, "endColumn": 2, "fragment": &settings[start..end]
+                        "startColumn": 1, "endColumn": 2, "fragment": &settings[start..end],
+                        "symbol": {"kind": "function", "name": "merge", "whole": true}
                     },
                     "linesCount": 14,
                     "tokens": 100,
@@ -453,10 +458,11 @@ fn an_edited_line_inside_a_copy_reports_the_copy() {
                 "path": "src/util/merge.js",
                 "format": "javascript",
                 "duplications": [{
-                    "snippetLocation": {"startLine": 2, "endLine": 10, "startColumn": 1, "endColumn": 13},
+                    "snippetLocation": {"startLine": 2, "endLine": 10, "startColumn": 1, "endColumn": 13, "symbol": {"kind": "function", "name": "merge", "whole": false}},
                     "codebaseLocation": {
                         "file": "src/app/settings.js", "startLine": 4, "endLine": 12,
-                        "startColumn": 1, "endColumn": 13, "fragment": shared
+                        "startColumn": 1, "endColumn": 13, "fragment": shared,
+                        "symbol": {"kind": "function", "name": "merge", "whole": false}
                     },
                     "linesCount": 9,
                     "tokens": 93,
@@ -494,10 +500,11 @@ fn a_block_pasted_into_two_files_is_reported_between_them() {
     );
     let duplication = |(line, other_line): (u32, u32), other: &str| {
         json!({
-            "snippetLocation": {"startLine": line, "endLine": line + 8, "startColumn": 1, "endColumn": 2},
+            "snippetLocation": {"startLine": line, "endLine": line + 8, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "slugify", "whole": true}},
             "codebaseLocation": {
                 "file": other, "startLine": other_line, "endLine": other_line + 8,
-                "startColumn": 1, "endColumn": 2, "fragment": SLUGIFY.trim_end()
+                "startColumn": 1, "endColumn": 2, "fragment": SLUGIFY.trim_end(),
+                "symbol": {"kind": "function", "name": "slugify", "whole": true}
             },
             "linesCount": 9,
             "tokens": 59,
@@ -657,10 +664,11 @@ fn a_diff_against_another_commit_is_checked_from_its_hunks_with_a_warning() {
                 "format": "javascript",
                 "duplications": [{
                     // The new file's lines, as the diff numbers them.
-                    "snippetLocation": {"startLine": 18, "endLine": 31, "startColumn": 1, "endColumn": 2},
+                    "snippetLocation": {"startLine": 18, "endLine": 31, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "parseQuery", "whole": true}},
                     "codebaseLocation": {
                         "file": "src/util/query.js", "startLine": 2, "endLine": 15,
-                        "startColumn": 1, "endColumn": 2, "fragment": function.trim_end()
+                        "startColumn": 1, "endColumn": 2, "fragment": function.trim_end(),
+                        "symbol": {"kind": "function", "name": "parseQuery", "whole": true}
                     },
                     "linesCount": 14,
                     "tokens": 129,
@@ -906,7 +914,7 @@ fn sarif_answers_validate_and_keep_their_fingerprint_when_code_moves() {
             "ruleId": "duplicate-code",
             "ruleIndex": 0,
             "level": "warning",
-            "message": {"text": "Duplicated code: 14 lines (128 tokens), also at [src/util/query.js:2](1). Renamed: readTerms → parseQuery, input → text, terms → params, rest → trimmed, part → pair, k → rawKey, v → rawValue, name → key, text → value."},
+            "message": {"text": "Duplicated code in `readTerms()`: 14 lines (128 tokens), also at [src/util/query.js:2](1). It duplicates `parseQuery()`. Renamed: readTerms → parseQuery, input → text, terms → params, rest → trimmed, part → pair, k → rawKey, v → rawValue, name → key, text → value."},
             "locations": [{"physicalLocation": location("src/app/search.js", [4, 1, 17, 2])}],
             "relatedLocations": [{
                 "id": 1,
@@ -949,7 +957,7 @@ fn rdjsonl_answers_are_one_reviewdog_diagnostic_per_line() {
     assert_json!(
         Value::Array(lines),
         json!([{
-            "message": "Duplicated code: 14 lines (128 tokens), also at src/util/query.js:2-15. Renamed: readTerms → parseQuery, input → text, terms → params, rest → trimmed, part → pair, k → rawKey, v → rawValue, name → key, text → value.",
+            "message": "Duplicated code in `readTerms()`: 14 lines (128 tokens), also at src/util/query.js:2-15. It duplicates `parseQuery()`. Renamed: readTerms → parseQuery, input → text, terms → params, rest → trimmed, part → pair, k → rawKey, v → rawValue, name → key, text → value.",
             "location": {
                 "path": "src/app/search.js",
                 "range": {"start": {"line": 4, "column": 10}, "end": {"line": 17, "column": 2}}

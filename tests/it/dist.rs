@@ -22,6 +22,7 @@ use common::{fixture, sigterm, BIN};
 const REPORT: &str = "\
 lines  tokens  format      first     second
     8      61  javascript  b.js:2-9  lib/a.js:1-8
+                           in `area()` and `area()`
 
 3 files, 20 lines, 154 tokens: 1 clone, 16 duplicated lines (80%), 122 duplicated tokens (79.22%)
 ";

@@ -91,8 +91,10 @@ fn a_fix_to_one_copy_points_at_the_copy_it_left_behind() {
             "endLine": 12,
             "addedLines": [6],
             "deletedLines": [6],
-            "copies": [{"file": "lib/b.js", "startLine": 1, "endLine": 10}],
-            "message": "src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"
+            "symbol": {"kind": "function", "name": "a", "whole": true},
+            "copies": [{"file": "lib/b.js", "startLine": 1, "endLine": 10,
+                        "symbol": {"kind": "function", "name": "b", "whole": true}}],
+            "message": "`a()` in src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"
         }])
     );
     // As SARIF, for review bots: a warning of its own rule on the changed
@@ -232,7 +234,7 @@ fn report_diff_says_which_copy_a_change_left_behind() {
     let console = String::from_utf8_lossy(&out.stdout);
     assert!(
         console.lines().any(|l| l
-            == "inconsistent change: src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"),
+            == "inconsistent change: `a()` in src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"),
         "{console}"
     );
     let json: Value = serde_json::from_str(
@@ -243,8 +245,10 @@ fn report_diff_says_which_copy_a_change_left_behind() {
         json["inconsistentChanges"],
         json!([{
             "file": "src/a.js", "startLine": 3, "endLine": 12,
-            "copies": [{"file": "lib/b.js", "startLine": 1, "endLine": 10}],
-            "message": "src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"
+            "symbol": {"kind": "function", "name": "a", "whole": true},
+            "copies": [{"file": "lib/b.js", "startLine": 1, "endLine": 10,
+                        "symbol": {"kind": "function", "name": "b", "whole": true}}],
+            "message": "`a()` in src/a.js:3-12 changed here; its copy in lib/b.js:1-10 was not changed the same way"
         }])
     );
     // GitLab's Code Quality report has it as an issue of its own.

@@ -281,7 +281,7 @@ fn a_pasted_function_is_a_diagnostic_with_exact_utf16_ranges_and_its_original_as
             "severity": 3,
             "code": "duplicate",
             "source": "dupcheck",
-            "message": "Duplicates src/util/merge.js:1-18 (133 tokens)",
+            "message": "Duplicates `mergeDeep()` in src/util/merge.js:1-18 (133 tokens)",
             "relatedInformation": [{
                 "location": {"uri": merge, "range": range(0, 0, 17, 1)},
                 "message": "src/util/merge.js:1-18 (133 tokens)"
@@ -339,7 +339,7 @@ fn incremental_edits_are_checked_and_a_renamed_copy_still_matches_in_mild_mode()
     );
     assert_eq!(
         diagnostics[0]["message"],
-        "Duplicates src/util/merge.js:1-18 (133 tokens), renaming item → value"
+        "Duplicates `mergeDeep()` in src/util/merge.js:1-18 (133 tokens), renaming item → value"
     );
     // Closing clears the document's diagnostics.
     client.notify(
@@ -375,7 +375,7 @@ fn python_code_copied_between_two_unsaved_buffers_is_found_in_both() {
             "severity": 3,
             "code": "duplicate",
             "source": "dupcheck",
-            "message": "Duplicates py/new_a.py:4-16 (103 tokens)",
+            "message": "Duplicates `tally()` in py/new_a.py:4-16 (103 tokens)",
             "relatedInformation": [{
                 "location": {"uri": a, "range": range(3, 0, 15, 60)},
                 "message": "py/new_a.py:4-16 (103 tokens)"
@@ -422,7 +422,7 @@ fn hover_and_code_action_show_the_other_places() {
         Some(json!({
             "contents": {
                 "kind": "markdown",
-                "value": format!("**Duplicates** `py/stats.py:1-13` (103 tokens)\n\n```python\n{}\n```", function.trim_end())
+                "value": format!("**Duplicates** `summarize()` in `py/stats.py:1-13` (103 tokens)\n\n```python\n{}\n```", function.trim_end())
             },
             "range": range(0, 0, 12, 65)
         }))
@@ -530,7 +530,7 @@ fn bad_messages_get_errors_and_the_server_lives_on() {
     client.open("py/report.py", "python", &function);
     assert_eq!(
         client.diagnostics("py/report.py", 1)[0]["message"],
-        "Duplicates py/stats.py:1-13 (103 tokens)"
+        "Duplicates `summarize()` in py/stats.py:1-13 (103 tokens)"
     );
     assert_eq!(client.stop().code(), Some(0));
 }
@@ -574,7 +574,7 @@ fn configuration_changes_apply_and_requests_before_initialize_are_refused() {
     assert_eq!(diagnostics[0]["severity"], 1);
     assert_eq!(
         diagnostics[0]["message"],
-        "Duplicates py/stats.py:1-13 (103 tokens)"
+        "Duplicates `summarize()` in py/stats.py:1-13 (103 tokens)"
     );
 }
 
@@ -648,7 +648,7 @@ vim.cmd("qall!")
     let got = std::fs::read_to_string(&out).expect("diagnostics written");
     assert_eq!(
         got,
-        "0:0-17:1 dupcheck Duplicates src/util/merge.js:1-18 (133 tokens)\n"
+        "0:0-17:1 dupcheck Duplicates `mergeDeep()` in src/util/merge.js:1-18 (133 tokens)\n"
     );
 }
 
@@ -672,7 +672,7 @@ fn diagnostics_of_answer(root: &Path, text: &str, answer: &Value) -> Value {
             "end": position(text, n("endLine"), n("endColumn")),
         })
     }
-    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    let mut groups: Vec<(Value, Vec<Value>, String)> = Vec::new();
     for d in answer["duplications"].as_array().expect("duplications") {
         let here = range_of(text, &d["snippetLocation"]);
         let place = &d["codebaseLocation"];
@@ -685,17 +685,17 @@ fn diagnostics_of_answer(root: &Path, text: &str, answer: &Value) -> Value {
             },
             "message": format!("{file}:{}-{} ({} tokens)", place["startLine"], place["endLine"], d["tokens"]),
         });
-        match groups.iter_mut().find(|(range, _)| range == &here) {
-            Some((_, list)) => list.push(related),
-            None => groups.push((here, vec![related])),
+        match groups.iter_mut().find(|(range, _, _)| range == &here) {
+            Some((_, list, _)) => list.push(related),
+            None => groups.push((here, vec![related], said(&place["symbol"]))),
         }
     }
     groups
         .into_iter()
-        .map(|(range, related)| {
+        .map(|(range, related, said)| {
             let message = match related.len() {
                 1 => format!(
-                    "Duplicates {}",
+                    "Duplicates {said}{}",
                     related[0]["message"].as_str().expect("message")
                 ),
                 n => format!("Duplicated in {n} places"),
@@ -710,6 +710,27 @@ fn diagnostics_of_answer(root: &Path, text: &str, answer: &Value) -> Value {
             })
         })
         .collect()
+}
+
+/// The `symbol` of an answer's place as the diagnostic names it, before
+/// the place: "`` `summarize()` in ``", "`` part of class `Stats` in ``".
+fn said(symbol: &Value) -> String {
+    let Some(kind) = symbol["kind"].as_str() else {
+        return String::new();
+    };
+    let name = symbol["name"].as_str().expect("name");
+    let qualified = match symbol["container"].as_str() {
+        Some(container) => format!("{container}.{name}"),
+        None => name.to_owned(),
+    };
+    let named = match kind {
+        "function" | "method" => format!("`{qualified}()`"),
+        _ => format!("{kind} `{qualified}`"),
+    };
+    match symbol["whole"].as_bool() {
+        Some(true) => format!("{named} in "),
+        _ => format!("part of {named} in "),
+    }
 }
 
 /// Buffers with non-ASCII text before the copies, on both sides, and a
@@ -767,7 +788,7 @@ fn a_buffers_diagnostics_equal_the_duplications_api_check_answers_for_its_text_a
     );
     assert_eq!(
         published[1][0]["message"],
-        "Duplicates py/stats.py:1-13 (103 tokens)"
+        "Duplicates `summarize()` in py/stats.py:1-13 (103 tokens)"
     );
     assert_eq!(client.stop().code(), Some(0));
 }
@@ -865,7 +886,7 @@ fn a_server_that_is_down_is_one_message_and_an_edit_after_it_is_up_is_checked() 
     let diagnostics = client.diagnostics("py/report.py", 3);
     assert_eq!(
         diagnostics[0]["message"],
-        "Duplicates py/stats.py:1-13 (103 tokens)"
+        "Duplicates `summarize()` in py/stats.py:1-13 (103 tokens)"
     );
     assert_eq!(
         hover.result.unwrap()["contents"]["value"]
@@ -873,7 +894,7 @@ fn a_server_that_is_down_is_one_message_and_an_edit_after_it_is_up_is_checked() 
             .unwrap()
             .lines()
             .next(),
-        Some("**Duplicates** `py/stats.py:1-13` (103 tokens)")
+        Some("**Duplicates** `summarize()` in `py/stats.py:1-13` (103 tokens)")
     );
     assert_eq!(client.stop().code(), Some(0));
 }
@@ -898,7 +919,7 @@ fn with_server_a_file_saved_elsewhere_reaches_the_open_documents() {
     let diagnostics = client.diagnostics_where("py/new.py", 1, |d| d != &json!([]));
     assert_eq!(
         diagnostics[0]["message"],
-        "Duplicates py/saved.py:1-13 (103 tokens)"
+        "Duplicates `tally()` in py/saved.py:1-13 (103 tokens)"
     );
     assert_eq!(client.stop().code(), Some(0));
 }

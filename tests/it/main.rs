@@ -39,4 +39,5 @@ mod store;
 mod store_checks;
 mod store_replicas;
 mod store_tls;
+mod symbols;
 mod tidy;

@@ -267,8 +267,8 @@ async fn check_code_answers_what_post_api_check_answers() {
             &call(&client, "check_code", input.clone()).await,
             &rest,
             "2 duplications found in the project:\n\
-             - src/app/merge-copy.js:4-18: 14 lines (105 tokens), lines 2-15 of the code\n\
-             - src/types/merge.ts:4-17: 14 lines (105 tokens), lines 2-15 of the code",
+             - `merge()` in src/app/merge-copy.js:4-18: 14 lines (105 tokens), lines 2-15 of the code (`merge()`)\n\
+             - `merge()` in src/types/merge.ts:4-17: 14 lines (105 tokens), lines 2-15 of the code (`merge()`)",
         );
         assert_answer(
             &call(&client, "check_code", unique.clone()).await,
@@ -295,9 +295,9 @@ async fn check_diff_answers_what_post_api_check_diff_answers() {
             &call(&client, "check_diff", json!({"diff": diff})).await,
             &rest,
             "3 duplications added:\n\
-             - src/app/deep.js:1-14 duplicates src/app/merge-copy.js:4-18: 14 lines (105 tokens, 14 added)\n\
-             - src/app/deep.js:1-14 duplicates src/types/merge.ts:4-17: 14 lines (105 tokens, 14 added)\n\
-             - src/app/deep.js:1-14 duplicates src/util/merge.js:2-15: 14 lines (105 tokens, 14 added)",
+             - `merge()` in src/app/deep.js:1-14 duplicates `merge()` in src/app/merge-copy.js:4-18: 14 lines (105 tokens, 14 added)\n\
+             - `merge()` in src/app/deep.js:1-14 duplicates `merge()` in src/types/merge.ts:4-17: 14 lines (105 tokens, 14 added)\n\
+             - `merge()` in src/app/deep.js:1-14 duplicates `merge()` in src/util/merge.js:2-15: 14 lines (105 tokens, 14 added)",
         );
         client.cancel().await.expect("close");
     }
@@ -393,8 +393,8 @@ async fn list_clones_answers_what_get_api_clones_answers() {
             &first,
             &format!(
                 "3 clones in the project with these filters, largest first; this page lists 2:\n\
-                 - src/app/merge-copy.js:4-18 and src/types/merge.ts:4-17: 15 lines (105 tokens, javascript)\n\
-                 - src/app/merge-copy.js:4-18 and src/util/merge.js:2-15: 15 lines (105 tokens, javascript)\n\
+                 - `merge()` in src/app/merge-copy.js:4-18 and `merge()` in src/types/merge.ts:4-17: 15 lines (105 tokens, javascript)\n\
+                 - `merge()` in src/app/merge-copy.js:4-18 and `merge()` in src/util/merge.js:2-15: 15 lines (105 tokens, javascript)\n\
                  More on the next page: cursor {cursor:?}."
             ),
         );
@@ -407,7 +407,7 @@ async fn list_clones_answers_what_get_api_clones_answers() {
             .await,
             &second,
             "3 clones in the project with these filters, largest first; this page lists 1:\n\
-             - src/types/merge.ts:4-17 and src/util/merge.js:2-15: 14 lines (105 tokens, typescript)",
+             - `merge()` in src/types/merge.ts:4-17 and `merge()` in src/util/merge.js:2-15: 14 lines (105 tokens, typescript)",
         );
         client.cancel().await.expect("close");
     }

@@ -56,8 +56,8 @@ fn tool_error(text: &str) -> Value {
 }
 
 const MERGE_SUMMARY: &str = "2 duplications found in the project:\n\
-    - src/app/merge-copy.js:4-18: 14 lines (105 tokens), lines 2-15 of the code\n\
-    - src/types/merge.ts:4-17: 14 lines (105 tokens), lines 2-15 of the code";
+    - `merge()` in src/app/merge-copy.js:4-18: 14 lines (105 tokens), lines 2-15 of the code (`merge()`)\n\
+    - `merge()` in src/types/merge.ts:4-17: 14 lines (105 tokens), lines 2-15 of the code (`merge()`)";
 
 /// The calls of both tests, and what a server on `project` answers to the
 /// first over REST.

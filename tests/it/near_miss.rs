@@ -55,8 +55,8 @@ fn places(answer: &Value) -> Vec<Value> {
 
 fn whole_function() -> Value {
     json!({
-        "snippetLocation": {"startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
-        "codebaseLocation": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+        "snippetLocation": {"startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "summarize", "whole": true}},
+        "codebaseLocation": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "summarizeOrders", "whole": true}},
         "linesCount": 14,
         "tokens": 98,
         "format": "javascript",
@@ -172,8 +172,8 @@ fn a_short_function_with_a_line_inserted_is_found_but_in_weak_mode() {
     let server = Server::start("near_miss", &["--mode", "mild"]);
     let found = |gap_end: u32| {
         let mut found = json!({
-            "snippetLocation": {"startLine": 1, "endLine": 12, "startColumn": 1, "endColumn": 2},
-            "codebaseLocation": {"file": "src/retry.js", "startLine": 1, "endLine": 11, "startColumn": 1, "endColumn": 2},
+            "snippetLocation": {"startLine": 1, "endLine": 12, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "retry", "whole": true}},
+            "codebaseLocation": {"file": "src/retry.js", "startLine": 1, "endLine": 11, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "retry", "whole": true}},
             "linesCount": 12,
             "tokens": 52,
             "format": "javascript",
@@ -226,8 +226,8 @@ fn whole_project_clones_find_the_edited_copy_whole() {
             "format": "javascript",
             "tokens": 98,
             "lines": 14,
-            "first": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
-            "second": {"file": "src/summary.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+            "first": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "summarizeOrders", "whole": true}},
+            "second": {"file": "src/summary.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "summarize", "whole": true}},
             "similarity": 0.845,
             "gaps": [
                 {"first": null, "second": {"startLine": 7, "endLine": 7}},
@@ -296,9 +296,15 @@ fn the_report_lists_the_edited_copy_with_its_similarity() {
     assert_eq!(clones.len(), 1, "{report}");
     assert_eq!(clones[0]["similarity"], 0.845);
     assert_eq!(clones[0]["tokens"], 98);
-    let place = |path: &str| json!({"path": path, "start": {"line": 1, "column": 1}, "end": {"line": 14, "column": 2}});
-    assert_eq!(clones[0]["first"], place("src/orders.js"));
-    assert_eq!(clones[0]["second"], place("src/summary.js"));
+    let place = |path: &str, function: &str| {
+        json!({"path": path, "start": {"line": 1, "column": 1}, "end": {"line": 14, "column": 2},
+               "symbol": {"kind": "function", "name": function, "whole": true}})
+    };
+    assert_eq!(
+        clones[0]["first"],
+        place("src/orders.js", "summarizeOrders")
+    );
+    assert_eq!(clones[0]["second"], place("src/summary.js", "summarize"));
 }
 
 /// `testdata/near_miss/src/orders.js`'s function copied between two
@@ -365,8 +371,8 @@ fn a_copy_whose_last_statement_was_deleted_ends_at_its_end_as_a_check_finds_it()
                 "format": "javascript",
                 "tokens": 113,
                 "lines": 14,
-                "first": {"file": "src/late.js", "startLine": 5, "endLine": 17, "startColumn": 1, "endColumn": 2},
-                "second": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2},
+                "first": {"file": "src/late.js", "startLine": 5, "endLine": 17, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "summarizeOrders", "whole": true}},
+                "second": {"file": "src/orders.js", "startLine": 1, "endLine": 14, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "summarizeOrders", "whole": true}},
                 "similarity": 0.974,
                 "gaps": [{"first": null, "second": {"startLine": 13, "endLine": 13}}]
             })],
@@ -477,7 +483,7 @@ fn console_markdown_and_sarif_reports_say_how_similar_a_near_miss_copy_is() {
     let result = &sarif["runs"][0]["results"][0];
     assert_eq!(
         result["message"]["text"],
-        "Near-miss copy (97.4% similar): 13 lines (113 tokens matched), also at [src/orders.js:1](1)."
+        "Near-miss copy in `summarizeOrders()` (97.4% similar): 13 lines (113 tokens matched), also at [src/orders.js:1](1). It duplicates `summarizeOrders()`."
     );
     assert_eq!(
         result["properties"],
@@ -505,10 +511,11 @@ fn reports_say_what_a_renamed_copy_renamed() {
     };
     let console = report("console");
     assert_eq!(
-        console.lines().take(3).collect::<Vec<_>>(),
+        console.lines().take(4).collect::<Vec<_>>(),
         [
             "lines  tokens  format      first               second               similarity",
             "   14      98  javascript  src/orders.js:1-14  src/summary.js:1-14  84.5%",
+            "                           in `summarizeOrders()` and `summarize()`",
             "                           renamed: summarizeOrders → summarize, orders → list, taxRate → rate",
         ],
         "{console}"

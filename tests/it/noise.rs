@@ -356,7 +356,7 @@ fn a_snippet_reports_only_what_is_not_suppressed() {
         for duplication in body["duplications"].as_array().expect("duplications") {
             assert_eq!(
                 duplication["snippetLocation"],
-                json!({"startLine": 1, "endLine": 16, "startColumn": 1, "endColumn": 2})
+                json!({"startLine": 1, "endLine": 16, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "merge", "whole": true}})
             );
         }
         // The whole snippet's lines are counted, the duplicated ones are merge's.

@@ -216,9 +216,9 @@ fn ignore_pattern_removes_a_block_from_checks_and_stats() {
             body,
             json!({
                 "duplications": [{
-                    "snippetLocation": {"startLine": 10, "endLine": 18, "startColumn": 1, "endColumn": 2},
+                    "snippetLocation": {"startLine": 10, "endLine": 18, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "total", "whole": true}},
                     "codebaseLocation": {"file": "src/b.js", "startLine": 1, "endLine": 9,
-                                         "startColumn": 1, "endColumn": 2, "fragment": FUNCTION.trim_end()},
+                                         "startColumn": 1, "endColumn": 2, "fragment": FUNCTION.trim_end(), "symbol": {"kind": "function", "name": "total", "whole": true}},
                     "linesCount": 9,
                     "tokens": 67,
                     "format": "javascript"
@@ -267,9 +267,9 @@ fn ignore_pattern_applies_to_the_new_files_of_a_diff() {
     );
     let function = |file: &str, start: u64| {
         json!({
-            "snippetLocation": {"startLine": 10, "endLine": 18, "startColumn": 1, "endColumn": 2},
+            "snippetLocation": {"startLine": 10, "endLine": 18, "startColumn": 1, "endColumn": 2, "symbol": {"kind": "function", "name": "total", "whole": true}},
             "codebaseLocation": {"file": file, "startLine": start, "endLine": start + 8,
-                                 "startColumn": 1, "endColumn": 2, "fragment": FUNCTION.trim_end()},
+                                 "startColumn": 1, "endColumn": 2, "fragment": FUNCTION.trim_end(), "symbol": {"kind": "function", "name": "total", "whole": true}},
             "linesCount": 9,
             "tokens": 67,
             "format": "javascript",

@@ -44,6 +44,7 @@ fn stderr(out: &Output) -> String {
 const STATS_TABLE: &str = "\
 lines  tokens  format      first     second
     8      61  javascript  b.js:2-9  lib/a.js:1-8
+                           in `area()` and `area()`
 
 3 files, 20 lines, 154 tokens: 1 clone, 16 duplicated lines (80%), 122 duplicated tokens (79.22%)
 ";
@@ -168,8 +169,8 @@ fn json_report_fields() {
                 "lines": 8,
                 "tokens": 61,
                 "fingerprint": "F",
-                "first": {"path": "b.js", "start": {"line": 2, "column": 1}, "end": {"line": 9, "column": 2}},
-                "second": {"path": "lib/a.js", "start": {"line": 1, "column": 1}, "end": {"line": 8, "column": 2}},
+                "first": {"path": "b.js", "start": {"line": 2, "column": 1}, "end": {"line": 9, "column": 2}, "symbol": {"kind": "function", "name": "area", "whole": true}},
+                "second": {"path": "lib/a.js", "start": {"line": 1, "column": 1}, "end": {"line": 8, "column": 2}, "symbol": {"kind": "function", "name": "area", "whole": true}},
                 "fragment": fragment.trim_end(),
             }],
             "statistics": {"lines": 20, "tokens": 154, "sources": 3, "clones": 1,
@@ -255,6 +256,7 @@ fn a_baseline_survives_unrelated_edits_and_a_new_copy_fails() {
         "\
 lines  tokens  format      first      second         baseline
     8      61  javascript  b.js:5-12  lib/a.js:4-11  known
+                           in `area()` and `area()`
 
 3 files, 28 lines, 174 tokens: 1 clone, 16 duplicated lines (57.14%), 122 duplicated tokens (70.11%)
 baseline: 0 new clones, 1 known
@@ -271,7 +273,9 @@ baseline: 0 new clones, 1 known
 lines  tokens  format      first          second             baseline
    11      71  javascript  lib/a.js:2-12  more/copy.js:2-12  new
     8      61  javascript  b.js:5-12      lib/a.js:4-11      known
+                           in `area()` and `area()`
     8      61  javascript  b.js:5-12      more/copy.js:4-11  new
+                           in `area()` and `area()`
 
 4 files, 40 lines, 245 tokens: 3 clones, 30 duplicated lines (75%), 203 duplicated tokens (82.86%)
 baseline: 2 new clones, 1 known
@@ -318,7 +322,9 @@ fn a_diff_from_stdin_reports_only_clones_of_its_added_lines() {
         "\
 lines  tokens  format      first        second
     8      61  javascript  copy.js:1-8  b.js:2-9
+                           in `area()` and `area()`
     8      61  javascript  copy.js:1-8  lib/a.js:1-8
+                           in `area()` and `area()`
 
 the diff adds 8 lines: 2 duplications, 8 duplicated added lines (100%)
 "
@@ -462,7 +468,7 @@ fn code_quality_report_has_an_issue_per_place_and_keeps_fingerprints_when_lines_
             "type": "issue",
             "check_name": "duplicate-code",
             "description": format!(
-                "Duplicated code: 8 lines (61 tokens), also at {other}:{}-{}.",
+                "Duplicated code in `area()`: 8 lines (61 tokens), also at {other}:{}-{}. It duplicates `area()`.",
                 other_lines.0, other_lines.1
             ),
             "categories": ["Duplication"],
@@ -532,7 +538,7 @@ fn code_quality_of_a_diff_is_the_added_code_and_rdjsonl_is_reviewdogs() {
     );
     assert_eq!(
         issues[0]["description"],
-        "Duplicated code: 8 lines (61 tokens), also at b.js:2-9 and lib/a.js:1-8."
+        "Duplicated code in `area()`: 8 lines (61 tokens), also at b.js:2-9 and lib/a.js:1-8."
     );
     let out = report(
         temp.path(),
@@ -555,7 +561,7 @@ fn code_quality_of_a_diff_is_the_added_code_and_rdjsonl_is_reviewdogs() {
     assert_json!(
         line,
         json!({
-            "message": "Duplicated code: 8 lines (61 tokens), also at lib/a.js:1-8.",
+            "message": "Duplicated code in `area()`: 8 lines (61 tokens), also at lib/a.js:1-8. It duplicates `area()`.",
             "location": {"path": "b.js", "range": {"start": {"line": 2, "column": 1},
                                                    "end": {"line": 9, "column": 2}}},
             "severity": "WARNING",

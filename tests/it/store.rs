@@ -122,18 +122,32 @@ fn init_creates_the_schema_once_and_refuses_a_newer_one() {
     let out = init(&url);
     assert_eq!(
         stdout(&out),
-        format!("store {described}: schema version 1 created")
+        format!("store {described}: schema version 2 created")
     );
     let out = init(&url);
     assert_eq!(
         stdout(&out),
-        format!("store {described}: schema already at version 1")
+        format!("store {described}: schema already at version 2")
     );
     assert_eq!(
         pg.psql(&db, "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'"),
         "contents,copies,copy_files,dupcheck_schema,postings,repositories"
     );
-    pg.psql(&db, "UPDATE dupcheck_schema SET version = 2");
+    // A store of version 1 (no definitions) is migrated.
+    pg.psql(
+        &db,
+        "ALTER TABLE contents DROP COLUMN definitions; UPDATE dupcheck_schema SET version = 1",
+    );
+    let out = init(&url);
+    assert_eq!(
+        stdout(&out),
+        format!("store {described}: schema migrated from version 1 to 2")
+    );
+    assert_eq!(
+        pg.psql(&db, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'contents' AND column_name = 'definitions'"),
+        "1"
+    );
+    pg.psql(&db, "UPDATE dupcheck_schema SET version = 3");
     for args in [
         &["store", "init", "--store", &url][..],
         &["store", "gc", "--store", &url][..],
@@ -144,7 +158,7 @@ fn init_creates_the_schema_once_and_refuses_a_newer_one() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert_eq!(
             last_error(&out),
-            "dupcheck: error: the store's schema is version 2, newer than this dupcheck's (1): upgrade dupcheck"
+            "dupcheck: error: the store's schema is version 3, newer than this dupcheck's (2): upgrade dupcheck"
         );
     }
     let fresh = pg.url(&pg.database());

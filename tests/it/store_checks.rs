@@ -127,7 +127,7 @@ fn a_check_finds_the_copies_in_two_other_repositories_by_name() {
     let result = &sarif["runs"][0]["results"][0];
     assert_eq!(
         result["message"]["text"],
-        "Duplicated code: 10 lines (63 tokens), also at [app/checkout.js:1](1), [github.com/acme/payments/src/money.js:1](2) and [github.com/acme/shop/lib/cart/sum.js:3](3)."
+        "Duplicated code in `sumUp()`: 10 lines (63 tokens), also at [app/checkout.js:1](1), [github.com/acme/payments/src/money.js:1](2) and [github.com/acme/shop/lib/cart/sum.js:3](3)."
     );
     let artifacts: Vec<&Value> = result["relatedLocations"]
         .as_array()
@@ -366,8 +366,8 @@ async fn mcp_check_code_names_the_repositories_of_its_places() {
             &crate::mcp::call(&client, "check_code", input.clone()).await,
             &rest,
             "2 duplications found in the project and the store's other repositories:\n\
-             - app/checkout.js:1-10: 10 lines (63 tokens), lines 1-10 of the code; renaming sumUp → checkout: call it instead\n\
-             - github.com/acme/payments/src/money.js:1-10: 10 lines (63 tokens), lines 1-10 of the code; renaming sumUp → total: call it instead",
+             - `checkout()` in app/checkout.js:1-10: 10 lines (63 tokens), lines 1-10 of the code (`sumUp()`); renaming sumUp → checkout: call it instead\n\
+             - `total()` in github.com/acme/payments/src/money.js:1-10: 10 lines (63 tokens), lines 1-10 of the code (`sumUp()`); renaming sumUp → total: call it instead",
         );
         client.cancel().await.expect("close");
     }
@@ -413,7 +413,8 @@ fn report_with_a_store_lists_the_clones_with_other_repositories() {
     assert_eq!(
         crate::store::stdout(&out),
         "lines  tokens  format      first          second\n   \
-            10      61  javascript  app/b.js:1-10  github.com/acme/shop/src/a.js:1-10\n\n\
+            10      61  javascript  app/b.js:1-10  github.com/acme/shop/src/a.js:1-10\n                           \
+         in part of `b()` and part of `a()`\n\n\
          2 files, 11 lines, 69 tokens: 0 clones, 0 duplicated lines (0%), 0 duplicated tokens (0%)\n\
          store: 1 clone with other repositories"
     );
@@ -527,8 +528,8 @@ async fn a_diff_check_names_the_copies_its_added_code_makes_in_other_repositorie
             &crate::mcp::call(&client, "check_diff", json!({"diff": diff})).await,
             &rest,
             "2 duplications added:\n\
-             - app/new.js:1-10 duplicates app/checkout.js:1-10: 10 lines (63 tokens, 10 added), renaming sumUp → checkout\n\
-             - app/new.js:1-10 duplicates github.com/acme/payments/src/money.js:1-10: 10 lines (63 tokens, 10 added), renaming sumUp → total",
+             - `sumUp()` in app/new.js:1-10 duplicates `checkout()` in app/checkout.js:1-10: 10 lines (63 tokens, 10 added), renaming sumUp → checkout\n\
+             - `sumUp()` in app/new.js:1-10 duplicates `total()` in github.com/acme/payments/src/money.js:1-10: 10 lines (63 tokens, 10 added), renaming sumUp → total",
         );
         client.cancel().await.expect("close");
     }

@@ -5,6 +5,7 @@
 
 use tree_sitter::{Node, Tree};
 
+use crate::engine::definitions::{Collector, Definitions};
 use crate::engine::embed;
 use crate::engine::grammar::{Class, Format, Kinds};
 use crate::engine::parse::{parse, parse_ranges, Budget, ParseError};
@@ -60,6 +61,30 @@ pub(crate) fn for_each_leaf_within(
     Ok(())
 }
 
+/// Like [`for_each_leaf_within`], gathering the text's definitions in the
+/// same walk.
+pub(crate) fn for_each_leaf_defined(
+    format: &Format,
+    text: &str,
+    budget: &Budget,
+    mut leaf: impl FnMut(Leaf),
+) -> Result<Definitions, ParseError> {
+    let tree = parse(format, text, None, budget)?;
+    let mut collector = Collector::default();
+    walk_parse_collecting(
+        format,
+        &tree,
+        text,
+        budget,
+        &mut |l| {
+            leaf(l);
+            true
+        },
+        Some(&mut collector),
+    )?;
+    Ok(collector.finish())
+}
+
 /// Visits the token leaves of `tree`, a parse of `text`: its own or, for a
 /// markup format, those of the code of its script elements, each parsed
 /// within `budget` with its format's grammar. Returns whether `leaf` let
@@ -71,12 +96,32 @@ pub(crate) fn walk_parse(
     budget: &Budget,
     leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> Result<bool, ParseError> {
+    walk_parse_collecting(format, tree, text, budget, leaf, None)
+}
+
+/// Like [`walk_parse`], giving every node met to `definitions` too.
+pub(crate) fn walk_parse_collecting(
+    format: &Format,
+    tree: &Tree,
+    text: &str,
+    budget: &Budget,
+    leaf: &mut impl FnMut(Leaf) -> bool,
+    mut definitions: Option<&mut Collector>,
+) -> Result<bool, ParseError> {
     let Some(embedded) = &format.embedded else {
-        return Ok(walk(format, tree.root_node(), leaf));
+        return Ok(walk_within(
+            format,
+            tree.root_node(),
+            0,
+            false,
+            leaf,
+            definitions,
+        ));
     };
     for script in embed::scripts(embedded, tree, text) {
         let code = parse_ranges(script.format, text, &[script.range], None, budget)?;
-        if !walk(script.format, code.root_node(), leaf) {
+        let d = definitions.as_deref_mut();
+        if !walk_within(script.format, code.root_node(), 0, false, leaf, d) {
             return Ok(false);
         }
     }
@@ -96,30 +141,40 @@ pub(crate) fn walk_from(
     from: usize,
     leaf: &mut impl FnMut(Leaf) -> bool,
 ) -> bool {
-    walk_within(format, root, from, false, leaf)
+    walk_within(format, root, from, false, leaf, None)
 }
 
 /// Like [`walk_from`]; every leaf is an import's when `in_import` (the
 /// code of an interpolation inside one), else those inside a node of the
 /// format's `import_kinds`. Walked in one pass over the tree
 /// ([`visible_nodes`]), with as few calls into tree-sitter per node as
-/// will do: the walk was a tenth of a cold scan.
+/// will do: the walk was a tenth of a cold scan. Every node met goes to
+/// `definitions` too, when given (strings and imports hold none).
 fn walk_within(
     format: &Format,
     root: Node<'_>,
     from: usize,
     in_import: bool,
     leaf: &mut impl FnMut(Leaf) -> bool,
+    mut definitions: Option<&mut Collector>,
 ) -> bool {
     let kinds = format.kinds();
+    if !kinds.has_definitions() {
+        definitions = None;
+    }
     visible_nodes(root, |v| {
         if from > 0 && v.end <= from {
             return Step::Skip;
         }
+        if let Some(collector) = definitions.as_deref_mut() {
+            collector.visit(kinds, &v);
+        }
         let (node, kind) = (v.node, v.kind);
         let go_on = match kinds.class_of(kind) {
             // Imports hold no other: the subtree is walked as an import's.
-            _ if !in_import && kinds.is_import(kind) => walk_within(format, node, from, true, leaf),
+            _ if !in_import && kinds.is_import(kind) => {
+                walk_within(format, node, from, true, leaf, None)
+            }
             Some(Class::String) if kinds.has_interpolations() && has_interpolation(kinds, node) => {
                 string_with_interpolations(format, node, in_import, leaf)
             }
@@ -189,7 +244,7 @@ fn string_with_interpolations(
             {
                 return false;
             }
-            if !walk_within(format, child, 0, import, leaf) {
+            if !walk_within(format, child, 0, import, leaf, None) {
                 return false;
             }
             piece_start = child.end_byte();

@@ -35,12 +35,12 @@ mod tokenize;
 pub(crate) use self::dump::normalized;
 pub(crate) use self::dump::{dump, dump_tree};
 pub use self::leaves::{for_each_leaf, Leaf};
-pub(crate) use self::leaves::{walk, walk_from, walk_parse};
+pub(crate) use self::leaves::{walk, walk_from, walk_parse_collecting};
 pub use self::lines::LineIndex;
 pub(crate) use self::lines::Position;
 pub use self::normalize::Normalization;
 pub use self::tokenize::tokenize;
-pub(crate) use self::tokenize::{opening_text, tokenize_within};
+pub(crate) use self::tokenize::{opening_text, tokenize_defined};
 
 use crate::engine::grammar::{Class, Format};
 use crate::engine::hash::fnv1a;

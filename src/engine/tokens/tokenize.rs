@@ -2,9 +2,10 @@
 //! and normalized into [`Token`]s, whole or within byte ranges; and the
 //! text that opens a file before its first token.
 
-use super::leaves::{for_each_leaf, for_each_leaf_within};
+use super::leaves::{for_each_leaf, for_each_leaf_defined, for_each_leaf_within};
 use super::normalize::{Fate, Normalization};
 use super::Token;
+use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Format;
 use crate::engine::parse::{Budget, ParseError};
 
@@ -33,6 +34,23 @@ pub(crate) fn tokenize_within(
     })?;
     tokens.shrink_to_fit();
     Ok(tokens)
+}
+
+/// Like [`tokenize_within`], with the text's definitions, gathered in the
+/// same walk.
+pub(crate) fn tokenize_defined(
+    format: &Format,
+    text: &str,
+    normalization: &Normalization,
+    budget: &Budget,
+) -> Result<(Vec<Token>, Definitions), ParseError> {
+    let mut tokens = Vec::with_capacity(text.len() / 16);
+    let mut normalizer = normalization.of(text);
+    let definitions = for_each_leaf_defined(format, text, budget, |leaf| {
+        normalizer.push(&mut tokens, format, leaf)
+    })?;
+    tokens.shrink_to_fit();
+    Ok((tokens, definitions))
 }
 
 /// The opening text of `text` as `--include-generated`'s header test

@@ -428,6 +428,14 @@ function codeBlock(side, differing, id) {
   return pre;
 }
 
+// The definition a place lies in, as the side-by-side view says it:
+// "The whole of OptionsBuilder.mergeOptions()", "Part of class Stats".
+function symbolText(s) {
+  const qualified = s.container ? `${s.container}.${s.name}` : s.name;
+  const named = s.kind === "function" || s.kind === "method" ? `${qualified}()` : `${s.kind} ${qualified}`;
+  return s.whole ? `The whole of ${named}` : `Part of ${named}`;
+}
+
 async function openClone(id, sideWanted) {
   const detail = $("detail");
   view.clone = id;
@@ -446,6 +454,7 @@ async function openClone(id, sideWanted) {
   for (const [which, p] of [["first", c.first], ["second", c.second]]) {
     sides.append(el("div", { class: "side", "data-side": which },
       el("h3", {}, el("a", { href: `#clone=${c.id}&side=${which}`, text: place(p) })),
+      ...(p.symbol ? [el("p", { class: "symbol", text: symbolText(p.symbol) })] : []),
       codeBlock(p, c.differing, `code-${which}`)));
   }
   const differ = c.differing.length;

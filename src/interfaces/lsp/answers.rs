@@ -94,8 +94,9 @@ impl Server<'_> {
             .find(|g| contains(g.range(), at.position))?;
         let renaming =
             (group.first_renaming.as_ref()).map_or(String::new(), |r| format!(", renaming {r}"));
+        let symbol = (group.first_symbol.as_ref()).map_or(String::new(), |s| format!("{s} in "));
         let mut value = format!(
-            "**Duplicates** `{}` ({} tokens{renaming})\n\n```{}\n{}\n```",
+            "**Duplicates** {symbol}`{}` ({} tokens{renaming})\n\n```{}\n{}\n```",
             group.first_name, group.first_tokens, group.language, group.first_fragment
         );
         let others = group

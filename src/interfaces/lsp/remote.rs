@@ -32,8 +32,10 @@ use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::engine::grammar::DefKind;
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::matching::Span;
+use crate::engine::symbols::Symbol;
 use crate::engine::tokens::Position;
 
 /// How long connecting to the server may take.
@@ -99,6 +101,8 @@ pub(crate) struct Found {
     pub format: String,
     /// What the buffer renamed against it (the buffer's text first).
     pub renamed: Vec<(String, String)>,
+    /// The definition it lies in, as people read it.
+    pub symbol: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +135,30 @@ struct Location {
     end_column: u32,
     #[serde(default)]
     fragment: Option<String>,
+    #[serde(default)]
+    symbol: Option<SymbolWire>,
+}
+
+/// A location's `symbol` as the server sends it.
+#[derive(Deserialize)]
+struct SymbolWire {
+    kind: String,
+    name: String,
+    #[serde(default)]
+    container: Option<String>,
+    whole: bool,
+}
+
+impl SymbolWire {
+    /// It as people read it; `None` for a kind this version does not know.
+    fn said(self) -> Option<String> {
+        Some(crate::service::answer::said(&Symbol {
+            kind: DefKind::from_name(&self.kind)?,
+            name: self.name,
+            container: self.container,
+            whole: self.whole,
+        }))
+    }
 }
 
 impl Location {
@@ -292,6 +320,7 @@ impl Remote {
                     absolute: dir.join(&file),
                     codebase: d.codebase_location.span(),
                     fragment: d.codebase_location.fragment.unwrap_or_default(),
+                    symbol: d.codebase_location.symbol.and_then(SymbolWire::said),
                     repository: d.codebase_location.repository,
                     file,
                     tokens: d.tokens,

@@ -153,6 +153,9 @@ pub(crate) struct Group {
     /// What the document renamed against the first other place, as
     /// "total → sum, xs → items".
     pub first_renaming: Option<String>,
+    /// The definition the first other place lies in, as people read it
+    /// ("`merge()`").
+    pub first_symbol: Option<String>,
     /// The first other place's text (at most [`HOVER_LINES`] lines).
     pub first_fragment: String,
     /// Its format's name (for a code fence).
@@ -329,6 +332,7 @@ fn run_local(
                             fragment: other.fragment.clone().unwrap_or_default(),
                             language: other.format.clone(),
                             renamed: d.renamed.clone(),
+                            symbol: other.symbol_said(),
                         }
                     })
                     .collect();
@@ -411,6 +415,7 @@ fn run_remote(
                             fragment: f.fragment,
                             language: f.format,
                             renamed: f.renamed,
+                            symbol: f.symbol,
                         }
                     })
                     .collect();
@@ -444,6 +449,8 @@ struct Place {
     language: String,
     /// What the document renamed against it (the document's text first).
     renamed: Vec<(String, String)>,
+    /// The definition it lies in, as people read it.
+    symbol: Option<String>,
 }
 
 /// The ranges of places in their files, with the line tables of the files
@@ -519,10 +526,14 @@ fn groups(batch: &Batch, text: &str, found: Vec<Place>) -> Vec<Group> {
         .map(|(span, list)| {
             let first = &list[0];
             let renaming = renaming(&first.renamed);
+            let symbol = (first.symbol.as_ref()).map_or(String::new(), |s| format!("{s} in "));
             let message = match (list.len(), &renaming) {
-                (1, None) => format!("Duplicates {} ({} tokens)", first.name, first.tokens),
+                (1, None) => format!(
+                    "Duplicates {symbol}{} ({} tokens)",
+                    first.name, first.tokens
+                ),
                 (1, Some(renaming)) => format!(
-                    "Duplicates {} ({} tokens), renaming {renaming}",
+                    "Duplicates {symbol}{} ({} tokens), renaming {renaming}",
                     first.name, first.tokens
                 ),
                 (n, _) => format!("Duplicated in {n} places"),
@@ -552,6 +563,7 @@ fn groups(batch: &Batch, text: &str, found: Vec<Place>) -> Vec<Group> {
                 first_name: first.name.clone(),
                 first_tokens: first.tokens,
                 first_renaming: renaming,
+                first_symbol: first.symbol.clone(),
                 first_fragment,
                 language: first.language.clone(),
                 places: list

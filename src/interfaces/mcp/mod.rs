@@ -37,7 +37,7 @@ use super::render::answers;
 use super::render::clones::ClonesPageJson;
 use crate::engine::matching::Thresholds;
 use crate::engine::stats::{Percent, ProjectStats, Row};
-use crate::service::answer::renaming;
+use crate::service::answer::{renaming, Place};
 use crate::service::check::{CheckAnswer, StoreStatus};
 use crate::service::clones::ClonesPage;
 use crate::service::diff_check::{DiffAnswer, DiffOptions};
@@ -394,7 +394,8 @@ fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
         let file = d.other.named();
         let _ = write!(
             text,
-            "\n- {}:{}-{}: {} ({} tokens{}), lines {}-{} of the code{}",
+            "\n- {}{}:{}-{}: {} ({} tokens{}), lines {}-{} of the code{}{}",
+            symbol_in(&d.other),
             file,
             other.start.line,
             other.end.line,
@@ -406,6 +407,9 @@ fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
             )),
             place.start.line,
             place.end.line,
+            d.place
+                .symbol_said()
+                .map_or(String::new(), |s| format!(" ({s})")),
             renaming(&d.renamed).map_or(String::new(), |r| format!(
                 "; renaming {r}: call it instead"
             )),
@@ -417,6 +421,13 @@ fn check_summary(answer: &CheckAnswer, thresholds: Thresholds) -> String {
     }
     text.push_str(unread);
     text
+}
+
+/// A place's symbol before its file: "`` `merge()` in ``", or nothing.
+fn symbol_in(place: &Place) -> String {
+    place
+        .symbol_said()
+        .map_or(String::new(), |s| format!("{s} in "))
 }
 
 /// The text of `check_diff`: each added duplication and what it copies,
@@ -438,9 +449,11 @@ fn diff_summary(answer: &DiffAnswer) -> String {
         named += 1;
         let _ = write!(
             text,
-            "\n- {path}:{}-{} duplicates {}:{}-{}: {} ({} tokens, {} added){}",
+            "\n- {}{path}:{}-{} duplicates {}{}:{}-{}: {} ({} tokens, {} added){}",
+            symbol_in(&d.place),
             d.place.span.start.line,
             d.place.span.end.line,
+            symbol_in(&d.other),
             d.other.named(),
             d.other.span.start.line,
             d.other.span.end.line,
@@ -485,10 +498,12 @@ fn clones_summary(page: &ClonesPage) -> String {
         let (first, second) = (&listed.clone.place, &listed.clone.other);
         let _ = write!(
             text,
-            "\n- {}:{}-{} and {}:{}-{}: {} ({} tokens, {}){}",
+            "\n- {}{}:{}-{} and {}{}:{}-{}: {} ({} tokens, {}){}",
+            symbol_in(first),
             first.path,
             first.span.start.line,
             first.span.end.line,
+            symbol_in(second),
             second.path,
             second.span.start.line,
             second.span.end.line,

@@ -15,8 +15,9 @@ use utoipa::ToSchema;
 use super::stats::{DiffStatsJson, ProjectStatsJson, SnippetStatsJson};
 use crate::engine::matching::Span;
 use crate::engine::stats::ProjectStats;
+use crate::engine::symbols::Symbol;
 use crate::project::time::iso8601;
-use crate::service::answer::{Duplication, Near};
+use crate::service::answer::{Duplication, Near, Place};
 use crate::service::check::{CheckAnswer, StoreStatus};
 use crate::service::diff_check::DiffAnswer;
 use crate::service::inconsistent::InconsistentChange;
@@ -142,6 +143,10 @@ pub(crate) struct InconsistentJson<'a> {
     added_lines: &'a [u32],
     /// Old-side lines the diff deletes inside it.
     deleted_lines: &'a [u32],
+    /// The definition the changed copy lies in; absent where none holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = SymbolJson)]
+    symbol: Option<SymbolJson>,
     /// The copies left behind, by file and line (in their new text when
     /// the diff changes their file too).
     copies: Vec<CopyJson<'a>>,
@@ -161,6 +166,10 @@ pub(crate) struct CopyJson<'a> {
     start_line: u32,
     /// Its last line.
     end_line: u32,
+    /// The definition it lies in; absent where none holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = SymbolJson)]
+    symbol: Option<SymbolJson>,
 }
 
 impl<'a> InconsistentJson<'a> {
@@ -171,13 +180,15 @@ impl<'a> InconsistentJson<'a> {
             end_line: change.span.end.line,
             added_lines: &change.added,
             deleted_lines: &change.deleted,
+            symbol: change.symbol.as_ref().map(SymbolJson::from),
             copies: change
                 .copies
                 .iter()
-                .map(|(file, span)| CopyJson {
+                .map(|(file, span, symbol)| CopyJson {
                     file,
                     start_line: span.start.line,
                     end_line: span.end.line,
+                    symbol: symbol.as_ref().map(SymbolJson::from),
                 })
                 .collect(),
             message: change.message(),
@@ -373,6 +384,11 @@ pub(crate) struct Location<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = String)]
     fragment: Option<&'a str>,
+    /// The definition the range lies in; absent where none holds it (a
+    /// top-level statement, a format that declares none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = SymbolJson)]
+    symbol: Option<SymbolJson>,
 }
 
 impl<'a> Location<'a> {
@@ -385,6 +401,64 @@ impl<'a> Location<'a> {
             start_column: span.start.column,
             end_column: span.end.column,
             fragment,
+            symbol: None,
+        }
+    }
+}
+
+/// The definition a place lies in: the innermost function, method,
+/// class or module whose range holds the place (docs/matching.md,
+/// "Symbols").
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Symbol)]
+pub(crate) struct SymbolJson {
+    /// What it is. A function that a class-like definition (class,
+    /// struct, enum, interface, trait, impl) holds directly is a method.
+    #[schema(value_type = SymbolKind)]
+    kind: &'static str,
+    /// Its name as written (`Foo::bar` for C++'s out-of-class methods).
+    name: String,
+    /// The name of the nearest class-like definition around it; absent
+    /// when none is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
+    container: Option<String>,
+    /// Whether the place covers the definition from its first token to
+    /// its last.
+    whole: bool,
+}
+
+/// The kinds of definitions answers name.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // The schema's values; answers write `DefKind::name`.
+pub(crate) enum SymbolKind {
+    Function,
+    Method,
+    Class,
+    Struct,
+    Enum,
+    Interface,
+    Trait,
+    Impl,
+    Module,
+}
+
+impl SymbolJson {
+    /// The symbol of `place`, if it has one.
+    pub(crate) fn of(place: &Place) -> Option<SymbolJson> {
+        place.symbol.as_ref().map(SymbolJson::from)
+    }
+}
+
+impl From<&Symbol> for SymbolJson {
+    fn from(s: &Symbol) -> SymbolJson {
+        SymbolJson {
+            kind: s.kind.name(),
+            name: s.name.clone(),
+            container: s.container.clone(),
+            whole: s.whole,
         }
     }
 }
@@ -400,9 +474,13 @@ impl<'a> DuplicationJson<'a> {
     fn of(d: &'a Duplication) -> DuplicationJson<'a> {
         let other = &d.other;
         DuplicationJson {
-            snippet_location: Location::new(d.place.span, None, None),
+            snippet_location: Location {
+                symbol: SymbolJson::of(&d.place),
+                ..Location::new(d.place.span, None, None)
+            },
             codebase_location: Location {
                 repository: other.repository.as_deref(),
+                symbol: SymbolJson::of(other),
                 ..Location::new(other.span, Some(&other.path), other.fragment.as_deref())
             },
             lines_count: d.place.lines(),

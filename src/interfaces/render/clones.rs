@@ -7,7 +7,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::answers::rounded;
+use super::answers::{rounded, SymbolJson};
 use crate::engine::matching::Span;
 use crate::service::answer::{Gap, Near, Place};
 use crate::service::clones::{CloneDetail, ClonesPage, PagedClone, PlaceLines};
@@ -156,6 +156,10 @@ pub(crate) struct PlaceJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = String)]
     pub fragment: Option<String>,
+    /// The definition the place lies in; absent where none holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = SymbolJson)]
+    pub symbol: Option<SymbolJson>,
 }
 
 impl From<&Place> for PlaceJson {
@@ -168,6 +172,7 @@ impl From<&Place> for PlaceJson {
             start_column: start.column,
             end_column: end.column,
             fragment: v.fragment.clone(),
+            symbol: SymbolJson::of(v),
         }
     }
 }
@@ -255,6 +260,10 @@ pub(crate) struct PlaceTextJson {
     /// after the last character), in order.
     #[schema(value_type = Vec<Vec<u32>>)]
     pub tokens: Vec<[u32; 4]>,
+    /// The definition the place lies in; absent where none holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = SymbolJson)]
+    pub symbol: Option<SymbolJson>,
 }
 
 impl PlaceTextJson {
@@ -269,6 +278,7 @@ impl PlaceTextJson {
             end_column: end.column,
             text: lines.text.clone(),
             tokens: lines.tokens.clone(),
+            symbol: SymbolJson::of(place),
         }
     }
 }

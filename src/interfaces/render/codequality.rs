@@ -116,6 +116,7 @@ mod tests {
                 },
             },
             fragment: None,
+            symbol: None,
         }
     }
 

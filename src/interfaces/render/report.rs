@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::answers::rounded;
+use super::answers::{rounded, SymbolJson};
 use super::stats::{DiffStatsJson, ProjectStatsJson};
 
 use crate::engine::stats::{Percent, ProjectStats};
@@ -209,8 +209,10 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
         head.push("baseline");
     }
     rows.push(head.into_iter().map(String::from).collect());
-    // What a clone renamed, said on a line below its row.
+    // The definitions its places lie in and what a clone renamed, said on
+    // lines below its row.
     let mut renamed: Vec<Option<String>> = vec![None];
+    let mut symbols: Vec<Option<String>> = vec![None];
     for (i, c) in found.clones.iter().enumerate() {
         let mut row = vec![
             c.larger_lines().to_string(),
@@ -220,6 +222,12 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
             lines_of(&c.other),
         ];
         renamed.push(renaming(&c.renamed));
+        symbols.push(match (c.place.symbol_said(), c.other.symbol_said()) {
+            (Some(first), Some(second)) => Some(format!("in {first} and {second}")),
+            (Some(first), None) => Some(format!("first in {first}")),
+            (None, Some(second)) => Some(format!("second in {second}")),
+            (None, None) => None,
+        });
         if near {
             row.push(similar(c));
         }
@@ -240,7 +248,7 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
                     .unwrap_or(0)
             })
             .collect();
-        for (row, renamed) in rows.iter().zip(&renamed) {
+        for ((row, renamed), symbols) in rows.iter().zip(&renamed).zip(&symbols) {
             let cells: Vec<String> = row
                 .iter()
                 .enumerate()
@@ -254,8 +262,11 @@ pub(crate) fn console(found: &Found, threshold: Option<(f64, bool)>) -> String {
                 .collect();
             out.push_str(cells.join("  ").trim_end());
             out.push('\n');
+            let indent = widths[0] + widths[1] + widths[2] + 6;
+            if let Some(symbols) = symbols {
+                out.push_str(&format!("{:indent$}{symbols}\n", ""));
+            }
             if let Some(renamed) = renamed {
-                let indent = widths[0] + widths[1] + widths[2] + 6;
                 out.push_str(&format!("{:indent$}renamed: {renamed}\n", ""));
             }
         }
@@ -329,6 +340,9 @@ fn place_json(place: &Place) -> Value {
     if let Some(repository) = &place.repository {
         v["repository"] = json!(repository);
     }
+    if let Some(symbol) = SymbolJson::of(place) {
+        v["symbol"] = json!(symbol);
+    }
     v
 }
 
@@ -387,15 +401,25 @@ pub(crate) fn json_report(found: &Found, config: &Config) -> String {
             .inconsistent
             .iter()
             .map(|c| {
-                json!({
+                let mut change = json!({
                     "file": c.rel,
                     "startLine": c.span.start.line,
                     "endLine": c.span.end.line,
-                    "copies": c.copies.iter().map(|(file, span)| json!({
-                        "file": file, "startLine": span.start.line, "endLine": span.end.line,
-                    })).collect::<Vec<_>>(),
+                    "copies": c.copies.iter().map(|(file, span, symbol)| {
+                        let mut copy = json!({
+                            "file": file, "startLine": span.start.line, "endLine": span.end.line,
+                        });
+                        if let Some(symbol) = symbol {
+                            copy["symbol"] = json!(SymbolJson::from(symbol));
+                        }
+                        copy
+                    }).collect::<Vec<_>>(),
                     "message": c.message(),
-                })
+                });
+                if let Some(symbol) = &c.symbol {
+                    change["symbol"] = json!(SymbolJson::from(symbol));
+                }
+                change
             })
             .collect();
         report["inconsistentChanges"] = json!(changes);

@@ -241,16 +241,19 @@ fn result(f: &Finding, occurrence: u32) -> Value {
 /// "Duplicated code: 12 lines (87 tokens), also at A, B and C." with the
 /// places as given (links, or plain places); past [`MAX_LINKS`] they are
 /// counted. A near-miss copy says how similar it is: "Near-miss copy
-/// (97.4 % similar): …".
+/// (97.4 % similar): …". The definitions the code lies in are named:
+/// "Duplicated code in `total()`: …. It duplicates `sum()`." (the second
+/// sentence for one place duplicated).
 fn message(f: &Finding, places: &[String]) -> String {
     let lines = plural(f.lines, "line");
     let tokens = plural(f.tokens, "token");
+    let within = (f.location.symbol_said()).map_or(String::new(), |s| format!(" in {s}"));
     let mut text = match f.similarity {
         Some(similarity) => format!(
-            "Near-miss copy ({} similar): {lines} ({tokens} matched)",
+            "Near-miss copy{within} ({} similar): {lines} ({tokens} matched)",
             percent_similar(similarity)
         ),
-        None => format!("Duplicated code: {lines} ({tokens})"),
+        None => format!("Duplicated code{within}: {lines} ({tokens})"),
     };
     let shown = &places[..places.len().min(MAX_LINKS)];
     if let Some((last, first)) = shown.split_last() {
@@ -267,6 +270,11 @@ fn message(f: &Finding, places: &[String]) -> String {
         }
     }
     text.push('.');
+    if let [only] = &f.related[..] {
+        if let Some(said) = only.symbol_said() {
+            text.push_str(&format!(" It duplicates {said}."));
+        }
+    }
     if let Some(renaming) = renaming(&f.renamed) {
         text.push_str(&format!(" Renamed: {renaming}."));
     }
@@ -509,6 +517,7 @@ mod tests {
                 },
             },
             fragment: None,
+            symbol: None,
         }
     }
 
