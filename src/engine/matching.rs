@@ -1009,6 +1009,111 @@ mod tests {
         assert_eq!(strict, clones);
     }
 
+    /// Checks `snippet` for near-miss copies in mild mode (min-tokens 50,
+    /// 5 lines, similarity 0.8), each rendered as `check` renders them.
+    fn check_near(index: &Index, snippet: &str) -> Vec<String> {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let tokens = tokenize(js, snippet, &Normalization::default()).unwrap();
+        let t = Thresholds {
+            min_tokens: 50,
+            min_lines: 5,
+        };
+        let found = snippet_matches(
+            index,
+            js.family_id,
+            snippet,
+            &tokens,
+            Mode::Mild,
+            t,
+            Exclusions::default(),
+            Some(0.8),
+            far_future(),
+        );
+        found
+            .unwrap()
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}-{} -> {} {}-{} ({})",
+                    m.snippet.start.line,
+                    m.snippet.end.line,
+                    index.files[m.file as usize].path,
+                    m.codebase.start.line,
+                    m.codebase.end.line,
+                    m.run.len
+                )
+            })
+            .collect()
+    }
+
+    /// A short function: 72 tokens.
+    const CLAMP: &str = "function clamp(value, low, high) {
+  if (value < low) {
+    return low;
+  }
+  const width = high - low;
+  if (value > high) {
+    return high;
+  }
+  if (width === 0) {
+    return low;
+  }
+  const offset = value - low;
+  report(offset / width, low, high);
+  return value;
+}
+";
+
+    #[test]
+    fn a_short_function_with_two_statements_changed_is_found_whole() {
+        let idx = index(&[("a.js", CLAMP)], 20);
+        // Two statements changed, renamed throughout: 61 of 70 tokens
+        // matched (0.87), 52 once each changed statement's longer side is
+        // taken off, which the copy, one function whole, does not pay.
+        let edited = CLAMP
+            .replace("const width = high - low;", "trace(high);")
+            .replace("const offset = value - low;", "record(value);")
+            .replace("value", "v")
+            .replace("clamp", "limit");
+        assert_eq!(check_near(&idx, &edited), ["1-15 -> a.js 1-15 (72)"]);
+        // Not the whole snippet, but still one function whole on both sides.
+        let within = format!("let started = true;\n{edited}stop(1, 2);\n");
+        assert_eq!(check_near(&idx, &within), ["2-16 -> a.js 1-15 (72)"]);
+    }
+
+    #[test]
+    fn short_functions_alike_in_their_guards_alone_are_no_copy() {
+        // The same guards, call and return around bodies of their own: 62
+        // tokens alike, one function whole, but 0.72 of the longer alike.
+        let guarded = |body: &str| {
+            format!(
+                "function f(value, low, high) {{
+  if (low > high) {{
+    throw new RangeError(\"low > high\");
+  }}
+  if (value < low) {{
+    return low;
+  }}
+  if (value > high) {{
+    return high;
+  }}
+{body}
+  report(value, low, high);
+  return value;
+}}
+"
+            )
+        };
+        let own =
+            guarded("  const items = load(low).filter(Boolean);\n  cache.set(high, items.length);");
+        let other = guarded("  while (queue.length > 0) {\n    handle(queue.shift(), value);\n  }");
+        let idx = index(&[("a.js", &own)], 20);
+        assert_eq!(check_near(&idx, &other), Vec::<String>::new());
+        // The same function is found whole: the guards alone are what differs.
+        assert_eq!(check_near(&idx, &own).len(), 1);
+    }
+
     #[test]
     fn a_near_miss_clone_inside_one_file_does_not_overlap_itself() {
         let edited = RETRY.replace("tries += 1;\n", "tries += 1;\n      log('retry', tries);\n");

@@ -727,7 +727,7 @@ fn chains_in_file(
     similarity: f64,
     out: &mut Vec<Chain>,
 ) {
-    let (ids, renamed) = (side.ids, side.renamed);
+    let renamed = side.renamed;
     let n = parts.len();
     // best[i][g]: the chain ending at part i with g gaps.
     let mut best: Vec<[Option<Best>; MAX_GAPS + 1]> = vec![[None; MAX_GAPS + 1]; n];
@@ -803,10 +803,8 @@ fn chains_in_file(
         // An end reached across a changed statement costs that statement's
         // tokens: a copy left under min-tokens by it is found without it.
         let reached = reach_ends(&chain, side, similarity)
-            .and_then(|reached| trimmed(reached, ids, side.mode, min_tokens, similarity));
-        let Some(chain) =
-            reached.or_else(|| trimmed(chain, ids, side.mode, min_tokens, similarity))
-        else {
+            .and_then(|reached| trimmed(reached, side, min_tokens, similarity));
+        let Some(chain) = reached.or_else(|| trimmed(chain, side, min_tokens, similarity)) else {
             continue;
         };
         // Parts inside the chain are its own, found again.
@@ -827,15 +825,11 @@ fn chains_in_file(
 /// `chain`, its end parts dropped while its similarity is under
 /// `similarity` (the one whose loss raises it most first), if two parts or
 /// more are left that meet `min_tokens` (without their tables of literals
-/// beyond the first entry, and less the tokens of changed statements) and
-/// `similarity` and are not one short unit repeated.
-fn trimmed(
-    mut chain: Chain,
-    ids: &[u64],
-    mode: Mode,
-    min_tokens: u32,
-    similarity: f64,
-) -> Option<Chain> {
+/// beyond the first entry, and less the tokens of changed statements but
+/// in a unit copied whole in strict and mild mode) and `similarity` and
+/// are not one short unit repeated.
+fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) -> Option<Chain> {
+    let (ids, mode) = (side.ids, side.mode);
     let similarity_of = |parts: &[Run]| {
         Chain {
             file: chain.file,
@@ -865,12 +859,20 @@ fn trimmed(
     } else {
         FREE_INSERTION
     };
+    // A chain that is one unit whole on both sides ([`encloses`]), or the
+    // whole query, has its edits inside what it copies: its matched tokens
+    // are the evidence, and `similarity` alone bounds what the edits take;
+    // but in weak mode, for the same reason as above.
+    let whole =
+        mode != Mode::Weak && (encloses(&chain, side) || chain.a() == (0..ids.len() as u32));
     let changed: u32 = chain
         .gaps()
         .iter()
         .map(|g| {
             let longer = g.a.len().max(g.b.len()) as u32;
-            if !g.a.is_empty() && !g.b.is_empty() {
+            if whole {
+                0
+            } else if !g.a.is_empty() && !g.b.is_empty() {
                 longer
             } else {
                 longer.saturating_sub(free)
@@ -891,6 +893,40 @@ fn trimmed(
         .sum();
     let matched_ids: Vec<u64> = chain.parts.iter().flat_map(ids_of).copied().collect();
     (evidence.saturating_sub(tables) >= min_tokens && !is_repetitive(&matched_ids)).then_some(chain)
+}
+
+/// Whether `chain` spans one unit whole on both sides: a function or a
+/// block from its header to its closing bracket, every gap inside it. Its
+/// tokens are balanced, and the bracket its last token closes opens in its
+/// first part and stays open to the end.
+fn encloses(chain: &Chain, side: &Side<'_>) -> bool {
+    // Bracket moves of one side's span, whose first part is `first` long.
+    fn one(moves: impl ExactSizeIterator<Item = i32>, first: usize) -> bool {
+        let n = moves.len();
+        let mut depth = 0;
+        for (k, by) in moves.enumerate() {
+            depth += by;
+            let ok = if k + 1 == n {
+                by == -1 && depth == 0
+            } else {
+                depth >= i32::from(k + 1 >= first)
+            };
+            if !ok {
+                return false;
+            }
+        }
+        n > 0
+    }
+    let (a, b) = (chain.a(), chain.b());
+    let first = chain.parts[0].len as usize;
+    let (a, b) = (
+        a.start as usize..a.end as usize,
+        b.start as usize..b.end as usize,
+    );
+    let (Some(a), Some(b)) = (side.ids.get(a), side.target.get(b)) else {
+        return false;
+    };
+    one(a.iter().map(|&id| bracket_of(id)), first) && one(b.iter().map(bracket), first)
 }
 
 #[cfg(test)]
@@ -1064,6 +1100,36 @@ mod tests {
         assert_eq!(chains.len(), 2);
         assert_eq!(chains[0].parts, [parts[0], parts[2]]);
         assert_eq!(chains[1].parts, [parts[1], parts[3]]);
+    }
+
+    #[test]
+    fn a_chain_encloses_a_unit_when_it_spans_it_from_its_header_to_its_closing_bracket() {
+        let registry = crate::engine::grammar::Registry::builtin();
+        let code = "function f(a) {\n  first(a);\n  second(a);\n}\nlater(a);\n";
+        let files = crate::engine::index::js_files(&registry, &[("a.js", code)]);
+        let tokens = &files[0].tokens;
+        let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(Mode::Mild)).collect();
+        let side = Side {
+            ids: &ids,
+            target: tokens,
+            mode: Mode::Mild,
+            renamed: &|_| false,
+        };
+        // `function f ( a ) {` 6, two calls of 5, `}` 1, `later ( a ) ;` 5.
+        let encloses = |parts: &[Run]| {
+            let chain = Chain {
+                file: 0,
+                parts: parts.to_vec(),
+            };
+            super::encloses(&chain, &side)
+        };
+        // The function whole, a gap at each call.
+        assert!(encloses(&[run(0, 0, 7), run(9, 9, 3), run(14, 14, 3)]));
+        // Not to its closing bracket, or past it.
+        assert!(!encloses(&[run(0, 0, 7), run(9, 9, 3), run(14, 14, 2)]));
+        assert!(!encloses(&[run(0, 0, 7), run(14, 14, 8)]));
+        // From inside the function: its first part opens nothing.
+        assert!(!encloses(&[run(6, 6, 3), run(11, 11, 6)]));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use dupcheck::engine::tokens::{tokenize, LineIndex, Mode, Normalization, Token};
 use serde::Serialize;
 use tree_sitter::Tree;
 
-use crate::sample::{parse, read_source, Function};
+use crate::sample::{common_tokens, parse, read_source, Function};
 use crate::server::{Answer, Dup};
 use crate::{MIN_LINES, MIN_TOKENS};
 
@@ -33,6 +33,8 @@ pub struct Diagnosis {
     /// The longest common run of the two, and the variant lines it spans.
     pub longest_common_run: usize,
     pub run_lines: u32,
+    /// The tokens the two share in order, however scattered.
+    pub shared_tokens: usize,
     /// Where the run breaks: the variant's token and the function's, each
     /// as `` `text` kind<parent kind `` (after the run, or before it when
     /// the run ends the variant).
@@ -138,6 +140,7 @@ pub fn diagnose(
         function_tokens: reference.len(),
         longest_common_run: run.length,
         run_lines,
+        shared_tokens: common_tokens(&ids(&query), &ids(&reference)),
         break_at: break_at(
             (code, prefix.len(), variant_tree.as_ref(), &query),
             (src, 0, file.tree.as_ref(), &reference),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use dupcheck::engine::grammar::Format;
 use dupcheck::engine::parse::Budget;
-use dupcheck::engine::tokens::{tokenize, Normalization, Token};
+use dupcheck::engine::tokens::{tokenize, Mode, Normalization, Token};
 use tree_sitter::Node;
 
 use crate::args::Args;
@@ -242,6 +242,12 @@ pub fn sample(
 /// The tokens of `snippet` (parsed after the language's `prefix`, as the
 /// server reads it), or `None` if it does not tokenize.
 pub fn snippet_tokens(format: &Format, prefix: &str, snippet: &str) -> Option<usize> {
+    snippet_ids(format, prefix, snippet, Mode::Strict).map(|ids| ids.len())
+}
+
+/// The identities in `mode` of the tokens of `snippet` (parsed as
+/// [`snippet_tokens`] parses it), or `None` if it does not tokenize.
+pub fn snippet_ids(format: &Format, prefix: &str, snippet: &str, mode: Mode) -> Option<Vec<u64>> {
     let tokens = match prefix {
         "" => tokenize(format, snippet, &Normalization::default()),
         _ => tokenize(
@@ -251,7 +257,44 @@ pub fn snippet_tokens(format: &Format, prefix: &str, snippet: &str) -> Option<us
         ),
     };
     let in_snippet = |t: &&Token| t.start as usize >= prefix.len();
-    tokens
-        .ok()
-        .map(|tokens| tokens.iter().filter(in_snippet).count())
+    tokens.ok().map(|tokens| {
+        tokens
+            .iter()
+            .filter(in_snippet)
+            .map(|t| t.id_in(mode))
+            .collect()
+    })
+}
+
+/// The tokens `a` and `b` share in order: the length of their longest
+/// common subsequence, whatever the gaps between the tokens shared (at
+/// least what any detector could count as shared).
+pub fn common_tokens(a: &[u64], b: &[u64]) -> usize {
+    let mut row = vec![0usize; b.len() + 1];
+    for x in a {
+        let mut diagonal = 0;
+        for (j, y) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_tokens_counts_what_two_streams_share_in_order() {
+        assert_eq!(common_tokens(&[1, 2, 3, 4, 5], &[1, 9, 3, 4, 5, 6]), 4);
+        assert_eq!(common_tokens(&[1, 2, 3], &[3, 2, 1]), 1);
+        assert_eq!(common_tokens(&[], &[1, 2]), 0);
+        assert_eq!(common_tokens(&[7, 7, 8], &[7, 8, 7, 8]), 3);
+    }
 }

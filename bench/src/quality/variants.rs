@@ -3,9 +3,11 @@
 //! three statements edited, T3c ("classic", T3 until 2026-11-28) renamed
 //! and the one statement nearest the middle inserted or deleted. Every
 //! edit is the language's sampler's to judge (`lang/`); a variant that
-//! parses worse than the original is dropped. A T3 or T3c left with fewer
-//! than min-tokens tokens (statements deleted from a short function) is
-//! skipped: it shares too little with the original to be a duplication.
+//! parses worse than the original is dropped. A T3 or T3c that shares
+//! fewer than min-tokens tokens with the original (its longest common
+//! subsequence in mild mode: statements deleted or changed in a short
+//! function) is skipped: it shares too little to be a duplication. (Until
+//! 2026-11-28 only a copy itself under min-tokens was.)
 //!
 //! T3's edits vary with the function's own seeded generator: one to three
 //! of them ([`EditCount`]), each on a different one-line statement, each at
@@ -19,13 +21,13 @@
 use std::path::Path;
 
 use dupcheck::engine::grammar::{Class, Format};
-use dupcheck::engine::tokens::for_each_leaf;
+use dupcheck::engine::tokens::{for_each_leaf, Mode};
 use tree_sitter::Node;
 
 use crate::lang::{declared_names, Layout, Sampler};
 use crate::sample::{
-    code_end, descendants, line_start_if_blank, parse, problems, read_source, snippet_tokens,
-    Function, Rng,
+    code_end, common_tokens, descendants, line_start_if_blank, parse, problems, read_source,
+    snippet_ids, Function, Rng,
 };
 use crate::MIN_TOKENS;
 
@@ -207,10 +209,17 @@ fn variants(
         t3c,
     ];
     let baseline = problems(format, lang, original);
-    // A statement deleted from a function near min-tokens leaves a copy
-    // that shares fewer: no duplication by definition, not a miss.
+    // Statements deleted or changed in a function near min-tokens leave a
+    // copy that shares fewer with it, in order and in mild mode (identifiers
+    // renamed alike): no duplication by definition, not a miss.
+    let prefix = lang.syntax().code_prefix;
+    let original_ids = snippet_ids(format, prefix, original, Mode::Mild);
     let shares_enough = |code: &String| {
-        snippet_tokens(format, lang.syntax().code_prefix, code).is_some_and(|n| n >= MIN_TOKENS)
+        let ids = snippet_ids(format, prefix, code, Mode::Mild);
+        match (&original_ids, ids) {
+            (Some(original), Some(ids)) => common_tokens(original, &ids) >= MIN_TOKENS,
+            _ => false,
+        }
     };
     let [t0, t1, t2i, t2l, t3, t3c] = codes;
     let codes = [
