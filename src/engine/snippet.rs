@@ -18,6 +18,8 @@
 //! the wrapper's own left out; a buffer reparsed from its previous version
 //! gives the leaves a fresh parse of it gives (tested over random edits).
 
+use std::sync::OnceLock;
+
 use tree_sitter::{InputEdit, Point, Tree};
 
 use crate::engine::definitions::{self, Collector, Definitions};
@@ -64,7 +66,11 @@ pub(crate) fn tokenize_snippet_defined(
     budget: &Budget,
 ) -> Result<(Vec<Token>, Definitions), ParseError> {
     let parse = snippet_parse(format, &blank_cut_comments(format, text), None, budget)?;
-    let definitions = parse.definitions(format, text.len());
+    let definitions = match parse.definitions {
+        Some(ref gathered) => gathered.within(parse.offset(format) as u32, text.len() as u32),
+        None => definitions::of_tree(format, &parse.tree)
+            .within(parse.offset(format) as u32, text.len() as u32),
+    };
     let offset = parse.offset(format);
     let SnippetParse { leaves, .. } = parse;
     Ok((
@@ -142,6 +148,34 @@ pub struct SnippetParse {
     definitions: Option<Definitions>,
 }
 
+/// A snippet's definitions, at its own offsets: gathered with its leaves,
+/// or read off its tree when first asked for.
+#[derive(Debug, Default)]
+pub(crate) struct SnippetDefinitions {
+    walked: OnceLock<Definitions>,
+    /// The tree still to walk, the snippet's offset in it and its length.
+    tree: Option<(Tree, u32, u32)>,
+}
+
+impl SnippetDefinitions {
+    /// Definitions already gathered.
+    pub(crate) fn gathered(definitions: Definitions) -> SnippetDefinitions {
+        SnippetDefinitions {
+            walked: OnceLock::from(definitions),
+            tree: None,
+        }
+    }
+
+    /// The definitions (of a snippet in `format`), its tree walked for
+    /// them on the first call if they were not gathered.
+    pub(crate) fn get(&self, format: &Format) -> &Definitions {
+        self.walked.get_or_init(|| match &self.tree {
+            Some((tree, offset, len)) => definitions::of_tree(format, tree).within(*offset, *len),
+            None => Definitions::default(),
+        })
+    }
+}
+
 /// Every leaf of `tree`, in order.
 fn leaves_of(format: &Format, tree: &Tree) -> Vec<Leaf> {
     let mut leaves = Vec::new();
@@ -179,14 +213,19 @@ impl SnippetParse {
 
     /// The definitions of the snippet (`len` bytes) in this parse, at its
     /// own offsets: those of its wrapper left out. Those its leaves' walk
-    /// gathered; after an incremental reparse, its tree is walked for them
-    /// (a markup snippet is always parsed afresh, so its scripts' are
-    /// gathered).
-    pub(crate) fn definitions(&self, format: &Format, len: usize) -> Definitions {
-        let offset = self.offset(format);
+    /// gathered; after an incremental reparse, whose walk saw only what
+    /// changed, its tree is walked for them when they are first asked for
+    /// (a check that finds nothing never asks). A markup snippet is always
+    /// parsed afresh, so its scripts' are gathered.
+    pub(crate) fn definitions(&self, format: &Format, len: usize) -> SnippetDefinitions {
+        let offset = self.offset(format) as u32;
         match &self.definitions {
-            Some(gathered) => gathered.within(offset as u32, len as u32),
-            None => definitions::of_tree(format, &self.tree).within(offset as u32, len as u32),
+            Some(gathered) => SnippetDefinitions::gathered(gathered.within(offset, len as u32)),
+            None => SnippetDefinitions {
+                walked: OnceLock::new(),
+                // A copy of a tree is a reference to the same nodes.
+                tree: Some((self.tree.clone(), offset, len as u32)),
+            },
         }
     }
 
@@ -917,5 +956,34 @@ mod definition_tests {
             .map(|d| d.name(code))
             .collect();
         assert_eq!(names, ["helper"]);
+    }
+
+    #[test]
+    fn an_edited_buffer_has_the_definitions_of_a_fresh_parse_walked_only_when_asked() {
+        let registry = Registry::builtin();
+        let js = registry.lookup("js").unwrap();
+        let normalization = Normalization::default();
+        // Longer than the head that picks a wrapper: the edit reparses.
+        let body = "  x = x + 1;\n".repeat(30);
+        let first = format!("function a(x) {{\n{body}  return x;\n}}\n");
+        let second = format!("{first}function b(y) {{\n  return y;\n}}\n");
+        let (first, second) = (first.as_str(), second.as_str());
+        let budget = Budget::for_snippet(second.len());
+        let names = |definitions: &Definitions, text: &str| -> Vec<String> {
+            (definitions.as_slice().iter())
+                .map(|d| d.name(text).to_owned())
+                .collect()
+        };
+        let (_, parse) = tokenize_snippet_after(js, first, &normalization, None, &budget).unwrap();
+        let gathered = parse.definitions(js, first.len());
+        assert!(gathered.tree.is_none(), "a fresh parse's walk gathers them");
+        assert_eq!(names(gathered.get(js), first), ["a"]);
+        let (_, parse) =
+            tokenize_snippet_after(js, second, &normalization, Some(parse), &budget).unwrap();
+        let edited = parse.definitions(js, second.len());
+        assert!(edited.walked.get().is_none(), "not walked before asked");
+        let (_, fresh) = tokenize_snippet_defined(js, second, &normalization, &budget).unwrap();
+        assert_eq!(edited.get(js), &fresh);
+        assert_eq!(names(edited.get(js), second), ["a", "b"]);
     }
 }

@@ -24,7 +24,9 @@ use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::index::{folder_of, Index, SourceFile};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{self, Budget, ParseError};
-use crate::engine::snippet::{tokenize_snippet_after, tokenize_snippet_defined};
+use crate::engine::snippet::{
+    tokenize_snippet_after, tokenize_snippet_defined, SnippetDefinitions,
+};
 use crate::engine::stats::SnippetStats;
 use crate::engine::tokens::{Mode, Token};
 use crate::project::buffers::Buffers;
@@ -152,8 +154,8 @@ pub(crate) fn request_matches(
 pub(crate) struct Local {
     /// The snippet's tokens.
     pub tokens: Vec<Token>,
-    /// The snippet's definitions.
-    pub definitions: Definitions,
+    /// The snippet's definitions (walked for when an answer lists a place).
+    pub definitions: SnippetDefinitions,
     /// Its matches in the snapshot's index, in the answer's order.
     pub matches: Vec<SnippetMatch>,
 }
@@ -216,7 +218,7 @@ pub(crate) fn check_snippet(
         matches,
     }) = check_local(scanner, buffers, snapshot, request)?
     else {
-        let none = Definitions::default();
+        let none = SnippetDefinitions::default();
         return Ok(answer(
             request,
             (&[], &none),
@@ -268,7 +270,7 @@ pub(crate) fn tokenize_request(
     buffers: &Buffers,
     request: &CheckRequest,
     budget: &Budget,
-) -> Result<(Vec<Token>, Definitions), Refusal> {
+) -> Result<(Vec<Token>, SnippetDefinitions), Refusal> {
     let normalization = &scanner.config().normalization;
     let format = scanner.registry().get(request.format);
     match request.path.as_deref() {
@@ -282,6 +284,7 @@ pub(crate) fn tokenize_request(
             Ok((tokens, definitions))
         }
         None => tokenize_snippet_defined(format, &request.code, normalization, budget)
+            .map(|(tokens, definitions)| (tokens, SnippetDefinitions::gathered(definitions)))
             .map_err(Refusal::Parse),
     }
 }
@@ -294,7 +297,7 @@ pub(crate) fn tokenize_request(
 /// definitions.
 pub(crate) fn answer(
     request: &CheckRequest,
-    (tokens, definitions): (&[Token], &Definitions),
+    (tokens, definitions): (&[Token], &SnippetDefinitions),
     mut found: Vec<Found>,
     store: Option<StoreStatus>,
     registry: &Registry,
@@ -311,6 +314,13 @@ pub(crate) fn answer(
     found.truncate(listed);
     let path = request.path.as_deref().unwrap_or_default();
     let format = &registry.get(request.format).name;
+    // The snippet's definitions are needed only for the places listed.
+    let none = Definitions::default();
+    let definitions = if found.is_empty() {
+        &none
+    } else {
+        definitions.get(registry.get(request.format))
+    };
     let checked = Checked::new(&request.code, tokens, definitions);
     let duplications = found
         .into_iter()

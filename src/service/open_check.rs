@@ -33,6 +33,7 @@ use crate::engine::grammar::Registry;
 use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
+use crate::engine::snippet::SnippetDefinitions;
 use crate::engine::tokens::tokenize_defined;
 use crate::engine::tokens::Token;
 use crate::project::buffers::Buffers;
@@ -166,7 +167,7 @@ pub(crate) struct BufferAnswer {
     /// The buffer's tokens, for the store's lookup.
     tokens: Vec<Token>,
     /// The buffer's definitions, for its places' symbols.
-    definitions: Definitions,
+    definitions: SnippetDefinitions,
     /// How the store answered, when there is one and it was asked.
     pub store: Option<StoreStatus>,
 }
@@ -202,9 +203,11 @@ impl BufferAnswer {
         registry: &Registry,
     ) {
         self.store = Some(status);
-        let format = &registry.get(request.format).name;
+        let format = registry.get(request.format);
+        let definitions = self.definitions.get(format);
+        let format = &format.name;
         let rel = request.path.as_deref().unwrap_or_default();
-        let checked = Checked::new(&request.code, &self.tokens, &self.definitions);
+        let checked = Checked::new(&request.code, &self.tokens, definitions);
         for Found {
             file,
             repository,
@@ -262,7 +265,7 @@ pub(crate) fn check_buffer(
             files: Vec::new(),
             elsewhere: Vec::new(),
             tokens: Vec::new(),
-            definitions: Definitions::default(),
+            definitions: SnippetDefinitions::default(),
             store: None,
         });
     }
@@ -308,7 +311,14 @@ pub(crate) fn check_buffer(
     let rel = path.unwrap_or_default();
     let registry = scanner.registry();
     let mut files = Vec::new();
-    let checked = Checked::new(&request.code, &tokens, &definitions);
+    // The buffer's definitions are needed only for the places listed.
+    let none = Definitions::default();
+    let listed = if found.is_empty() {
+        &none
+    } else {
+        definitions.get(format)
+    };
+    let checked = Checked::new(&request.code, &tokens, listed);
     let duplications = found
         .into_iter()
         .map(|(file, m)| {

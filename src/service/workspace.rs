@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
+use crate::engine::snippet::SnippetDefinitions;
 use crate::engine::stats::ProjectStats;
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
@@ -254,7 +254,7 @@ impl Workspace {
             let (tokens, definitions, found, status) = match looked_up {
                 None => (
                     Vec::new(),
-                    Definitions::default(),
+                    SnippetDefinitions::default(),
                     Vec::new(),
                     StoreStatus::Ok { skipped: 0 },
                 ),
