@@ -174,3 +174,60 @@ fn a_warm_restart_keeps_the_symbols_in_its_cache() {
     warm.wait_ready();
     assert_json!(listed(&warm), clones());
 }
+
+/// A file the watcher indexed reaches the cache through a journal record:
+/// after `kill -9`, a start that parses nothing has its definitions too.
+#[cfg(unix)]
+#[test]
+fn a_file_journaled_by_an_update_keeps_its_symbols_after_kill_9() {
+    let temp = project();
+    let dir = temp.path().to_owned();
+    let args = ["--min-tokens", "20", "--mode", "mild"];
+    let cache = dir.join(".dupcheck-cache");
+    let mut server = Server::spawn(&dir, &args);
+    server.wait_ready();
+    let eventually = |what: &str, done: &dyn Fn() -> bool| {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !done() {
+            assert!(std::time::Instant::now() < until, "no {what} in 30 s");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    eventually("cache", &|| cache.join("index-v1.bin").is_file());
+    // A copy of the builder under another class's name.
+    write(
+        &dir,
+        "src/copied.js",
+        BUILDER.replace("OptionsBuilder", "CopiedBuilder"),
+    );
+    let copied = symbol("class", "CopiedBuilder", None, true);
+    // A place is `file` in `/api/clones`, `path` in the JSON report.
+    let names_the_copy = |clones: &Value, key: &str| {
+        clones.as_array().expect("clones").iter().any(|c| {
+            [&c["first"], &c["second"]]
+                .iter()
+                .any(|p| p[key] == "src/copied.js" && p["symbol"] == copied)
+        })
+    };
+    eventually("clone of the copy", &|| {
+        names_the_copy(&listed(&server), "file")
+    });
+    eventually("journal", &|| cache.join("index-v1.journal").is_file());
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+
+    // The report reads the cache and its journal: nothing is parsed.
+    let out = std::process::Command::new(common::BIN)
+        .current_dir(&dir)
+        .args(["report", "-r", "json"])
+        .args(args)
+        .output()
+        .expect("run dupcheck report");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("(0 parsed, 5 reused)"), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    assert!(names_the_copy(&report["clones"], "path"), "{report}");
+}
