@@ -66,11 +66,7 @@ pub(crate) fn tokenize_snippet_defined(
     budget: &Budget,
 ) -> Result<(Vec<Token>, Definitions), ParseError> {
     let parse = snippet_parse(format, &blank_cut_comments(format, text), None, budget)?;
-    let definitions = match parse.definitions {
-        Some(ref gathered) => gathered.within(parse.offset(format) as u32, text.len() as u32),
-        None => definitions::of_tree(format, &parse.tree)
-            .within(parse.offset(format) as u32, text.len() as u32),
-    };
+    let definitions = parse.definitions(format, text.len()).into_inner(format);
     let offset = parse.offset(format);
     let SnippetParse { leaves, .. } = parse;
     Ok((
@@ -173,6 +169,12 @@ impl SnippetDefinitions {
             Some((tree, offset, len)) => definitions::of_tree(format, tree).within(*offset, *len),
             None => Definitions::default(),
         })
+    }
+
+    /// The definitions, as [`get`](Self::get) gives them.
+    pub(crate) fn into_inner(self, format: &Format) -> Definitions {
+        self.get(format);
+        self.walked.into_inner().unwrap_or_default()
     }
 }
 
