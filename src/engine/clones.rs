@@ -24,7 +24,7 @@ use crate::engine::matching::{
     informative, near_copies, without_deadline, NearQuery, Place, Thresholds,
 };
 use crate::engine::near_miss;
-use crate::engine::runs::{find_runs, split, Run, POSTING_CAP, SEED_CAP};
+use crate::engine::runs::{find_runs, long_enough, pieces, Run, POSTING_CAP, SEED_CAP};
 use crate::engine::tokens::Mode;
 
 /// What whole-project detection is asked for: the settings a clone list
@@ -173,22 +173,15 @@ fn file_clones(
         index,
         Postings::Fingerprints,
         file.family,
-        None,
+        (Some(fa), None),
         keep,
     );
     let (weak_runs, capped) = without_deadline(found);
-    let mut runs = Vec::with_capacity(weak_runs.len());
-    for run in &weak_runs {
-        let target = &index.files[run.file as usize].tokens;
-        split(
-            *run,
-            &file.tokens,
-            target,
-            mode,
-            thresholds.min_tokens,
-            &mut runs,
-        );
-    }
+    let cut_at = similarity.map_or(thresholds.min_tokens, |_| {
+        near_miss::MIN_PART.min(thresholds.min_tokens)
+    });
+    let pieces = pieces(&weak_runs, &file.tokens, index, mode, cut_at);
+    let mut runs = long_enough(&pieces, thresholds.min_tokens);
     let chains = match similarity {
         Some(similarity) => {
             let query = NearQuery {
@@ -198,9 +191,15 @@ fn file_clones(
                 mode,
                 min_tokens: thresholds.min_tokens,
                 similarity,
+                first: Some(fa),
             };
             without_deadline(near_copies(
-                index, &query, &weak_runs, &mut runs, None, keep,
+                index,
+                &query,
+                (&weak_runs, &pieces),
+                &mut runs,
+                None,
+                keep,
             ))
         }
         None => Vec::new(),

@@ -732,6 +732,25 @@ impl<'a> Found<'a> {
         self.to - self.from
     }
 
+    /// Those after `(file, pos)`, by file and position: found by bisection,
+    /// where a filter would read every posting.
+    pub(crate) fn after(self, file: u32, pos: u32) -> Found<'a> {
+        let Some(table) = self.table else {
+            return self;
+        };
+        let (mut lo, mut hi) = (self.from, self.to);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let p = table.posting(mid, self.hash);
+            if (p.file, p.pos) > (file, pos) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Found { from: lo, ..self }
+    }
+
     /// The postings, in order.
     pub(crate) fn iter(&self) -> FoundIter<'a> {
         FoundIter(*self)
@@ -1153,6 +1172,15 @@ mod tests {
                 found.len(),
                 postings.iter().filter(|q| q.hash == p.hash).count()
             );
+            // Those after a place, by bisection, are those a filter keeps.
+            for (file, pos) in [(p.file, p.pos), (p.file, p.pos.saturating_sub(1)), (0, 0), (49, u32::MAX)] {
+                let after: Vec<Posting> = found.after(file, pos).iter().collect();
+                let kept: Vec<Posting> = found
+                    .iter()
+                    .filter(|q| (q.file, q.pos) > (file, pos))
+                    .collect();
+                assert_eq!(after, kept);
+            }
         }
         assert_eq!(Table::new(Vec::new()).lookup(1).len(), 0);
     }

@@ -25,8 +25,8 @@ use crate::engine::fingerprint::{Fingerprint, Winnow};
 use crate::engine::index::{fingerprints, Index, Posting, Postings, SourceFile, SEED_TOKENS};
 use crate::engine::near_miss;
 use crate::engine::runs::{
-    find_runs, is_abstract_literal, is_repetitive, is_table_token, split, table_stretch, Expired,
-    Run,
+    find_runs, is_abstract_literal, is_repetitive, is_table_token, long_enough, pieces,
+    table_stretch, Expired, Run,
 };
 #[cfg(doc)]
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
@@ -227,19 +227,20 @@ pub(crate) fn snippet_matches(
         index,
         Postings::Fingerprints,
         family,
-        Some(deadline),
+        (None, Some(deadline)),
         |f, p| uncapped(exclude.capped_fingerprints, f) && keep(p),
     );
     let (weak_runs, _) = found?;
-    let mut runs = Vec::with_capacity(weak_runs.len());
-    for run in &weak_runs {
-        let target = &index.files[run.file as usize].tokens;
-        split(*run, tokens, target, mode, thresholds.min_tokens, &mut runs);
-    }
+    // A place of the snippet's own text is never a near-miss copy.
+    let near_miss = near_miss.filter(|_| exclude.itself.is_none());
+    let cut_at = near_miss.map_or(thresholds.min_tokens, |_| {
+        near_miss::MIN_PART.min(thresholds.min_tokens)
+    });
+    let pieces = pieces(&weak_runs, tokens, index, mode, cut_at);
+    let mut runs = long_enough(&pieces, thresholds.min_tokens);
     let lines = LineIndex::new(code);
     let chains = match near_miss {
-        // A place of the snippet's own text is never a near-miss copy.
-        Some(similarity) if exclude.itself.is_none() => {
+        Some(similarity) => {
             let seeds = fingerprints(tokens, Winnow::for_min_tokens(SEED_TOKENS));
             let query = NearQuery {
                 tokens,
@@ -248,9 +249,17 @@ pub(crate) fn snippet_matches(
                 mode,
                 min_tokens: thresholds.min_tokens,
                 similarity,
+                first: None,
             };
             let keep = |f: &Fingerprint, p: &Posting| uncapped(exclude.capped_seeds, f) && keep(p);
-            near_copies(index, &query, &weak_runs, &mut runs, Some(deadline), keep)?
+            near_copies(
+                index,
+                &query,
+                (&weak_runs, &pieces),
+                &mut runs,
+                Some(deadline),
+                keep,
+            )?
         }
         _ => Vec::new(),
     };
@@ -371,6 +380,9 @@ pub(crate) struct NearQuery<'q> {
     pub min_tokens: u32,
     /// The least similarity of a copy.
     pub similarity: f64,
+    /// The indexed file the query is, when each pair of places is sought
+    /// from its first place (whole-project detection).
+    pub first: Option<u32>,
 }
 
 /// The near-miss copies of `query` in the index, reconciled with its exact
@@ -381,7 +393,7 @@ pub(crate) struct NearQuery<'q> {
 pub(crate) fn near_copies(
     index: &Index,
     query: &NearQuery<'_>,
-    weak_runs: &[Run],
+    found: (&[Run], &[Run]),
     runs: &mut Vec<Run>,
     deadline: Option<Instant>,
     keep: impl FnMut(&Fingerprint, &Posting) -> bool,
@@ -393,8 +405,8 @@ pub(crate) fn near_copies(
         index,
         query.family,
         mode,
-        weak_runs,
-        deadline,
+        found,
+        (query.first, deadline),
         keep,
     )?;
     let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(mode)).collect();

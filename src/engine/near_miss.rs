@@ -25,7 +25,9 @@ use std::time::Instant;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::{fnv1a, HashMap};
 use crate::engine::index::{Index, Posting, Postings, SEED_TOKENS};
-use crate::engine::runs::{find_runs, is_repetitive, split, table_stretch, Expired, Run};
+use crate::engine::runs::{
+    find_runs, is_repetitive, long_enough, split, table_stretch, Expired, Run,
+};
 use crate::engine::tokens::{Mode, Token};
 
 /// Gaps a near-miss duplication has at most.
@@ -211,9 +213,11 @@ pub(crate) fn close_end(
 
 /// The parts `query` shares with indexed files of `family`, equal in
 /// `mode`, [`MIN_PART`] tokens at least: the runs of its `seeds` (the
-/// query's, [`Postings::Seeds`]) and `runs` (the weak runs its
-/// fingerprints found), cut for `mode`. `keep` decides which postings to
-/// try. Fails once past `deadline`, if any.
+/// query's, [`Postings::Seeds`]) and of the weak runs its fingerprints
+/// found, cut for `mode`, given as `found`: those weak runs and their
+/// [`pieces`](crate::engine::runs::pieces). `seeking` is the indexed file
+/// the query is, if the pairs are sought from their first place, and the
+/// deadline ([`find_runs`]); `keep` decides which postings to try.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub(crate) fn parts(
     query: &[Token],
@@ -221,15 +225,19 @@ pub(crate) fn parts(
     index: &Index,
     family: usize,
     mode: Mode,
-    runs: &[Run],
-    deadline: Option<Instant>,
+    (runs, pieces): (&[Run], &[Run]),
+    seeking: (Option<u32>, Option<Instant>),
     keep: impl FnMut(&Fingerprint, &Posting) -> bool,
 ) -> Result<Vec<Run>, Expired> {
-    let (mut weak, _) = find_runs(query, seeds, index, Postings::Seeds, family, deadline, keep)?;
-    weak.extend_from_slice(runs);
+    let (mut weak, _) = find_runs(query, seeds, index, Postings::Seeds, family, seeking, keep)?;
+    // A maximal weak run is the same whichever print found it: those the
+    // fingerprints found are cut already.
+    let mut cut = runs.to_vec();
+    cut.sort_unstable();
     weak.sort_unstable();
     weak.dedup();
-    let mut parts = Vec::new();
+    weak.retain(|run| cut.binary_search(run).is_err());
+    let mut parts = long_enough(pieces, MIN_PART);
     for run in weak {
         let target = &index.files[run.file as usize].tokens;
         split(run, query, target, mode, MIN_PART, &mut parts);

@@ -54,7 +54,9 @@ pub(crate) struct Run {
 /// `family`, seeded by `fps` (the query's fingerprints, or its seeds, as
 /// `which` says), skipping those with more than [`POSTING_CAP`] postings
 /// ([`SEED_CAP`] for seeds); with the count of those ([`split`] cuts them
-/// for another mode). `keep` decides which postings to try. Fails once past
+/// for another mode). When `first` is the indexed file the query is (each
+/// pair of places sought from its first place), only postings after the
+/// query's own place are tried; of those, `keep` decides. Fails once past
 /// `deadline`, if any.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub(crate) fn find_runs(
@@ -63,7 +65,7 @@ pub(crate) fn find_runs(
     index: &Index,
     which: Postings,
     family: usize,
-    deadline: Option<Instant>,
+    (first, deadline): (Option<u32>, Option<Instant>),
     mut keep: impl FnMut(&Fingerprint, &Posting) -> bool,
 ) -> Result<(Vec<Run>, usize), Expired> {
     let cap = match which {
@@ -82,6 +84,10 @@ pub(crate) fn find_runs(
             capped += 1;
             continue;
         }
+        let postings = match first {
+            Some(file) => postings.after(file, fp.pos),
+            None => postings,
+        };
         for posting in postings {
             if !keep(fp, &posting) {
                 continue;
@@ -158,22 +164,65 @@ pub(crate) fn split(
     }
     let q = &query[run.a as usize..(run.a + run.len) as usize];
     let t = &target[run.b as usize..(run.b + run.len) as usize];
-    let mut start = 0;
-    for i in 0..=q.len() {
-        if i < q.len() && q[i].id_in(mode) == t[i].id_in(mode) {
+    let equal = |i: usize| q[i].id_in(mode) == t[i].id_in(mode);
+    let (n, m) = (q.len(), min_len.max(1) as usize);
+    // No stretch before `from` is left to find, and `from` follows a
+    // difference (or is 0). A stretch of `m` tokens or more that starts in
+    // `from..from + m` holds its last token `from + m - 1`: where that one
+    // differs, none starts there, and the next `m` tokens are skipped
+    // having compared one.
+    let mut from = 0;
+    while from + m <= n {
+        let probe = from + m - 1;
+        if !equal(probe) {
+            from = probe + 1;
             continue;
         }
-        let len = (i - start) as u32;
-        if len > 0 && len >= min_len {
+        let start = (from..probe)
+            .rev()
+            .find(|&i| !equal(i))
+            .map_or(from, |i| i + 1);
+        let end = (probe + 1..n).find(|&i| !equal(i)).unwrap_or(n);
+        if end - start >= m {
             out.push(Run {
                 a: run.a + start as u32,
                 b: run.b + start as u32,
-                len,
+                len: (end - start) as u32,
                 ..run
             });
         }
-        start = i + 1;
+        from = end + 1;
     }
+}
+
+/// The runs equal in `mode` of `min_len` tokens at least inside
+/// `weak_runs` (runs equal in weak mode between `query` and indexed files),
+/// in the order of `weak_runs`. Cut once at the shortest length asked
+/// ([`near_miss::MIN_PART`](crate::engine::near_miss::MIN_PART) when
+/// near-miss copies are), the pieces serve both the exact runs (those of
+/// min-tokens, [`long_enough`]) and the parts of near-miss copies.
+pub(crate) fn pieces(
+    weak_runs: &[Run],
+    query: &[Token],
+    index: &Index,
+    mode: Mode,
+    min_len: u32,
+) -> Vec<Run> {
+    let mut out = Vec::with_capacity(weak_runs.len());
+    for run in weak_runs {
+        let target = &index.files[run.file as usize].tokens;
+        split(*run, query, target, mode, min_len, &mut out);
+    }
+    out
+}
+
+/// Those of `pieces` with `min_len` tokens at least, in order.
+pub(crate) fn long_enough(pieces: &[Run], min_len: u32) -> Vec<Run> {
+    pieces
+        .iter()
+        .filter(|p| p.len >= min_len)
+        .copied()
+        .collect()
 }
 
 /// Longest unit whose repetition makes a run [repetitive](is_repetitive).
@@ -240,6 +289,75 @@ pub(crate) fn is_table_token(id: &u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::tokens::TokenClass;
+
+    /// `split` as a plain walk over every token: the stretches of equal
+    /// ids in `mode`, `min_len` long at least.
+    fn split_by_walking(q: &[Token], t: &[Token], mode: Mode, min_len: u32) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for i in 0..=q.len() {
+            if i < q.len() && q[i].id_in(mode) == t[i].id_in(mode) {
+                continue;
+            }
+            let len = (i - start) as u32;
+            if len > 0 && len >= min_len {
+                out.push((start as u32, len));
+            }
+            start = i + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn split_skips_ahead_and_finds_what_a_walk_over_every_token_finds() {
+        // Two sides equal in weak mode (identifiers on both), whose texts
+        // differ where a pseudo-random draw says, at several densities.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut draw = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..400 {
+            let len = draw(120) as usize;
+            let differ_one_in = 1 + round % 12;
+            let token = |text: u64, i: usize| {
+                Token::new(text, TokenClass::Identifier, i as u32 * 4, i as u32 * 4 + 3)
+            };
+            let (mut q, mut t) = (Vec::new(), Vec::new());
+            for i in 0..len {
+                let text = draw(1000);
+                q.push(token(text, i));
+                let other = if draw(differ_one_in) == 0 {
+                    text + 1
+                } else {
+                    text
+                };
+                t.push(token(other, i));
+            }
+            let run = Run {
+                a: 0,
+                file: 3,
+                b: 0,
+                len: len as u32,
+            };
+            for mode in [Mode::Strict, Mode::Mild] {
+                for min_len in [0, 1, 2, 5, 10, 50] {
+                    let mut out = Vec::new();
+                    split(run, &q, &t, mode, min_len, &mut out);
+                    let got: Vec<(u32, u32)> = out.iter().map(|r| (r.a, r.len)).collect();
+                    assert_eq!(
+                        got,
+                        split_by_walking(&q, &t, mode, min_len),
+                        "{round} {min_len}"
+                    );
+                    assert!(out.iter().all(|r| r.file == 3 && r.a == r.b));
+                }
+            }
+        }
+    }
 
     #[test]
     fn repetition_needs_three_units_of_at_most_max_period() {
