@@ -165,23 +165,26 @@ pub(crate) fn split<Q, T>(
     }
     let q = query.within(run.a as usize..(run.a + run.len) as usize);
     let t = target.within(run.b as usize..(run.b + run.len) as usize);
-    let mut equal = q.zip(t).map(|(x, y)| x.id_in(mode) == y.id_in(mode));
-    let mut start = 0;
-    for i in 0..=run.len as usize {
-        if i < run.len as usize && equal.next() == Some(true) {
-            continue;
-        }
-        let len = (i - start) as u32;
+    // The stretch from `start` to `end` (a token that differs, or the end).
+    let mut stretch = |start: u32, end: u32| {
+        let len = end - start;
         if len > 0 && len >= min_len {
             out.push(Run {
-                a: run.a + start as u32,
-                b: run.b + start as u32,
+                a: run.a + start,
+                b: run.b + start,
                 len,
                 ..run
             });
         }
-        start = i + 1;
+    };
+    let mut start = 0;
+    for (i, (x, y)) in (0..run.len).zip(q.zip(t)) {
+        if x.id_in(mode) != y.id_in(mode) {
+            stretch(start, i);
+            start = i + 1;
+        }
     }
+    stretch(start, run.len);
 }
 
 /// Longest unit whose repetition makes a run [repetitive](is_repetitive).

@@ -137,19 +137,33 @@ pub struct PackedTokens {
 }
 
 impl PackedTokens {
-    /// `tokens`, packed.
+    /// `tokens`, packed. The kinds are in order of how many tokens are of
+    /// each, most first (of as many, first seen first): a run compared
+    /// token by token reads the table's first lines over and over, and
+    /// its punctuation and keywords share them.
     pub fn new(tokens: &[Token]) -> PackedTokens {
         let mut seen: HashMap<(u64, u32), u32> = HashMap::default();
-        let mut kinds: Vec<Kind> = Vec::new();
+        // Per kind: how many tokens, and the kind.
+        let mut kinds: Vec<(u32, Kind)> = Vec::new();
         let places: Vec<u32> = tokens
             .iter()
             .map(|t| {
-                *seen.entry((t.text, t.len_class)).or_insert_with(|| {
-                    kinds.push([t.text as u32, (t.text >> 32) as u32, t.len_class]);
+                let place = *seen.entry((t.text, t.len_class)).or_insert_with(|| {
+                    kinds.push((0, [t.text as u32, (t.text >> 32) as u32, t.len_class]));
                     (kinds.len() - 1) as u32
-                })
+                });
+                kinds[place as usize].0 += 1;
+                place
             })
             .collect();
+        let mut order: Vec<u32> = (0..kinds.len() as u32).collect();
+        order.sort_by_key(|&k| std::cmp::Reverse(kinds[k as usize].0));
+        let mut moved = vec![0u32; kinds.len()];
+        for (to, &from) in order.iter().enumerate() {
+            moved[from as usize] = to as u32;
+        }
+        let places = places.into_iter().map(|p| moved[p as usize]).collect();
+        let kinds = order.iter().map(|&k| kinds[k as usize].1).collect();
         let starts = tokens.iter().map(|t| t.start).collect();
         PackedTokens::assemble(kinds, starts, places)
     }
@@ -221,7 +235,7 @@ impl PackedTokens {
     }
 
     /// Token `i`'s kind's place.
-    #[inline]
+    #[inline(always)]
     fn place(&self, i: usize) -> usize {
         match &self.places {
             Places::Narrow(p) => usize::from(p[i]),
@@ -255,63 +269,92 @@ impl Tokens for PackedTokens {
         self.starts.len()
     }
 
-    #[inline]
+    #[inline(always)]
     fn at(&self, i: usize) -> Token {
         let kind = self.kinds[self.place(i)];
         Token {
             text: u64::from(kind[0]) | u64::from(kind[1]) << 32,
-            start: self.starts[i],
+            // As long as the places (whose index panics past the end): a
+            // loop that compares identities reads no start.
+            start: self.starts.get(i).copied().unwrap_or(0),
             len_class: kind[2],
         }
     }
 
     #[inline]
     fn within(&self, range: Range<usize>) -> PackedIter<'_> {
-        assert!(
-            range.start <= range.end && range.end <= self.len(),
-            "tokens {range:?} of {}",
-            self.len()
-        );
+        let places = match &self.places {
+            Places::Narrow(p) => PlaceIter::Narrow(p[range.clone()].iter()),
+            Places::Wide(p) => PlaceIter::Wide(p[range.clone()].iter()),
+        };
         PackedIter {
-            tokens: self,
-            from: range.start,
-            to: range.end,
+            kinds: &self.kinds,
+            starts: self.starts[range].iter(),
+            places,
         }
     }
 }
 
-/// The tokens of a range of [`PackedTokens`], in order.
+/// The tokens of a range of [`PackedTokens`], in order: read along its
+/// parts' slices, so that a loop over it (extending a run) checks no
+/// bounds but the kind's.
 #[derive(Debug, Clone)]
 pub struct PackedIter<'a> {
-    tokens: &'a PackedTokens,
-    from: usize,
-    to: usize,
+    kinds: &'a [Kind],
+    starts: std::slice::Iter<'a, u32>,
+    places: PlaceIter<'a>,
+}
+
+/// The places of a range of tokens.
+#[derive(Debug, Clone)]
+enum PlaceIter<'a> {
+    Narrow(std::slice::Iter<'a, u16>),
+    Wide(std::slice::Iter<'a, u32>),
+}
+
+impl PackedIter<'_> {
+    /// The token of `start` whose kind is at `place`.
+    #[inline(always)]
+    fn token(&self, start: u32, place: usize) -> Token {
+        let kind = self.kinds[place];
+        Token {
+            text: u64::from(kind[0]) | u64::from(kind[1]) << 32,
+            start,
+            len_class: kind[2],
+        }
+    }
 }
 
 impl Iterator for PackedIter<'_> {
     type Item = Token;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Token> {
-        (self.from < self.to).then(|| {
-            self.from += 1;
-            self.tokens.at(self.from - 1)
-        })
+        let place = match &mut self.places {
+            PlaceIter::Narrow(p) => usize::from(*p.next()?),
+            PlaceIter::Wide(p) => *p.next()? as usize,
+        };
+        // As long as the places: a loop that compares identities reads no
+        // start.
+        let start = self.starts.next().copied().unwrap_or(0);
+        Some(self.token(start, place))
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.to - self.from, Some(self.to - self.from))
+        self.starts.size_hint()
     }
 }
 
 impl DoubleEndedIterator for PackedIter<'_> {
-    #[inline]
+    #[inline(always)]
     fn next_back(&mut self) -> Option<Token> {
-        (self.from < self.to).then(|| {
-            self.to -= 1;
-            self.tokens.at(self.to)
-        })
+        let place = match &mut self.places {
+            PlaceIter::Narrow(p) => usize::from(*p.next_back()?),
+            PlaceIter::Wide(p) => *p.next_back()? as usize,
+        };
+        let start = self.starts.next_back().copied().unwrap_or(0);
+        Some(self.token(start, place))
     }
 }
 
