@@ -25,7 +25,7 @@ use crate::engine::matching::{
 };
 use crate::engine::near_miss;
 use crate::engine::runs::{find_runs, long_enough, pieces, Run, POSTING_CAP, SEED_CAP};
-use crate::engine::tokens::Mode;
+use crate::engine::tokens::{Mode, Tokens};
 
 /// What whole-project detection is asked for: the settings a clone list
 /// depends on besides the files.

@@ -21,7 +21,9 @@ use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::symbols::Symbol;
-use crate::engine::tokens::{tokenize_defined, LineIndex, Normalization, Position, Token};
+use crate::engine::tokens::{
+    tokenize_defined, LineIndex, Normalization, PackedTokens, Position, Tokens,
+};
 
 /// What identifies a file's content on disk: compared to decide whether
 /// tokens from a previous scan or the cache can be reused.
@@ -61,9 +63,10 @@ pub struct SourceFile {
     pub text: Box<str>,
     /// Line starts of `text`.
     pub lines: LineIndex,
-    /// Normalized tokens. (Their fingerprints live in the index's
-    /// postings alone: a file keeps no copy.)
-    pub tokens: Vec<Token>,
+    /// Normalized tokens, packed (a text's hash kept once per file).
+    /// (Their fingerprints live in the index's postings alone: a file
+    /// keeps no copy.)
+    pub tokens: PackedTokens,
     /// Size, mtime and content hash of `text` on disk.
     pub meta: FileMeta,
     /// Its definitions (functions, classes...), from the walk that made its
@@ -113,7 +116,7 @@ impl SourceFile {
         rel: String,
         format: &Format,
         text: String,
-        tokens: Vec<Token>,
+        tokens: impl Into<PackedTokens>,
         meta: FileMeta,
     ) -> SourceFile {
         SourceFile {
@@ -123,7 +126,7 @@ impl SourceFile {
             family: format.family_id,
             lines: LineIndex::new(&text),
             text: text.into_boxed_str(),
-            tokens,
+            tokens: tokens.into(),
             meta,
             definitions: Definitions::default(),
         }
@@ -131,7 +134,7 @@ impl SourceFile {
 
     /// Its tokens, walls (which stand for suppressed code) not counted.
     pub(crate) fn token_count(&self) -> u64 {
-        self.tokens.iter().filter(|t| !t.is_wall()).count() as u64
+        self.tokens.each().filter(|t| !t.is_wall()).count() as u64
     }
 
     /// Lines as an editor counts them.
@@ -142,21 +145,21 @@ impl SourceFile {
     /// Start of token `i`.
     pub(crate) fn token_start(&self, i: u32) -> Position {
         self.lines
-            .start_position(&self.text, self.tokens[i as usize].start)
+            .start_position(&self.text, self.tokens.at(i as usize).start)
     }
 
     /// End (just after the last character) of token `i`.
     pub(crate) fn token_end(&self, i: u32) -> Position {
         self.lines
-            .end_position(&self.text, self.tokens[i as usize].end())
+            .end_position(&self.text, self.tokens.at(i as usize).end())
     }
 
     /// Source text from the first byte of token `first` to the last byte of
     /// token `last`.
     pub(crate) fn fragment(&self, first: u32, last: u32) -> &str {
         let (s, e) = (
-            self.tokens[first as usize].start,
-            self.tokens[last as usize].end(),
+            self.tokens.at(first as usize).start,
+            self.tokens.at(last as usize).end(),
         );
         &self.text[s as usize..e as usize]
     }
@@ -255,7 +258,7 @@ pub struct FilePrints {
 impl FilePrints {
     /// The prints of `tokens` with `winnow` (and the seeds' winnowing),
     /// each list sorted by hash.
-    pub(crate) fn of(tokens: &[Token], winnow: Winnow) -> FilePrints {
+    pub(crate) fn of(tokens: &(impl Tokens + ?Sized), winnow: Winnow) -> FilePrints {
         let sorted = |mut prints: Vec<Fingerprint>| {
             prints.sort_unstable_by_key(|f| (f.hash, f.pos));
             prints
@@ -614,7 +617,7 @@ impl Index {
                 .iter()
                 .map(|pos| {
                     let end = (pos as usize + winnow.k).min(tokens.len());
-                    let ids = tokens[pos as usize..end].iter().map(|t| t.weak_id());
+                    let ids = tokens.within(pos as usize..end).map(|t| t.weak_id());
                     Fingerprint {
                         hash: winnow.kgram_hash(ids),
                         pos,
@@ -632,7 +635,7 @@ impl Index {
     pub fn footprint(&self) -> Footprint {
         let mut f = Footprint::default();
         for file in &self.files {
-            f.tokens += bytes_of(&file.tokens);
+            f.tokens += file.tokens.heap_bytes() as u64;
             f.texts += file.text.len() as u64;
             f.line_tables += file.lines.heap_bytes() as u64;
             f.definitions += file.definitions.heap_bytes() as u64;
@@ -1063,8 +1066,8 @@ fn moved(previous: &Index, files: &[Arc<SourceFile>]) -> Vec<u32> {
 /// The winnowed fingerprints of a token stream, made of its weak ids (the
 /// most abstract): a run equal in any mode is a run equal in weak mode, so
 /// it shares a fingerprint whichever mode a check asks for.
-pub(crate) fn fingerprints(tokens: &[Token], winnow: Winnow) -> Vec<Fingerprint> {
-    let ids: Vec<u64> = tokens.iter().map(|t| t.weak_id()).collect();
+pub(crate) fn fingerprints(tokens: &(impl Tokens + ?Sized), winnow: Winnow) -> Vec<Fingerprint> {
+    let ids: Vec<u64> = tokens.each().map(|t| t.weak_id()).collect();
     let mut out = Vec::new();
     winnow.fingerprints(&ids, &mut out);
     out
@@ -1173,7 +1176,12 @@ mod tests {
                 postings.iter().filter(|q| q.hash == p.hash).count()
             );
             // Those after a place, by bisection, are those a filter keeps.
-            for (file, pos) in [(p.file, p.pos), (p.file, p.pos.saturating_sub(1)), (0, 0), (49, u32::MAX)] {
+            for (file, pos) in [
+                (p.file, p.pos),
+                (p.file, p.pos.saturating_sub(1)),
+                (0, 0),
+                (49, u32::MAX),
+            ] {
                 let after: Vec<Posting> = found.after(file, pos).iter().collect();
                 let kept: Vec<Posting> = found
                     .iter()

@@ -30,7 +30,7 @@ use crate::engine::runs::{
 };
 #[cfg(doc)]
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
-use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass};
+use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass, Tokens};
 
 /// Detection thresholds (docs/matching.md, "Duplications in a snippet").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,19 +100,23 @@ pub(crate) const MAX_RENAMED: usize = 20;
 /// once, in order of first appearance, at most [`MAX_RENAMED`]. A name
 /// written in another case only (`SUM` and `sum` with `--ignoreCase`) is
 /// no renaming.
-pub(crate) fn renamed(
+pub(crate) fn renamed<A, B>(
     pairs: impl IntoIterator<Item = (u32, u32)>,
-    a: (&[Token], &str),
-    b: (&[Token], &str),
+    a: (&A, &str),
+    b: (&B, &str),
     mode: Mode,
-) -> Vec<(String, String)> {
+) -> Vec<(String, String)>
+where
+    A: Tokens + ?Sized,
+    B: Tokens + ?Sized,
+{
     let named = |t: Token| match t.class() {
         TokenClass::Identifier => true,
         TokenClass::String | TokenClass::Number | TokenClass::Literal => mode == Mode::Weak,
         TokenClass::Other => false,
     };
-    fn text<'t>((tokens, text): (&[Token], &'t str), i: u32) -> &'t str {
-        let token = tokens[i as usize];
+    fn text<'t>((tokens, text): (&(impl Tokens + ?Sized), &'t str), i: u32) -> &'t str {
+        let token = tokens.at(i as usize);
         text.get(token.start as usize..token.end() as usize)
             .unwrap_or("")
     }
@@ -123,7 +127,7 @@ pub(crate) fn renamed(
         return out;
     }
     for (i, j) in pairs {
-        let (x, y) = (a.0[i as usize], b.0[j as usize]);
+        let (x, y) = (a.0.at(i as usize), b.0.at(j as usize));
         // The same text hash: the same text, or the same but for case.
         if x.id_in(Mode::Strict) == y.id_in(Mode::Strict) || !named(x) {
             continue;
@@ -204,7 +208,7 @@ pub(crate) fn snippet_matches(
     index: &Index,
     family: usize,
     code: &str,
-    tokens: &[Token],
+    tokens: &(impl Tokens + ?Sized),
     mode: Mode,
     thresholds: Thresholds,
     exclude: Exclusions<'_>,
@@ -263,12 +267,17 @@ pub(crate) fn snippet_matches(
         }
         _ => Vec::new(),
     };
-    let span_of = |text: &str, lines: &LineIndex, tokens: &[Token], range: Range<u32>| {
+    fn span_of(
+        text: &str,
+        lines: &LineIndex,
+        tokens: &(impl Tokens + ?Sized),
+        range: Range<u32>,
+    ) -> Option<Span> {
         (!range.is_empty()).then(|| Span {
-            start: lines.start_position(text, tokens[range.start as usize].start),
-            end: lines.end_position(text, tokens[range.end as usize - 1].end()),
+            start: lines.start_position(text, tokens.at(range.start as usize).start),
+            end: lines.end_position(text, tokens.at(range.end as usize - 1).end()),
         })
-    };
+    }
     let near_matches: Vec<SnippetMatch> = chains
         .iter()
         .filter_map(|chain| {
@@ -328,8 +337,8 @@ pub(crate) fn snippet_matches(
         .filter_map(|run| {
             let last = (run.a + run.len - 1) as usize;
             let snippet = Span {
-                start: lines.start_position(code, tokens[run.a as usize].start),
-                end: lines.end_position(code, tokens[last].end()),
+                start: lines.start_position(code, tokens.at(run.a as usize).start),
+                end: lines.end_position(code, tokens.at(last).end()),
             };
             if snippet.lines() < thresholds.min_lines {
                 return None;
@@ -366,9 +375,9 @@ pub(crate) fn snippet_matches(
 }
 
 /// What near-miss detection asks of a query.
-pub(crate) struct NearQuery<'q> {
+pub(crate) struct NearQuery<'q, Q: Tokens + ?Sized> {
     /// The query's tokens.
-    pub tokens: &'q [Token],
+    pub tokens: &'q Q,
     /// Its seeds ([`Postings::Seeds`]): all of them, or those that occur
     /// elsewhere too.
     pub seeds: &'q [Fingerprint],
@@ -392,7 +401,7 @@ pub(crate) struct NearQuery<'q> {
 /// of `runs`. `keep` decides which seed postings to try.
 pub(crate) fn near_copies(
     index: &Index,
-    query: &NearQuery<'_>,
+    query: &NearQuery<'_, impl Tokens + ?Sized>,
     found: (&[Run], &[Run]),
     runs: &mut Vec<Run>,
     deadline: Option<Instant>,
@@ -409,14 +418,17 @@ pub(crate) fn near_copies(
         (query.first, deadline),
         keep,
     )?;
-    let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(mode)).collect();
+    let ids: Vec<u64> = tokens.each().map(|t| t.id_in(mode)).collect();
     // A gap whose two sides are equal in weak mode is only what `mode`
     // tells apart: renamed identifiers, changed literals.
     let renamed = |file: u32, gap: &near_miss::Gap| {
         let target = &index.files[file as usize].tokens;
         let (a, b) = (gap.a.start as usize, gap.b.start as usize);
         gap.a.len() == gap.b.len()
-            && (0..gap.a.len()).all(|i| tokens[a + i].weak_id() == target[b + i].weak_id())
+            && tokens
+                .within(a..a + gap.a.len())
+                .zip(target.within(b..b + gap.b.len()))
+                .all(|(x, y)| x.weak_id() == y.weak_id())
     };
     let files = near_miss::Files {
         tokens: &|file| &index.files[file as usize].tokens,
@@ -448,7 +460,7 @@ pub(crate) fn near_copies(
 /// A hash of the identities in `mode` of `tokens` (a run's), the same
 /// wherever the run is: the content of a duplication, for matching it
 /// across runs of the tool (SARIF's `primaryLocationLineHash`).
-pub(crate) fn content_hash(tokens: &[Token], mode: Mode) -> u64 {
+pub(crate) fn content_hash(tokens: impl IntoIterator<Item = Token>, mode: Mode) -> u64 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for token in tokens {
         hasher.update(&token.id_in(mode).to_le_bytes());
@@ -465,29 +477,51 @@ pub(crate) fn without_deadline<T>(found: Result<T, Expired>) -> T {
 }
 
 /// One side of a run: its tokens and the text they index.
-#[derive(Clone, Copy)]
-pub(crate) struct Place<'a> {
+pub(crate) struct Place<'a, T: Tokens + ?Sized> {
     text: &'a str,
-    tokens: &'a [Token],
+    tokens: &'a T,
+    start: usize,
+    len: usize,
 }
 
-impl<'a> Place<'a> {
-    fn new(text: &'a str, tokens: &'a [Token], start: u32, len: u32) -> Place<'a> {
+impl<T: Tokens + ?Sized> Clone for Place<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Tokens + ?Sized> Copy for Place<'_, T> {}
+
+impl<'a, T: Tokens + ?Sized> Place<'a, T> {
+    fn new(text: &'a str, tokens: &'a T, start: u32, len: u32) -> Place<'a, T> {
+        assert!(
+            (start + len) as usize <= tokens.len(),
+            "a place past its tokens"
+        );
         Place {
             text,
-            tokens: &tokens[start as usize..(start + len) as usize],
+            tokens,
+            start: start as usize,
+            len: len as usize,
         }
     }
 
-    pub(crate) fn of(file: &'a SourceFile, start: u32, len: u32) -> Place<'a> {
-        Place::new(&file.text, &file.tokens, start, len)
+    /// Its `i`th token.
+    fn at(&self, i: usize) -> Token {
+        self.tokens.at(self.start + i)
     }
 
     fn text_of(&self, i: usize) -> &'a str {
-        let token = self.tokens[i];
+        let token = self.at(i);
         self.text
             .get(token.start as usize..token.end() as usize)
             .unwrap_or("")
+    }
+}
+
+impl<'a> Place<'a, crate::engine::tokens::PackedTokens> {
+    pub(crate) fn of(file: &'a SourceFile, start: u32, len: u32) -> Self {
+        Place::new(&file.text, &file.tokens, start, len)
     }
 }
 
@@ -499,14 +533,22 @@ impl<'a> Place<'a> {
 /// where every number is `$num`, a declaration before a long table is not
 /// a duplication of another table; a table copied as it is still is, as in
 /// the stricter modes, and so is a copy whose data alone was changed.
-pub(crate) fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds) -> bool {
-    let ids: Vec<u64> = a.tokens.iter().map(|t| t.id_in(mode)).collect();
+pub(crate) fn informative<A, B>(a: Place<'_, A>, b: Place<'_, B>, mode: Mode, t: Thresholds) -> bool
+where
+    A: Tokens + ?Sized,
+    B: Tokens + ?Sized,
+{
+    let ids: Vec<u64> = a
+        .tokens
+        .within(a.start..a.start + a.len)
+        .map(|t| t.id_in(mode))
+        .collect();
     if is_repetitive(&ids) {
         return false;
     }
     let table = table_stretch(&ids);
     let same_table = || table.clone().all(|i| a.text_of(i) == b.text_of(i));
-    a.tokens.len() - table.len() >= t.min_tokens as usize
+    a.len - table.len() >= t.min_tokens as usize
         || same_table()
         || edited_table(a, b, &ids, table.clone())
 }
@@ -517,12 +559,16 @@ pub(crate) fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds)
 /// has as many entries on both), and the code around it is the same text,
 /// names included, one name at least: the same declaration, other data.
 /// Two unrelated tables of one length have other names around them.
-fn edited_table(a: Place<'_>, b: Place<'_>, ids: &[u64], table: Range<usize>) -> bool {
+fn edited_table<A, B>(a: Place<'_, A>, b: Place<'_, B>, ids: &[u64], table: Range<usize>) -> bool
+where
+    A: Tokens + ?Sized,
+    B: Tokens + ?Sized,
+{
     let whole = table.end < ids.len() && !ids[..table.start].iter().all(is_table_token);
     let around = (0..table.start).chain(table.end..ids.len());
     let context = || around.clone().filter(|&i| !is_abstract_literal(&ids[i]));
     whole
-        && context().any(|i| a.tokens[i].class() == TokenClass::Identifier)
+        && context().any(|i| a.at(i).class() == TokenClass::Identifier)
         && context().all(|i| a.text_of(i) == b.text_of(i))
 }
 
@@ -852,16 +898,22 @@ mod tests {
         let renamed = "function sum(x, y) {\n  const t = x + y;\n  return t;\n}\n";
         let renamed = tokenize(js, renamed, &Normalization::default()).unwrap();
         for mode in [Mode::Strict, Mode::Mild, Mode::Weak] {
-            assert_eq!(content_hash(&here, mode), content_hash(&there, mode));
-            assert_ne!(content_hash(&here, mode), content_hash(&here[1..], mode));
+            assert_eq!(
+                content_hash(here.iter().copied(), mode),
+                content_hash(there.iter().copied(), mode)
+            );
+            assert_ne!(
+                content_hash(here.iter().copied(), mode),
+                content_hash(here[1..].iter().copied(), mode)
+            );
         }
         assert_ne!(
-            content_hash(&here, Mode::Strict),
-            content_hash(&renamed, Mode::Strict)
+            content_hash(here.iter().copied(), Mode::Strict),
+            content_hash(renamed.iter().copied(), Mode::Strict)
         );
         assert_eq!(
-            content_hash(&here, Mode::Mild),
-            content_hash(&renamed, Mode::Mild)
+            content_hash(here.iter().copied(), Mode::Mild),
+            content_hash(renamed.iter().copied(), Mode::Mild)
         );
     }
 
@@ -1364,7 +1416,8 @@ mod tests {
                 // Nothing is missed: every maximal run that qualifies.
                 let mut brute: Vec<(u32, u32, u32, u32)> = Vec::new();
                 for (f, file) in index.files.iter().enumerate() {
-                    for run in all_maximal_runs(&query, &file.tokens, mode, t.min_tokens) {
+                    let target = file.tokens.to_vec();
+                    for run in all_maximal_runs(&query, &target, mode, t.min_tokens) {
                         let a = Place::new(&code, &query, run.a, run.len);
                         if informative(a, Place::of(file, run.b, run.len), mode, t) {
                             brute.push((run.a, f as u32, run.b, run.len));
@@ -1407,7 +1460,7 @@ mod tests {
         let (a, b) = (&files[0], &files[1]);
         assert_eq!(a.tokens.len(), b.tokens.len());
         let pairs = (0..a.tokens.len() as u32).map(|i| (i, i));
-        fn side(f: &SourceFile) -> (&[Token], &str) {
+        fn side(f: &SourceFile) -> (&crate::engine::tokens::PackedTokens, &str) {
             (&f.tokens, &f.text)
         }
         let said = |mode| renamed(pairs.clone(), side(a), side(b), mode);

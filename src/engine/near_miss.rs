@@ -28,7 +28,7 @@ use crate::engine::index::{Index, Posting, Postings, SEED_TOKENS};
 use crate::engine::runs::{
     find_runs, is_repetitive, long_enough, split, table_stretch, Expired, Run,
 };
-use crate::engine::tokens::{Mode, Token};
+use crate::engine::tokens::{Mode, PackedTokens, Token, Tokens};
 
 /// Gaps a near-miss duplication has at most.
 pub(crate) const MAX_GAPS: usize = 3;
@@ -118,7 +118,7 @@ const OPENING: [u64; 3] = [fnv1a(b"{"), fnv1a(b"("), fnv1a(b"[")];
 const CLOSING: [u64; 3] = [fnv1a(b"}"), fnv1a(b")"), fnv1a(b"]")];
 
 /// How a token moves bracket depth: +1, -1 or 0.
-fn bracket(token: &Token) -> i32 {
+fn bracket(token: Token) -> i32 {
     bracket_of(token.id_in(Mode::Strict))
 }
 
@@ -135,8 +135,8 @@ fn bracket_of(id: u64) -> i32 {
 }
 
 /// Brackets that `tokens` open and leave open.
-fn left_open(tokens: &[Token]) -> usize {
-    tokens.iter().fold(0usize, |depth, t| match bracket(t) {
+fn left_open(tokens: impl Iterator<Item = Token>) -> usize {
+    tokens.fold(0usize, |depth, t| match bracket(t) {
         1 => depth + 1,
         -1 => depth.saturating_sub(1),
         _ => depth,
@@ -152,38 +152,40 @@ fn left_open(tokens: &[Token]) -> usize {
 /// brackets become its last part, while the chain keeps [`MAX_GAPS`] and
 /// `similarity`; `limit` bounds the end on the `a` side (the second place,
 /// when both lie in one file).
-pub(crate) fn close_end(
+pub(crate) fn close_end<A, B>(
     chain: &mut Chain,
-    (a, b): (&[Token], &[Token]),
+    (a, b): (&A, &B),
     mode: Mode,
     similarity: f64,
     limit: usize,
-) {
+) where
+    A: Tokens + ?Sized,
+    B: Tokens + ?Sized,
+{
     if chain.parts.len() > MAX_GAPS {
         return;
     }
     let (span_a, span_b) = (chain.a(), chain.b());
     let (a_end, b_end) = (span_a.end as usize, span_b.end as usize);
-    let open = left_open(&a[span_a.start as usize..a_end])
-        .min(left_open(&b[span_b.start as usize..b_end]));
+    let open = left_open(a.within(span_a.start as usize..a_end))
+        .min(left_open(b.within(span_b.start as usize..b_end)));
     if open == 0 {
         return;
     }
     // Closing brackets equal on both sides from `a[i]` and `b[j]` on.
     let closing = |i: usize, j: usize| {
-        a[i.min(a.len())..]
-            .iter()
-            .zip(&b[j.min(b.len())..])
+        a.within(i.min(a.len())..a.len())
+            .zip(b.within(j.min(b.len())..b.len()))
             .take(open)
-            .take_while(|(x, y)| bracket(x) == -1 && x.id_in(mode) == y.id_in(mode))
+            .take_while(|(x, y)| bracket(*x) == -1 && x.id_in(mode) == y.id_in(mode))
             .count()
     };
     // Where each side first closes what the chain left open: the first
     // bracket past its end that closes one it did not open, at most
     // MAX_GAP_TOKENS on; what lies before it is whole statements.
-    let first_close = |tokens: &[Token], from: usize| {
+    fn first_close(tokens: &(impl Tokens + ?Sized), from: usize) -> Option<usize> {
         let mut depth = 0;
-        let ahead = tokens.iter().enumerate().skip(from);
+        let ahead = (from..).zip(tokens.within(from.min(tokens.len())..tokens.len()));
         for (k, t) in ahead.take(MAX_GAP_TOKENS as usize + 1) {
             depth += bracket(t);
             if depth < 0 {
@@ -191,7 +193,7 @@ pub(crate) fn close_end(
             }
         }
         None
-    };
+    }
     let (Some(i), Some(j)) = (first_close(a, a_end), first_close(b, b_end)) else {
         return;
     };
@@ -220,7 +222,7 @@ pub(crate) fn close_end(
 /// deadline ([`find_runs`]); `keep` decides which postings to try.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub(crate) fn parts(
-    query: &[Token],
+    query: &(impl Tokens + ?Sized),
     seeds: &[Fingerprint],
     index: &Index,
     family: usize,
@@ -334,9 +336,10 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
         whole
     };
     let whole_a = whole(&mut ids[a_end..].iter().map(|&id| bracket_of(id)));
+    let target = side.target;
     let whole_b = whole(
-        &mut side.target[b_end.min(side.target.len())..]
-            .iter()
+        &mut target
+            .within(b_end.min(target.len())..target.len())
             .map(bracket),
     );
     'end: for (da, db) in end_pairs(&to_end, tail) {
@@ -428,7 +431,7 @@ fn end_pairs(runs: &[usize], tokens: usize) -> Vec<(usize, usize)> {
 #[derive(Clone, Copy)]
 pub(crate) struct Files<'f, 't> {
     /// The tokens of a file.
-    pub tokens: &'f dyn Fn(u32) -> &'t [Token],
+    pub tokens: &'f dyn Fn(u32) -> &'t PackedTokens,
     /// The mode of the check.
     pub mode: Mode,
 }
@@ -437,7 +440,7 @@ pub(crate) struct Files<'f, 't> {
 /// the file's tokens, and which gaps are only what the mode tells apart.
 struct Side<'s> {
     ids: &'s [u64],
-    target: &'s [Token],
+    target: &'s PackedTokens,
     mode: Mode,
     renamed: &'s dyn Fn(&Gap) -> bool,
 }
@@ -455,34 +458,36 @@ impl Side<'_> {
     /// Tokens equal from `query[a]` and `target[b]` on, forward, at most
     /// `limit`.
     fn forward(&self, a: usize, b: usize, limit: usize) -> usize {
+        let target = self.target;
         self.ids[a..]
             .iter()
-            .zip(&self.target[b.min(self.target.len())..])
+            .zip(target.within(b.min(target.len())..target.len()))
             .take(limit)
-            .take_while(|(id, t)| self.same(**id, t))
+            .take_while(|(id, t)| self.same(**id, *t))
             .count()
     }
 
     /// Tokens equal up to `query[a - 1]` and `target[b - 1]`, backward, at
     /// most `limit`.
     fn backward(&self, a: usize, b: usize, limit: usize) -> usize {
+        let target = self.target;
         self.ids[..a]
             .iter()
             .rev()
-            .zip(self.target[..b.min(self.target.len())].iter().rev())
+            .zip(target.within(0..b.min(target.len())).rev())
             .take(limit)
-            .take_while(|(id, t)| self.same(**id, t))
+            .take_while(|(id, t)| self.same(**id, *t))
             .count()
     }
 
-    fn same(&self, id: u64, t: &Token) -> bool {
+    fn same(&self, id: u64, t: Token) -> bool {
         id == t.id_in(self.mode) && !t.is_wall()
     }
 
     /// Whether `query[a]` and `target[b]` are equal (false past either end).
     fn same_at(&self, a: usize, b: usize) -> bool {
-        match (self.ids.get(a), self.target.get(b)) {
-            (Some(&id), Some(t)) => self.same(id, t),
+        match self.ids.get(a) {
+            Some(&id) if b < self.target.len() => self.same(id, self.target.at(b)),
             _ => false,
         }
     }
@@ -493,12 +498,12 @@ impl Side<'_> {
     /// query token equals the `j`th target token.
     fn equal_pairs(&self, a: usize, b: usize, len: usize, direction: Direction) -> Pairs {
         debug_assert!(len <= 64);
-        // The `j`th token of a window of `items` from `at`: forward, or
-        // before it, nearest first.
-        fn nth<T>(items: &[T], at: usize, j: usize, direction: Direction) -> Option<&T> {
+        // Where the `j`th item of a window from `at` is among `n`: forward,
+        // or before it, nearest first.
+        fn nth(n: usize, at: usize, j: usize, direction: Direction) -> Option<usize> {
             match direction {
-                Direction::Forward => items.get(at + j),
-                Direction::Backward => at.min(items.len()).checked_sub(j + 1).map(|i| &items[i]),
+                Direction::Forward => Some(at + j).filter(|&i| i < n),
+                Direction::Backward => at.min(n).checked_sub(j + 1),
             }
         }
         // The target window's ids with the positions each is at, in a
@@ -506,7 +511,7 @@ impl Side<'_> {
         let mut table = [(0u64, 0u64); 128];
         let slot = |id: u64| (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize;
         for j in 0..len {
-            let Some(t) = nth(self.target, b, j, direction) else {
+            let Some(t) = nth(self.target.len(), b, j, direction).map(|i| self.target.at(i)) else {
                 break;
             };
             if t.is_wall() {
@@ -534,7 +539,7 @@ impl Side<'_> {
             len: 0,
         };
         while pairs.len < len {
-            let Some(&id) = nth(self.ids, a, pairs.len, direction) else {
+            let Some(id) = nth(self.ids.len(), a, pairs.len, direction).map(|i| self.ids[i]) else {
                 break;
             };
             pairs.masks[pairs.len] = positions(id);
@@ -931,10 +936,13 @@ fn encloses(chain: &Chain, side: &Side<'_>) -> bool {
         a.start as usize..a.end as usize,
         b.start as usize..b.end as usize,
     );
-    let (Some(a), Some(b)) = (side.ids.get(a), side.target.get(b)) else {
+    if b.end > side.target.len() {
+        return false;
+    }
+    let Some(a) = side.ids.get(a) else {
         return false;
     };
-    one(a.iter().map(|&id| bracket_of(id)), first) && one(b.iter().map(bracket), first)
+    one(a.iter().map(|&id| bracket_of(id)), first) && one(side.target.within(b).map(bracket), first)
 }
 
 #[cfg(test)]
@@ -947,7 +955,10 @@ mod tests {
 
     /// Files without tokens: nothing to grow into.
     const NO_FILES: Files<'static, 'static> = Files {
-        tokens: &|_| &[],
+        tokens: &|_| {
+            static NONE: std::sync::OnceLock<PackedTokens> = std::sync::OnceLock::new();
+            NONE.get_or_init(PackedTokens::default)
+        },
         mode: Mode::Mild,
     };
 
@@ -1116,7 +1127,7 @@ mod tests {
         let code = "function f(a) {\n  first(a);\n  second(a);\n}\nlater(a);\n";
         let files = crate::engine::index::js_files(&registry, &[("a.js", code)]);
         let tokens = &files[0].tokens;
-        let ids: Vec<u64> = tokens.iter().map(|t| t.id_in(Mode::Mild)).collect();
+        let ids: Vec<u64> = tokens.each().map(|t| t.id_in(Mode::Mild)).collect();
         let side = Side {
             ids: &ids,
             target: tokens,
@@ -1160,7 +1171,7 @@ mod tests {
         // The common part: up to the last statement, `function f ( a ) {`
         // and three calls of 7 tokens.
         let common = 6 + 3 * 7;
-        let closed = |b: &[Token]| {
+        let closed = |b: &PackedTokens| {
             let mut chain = Chain {
                 file: 0,
                 parts: vec![run(0, 0, common)],

@@ -17,7 +17,7 @@ use std::time::Instant;
 use crate::engine::fingerprint::Fingerprint;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{Index, Posting, Postings};
-use crate::engine::tokens::{Mode, Token, ABSTRACT_LITERALS, TABLE_SEPARATORS};
+use crate::engine::tokens::{Mode, Token, Tokens, ABSTRACT_LITERALS, TABLE_SEPARATORS};
 
 /// Fingerprints occurring in more places than this are skipped by
 /// whole-project detection (docs/matching.md, "Clones in the project") and by snippet checks: such code
@@ -60,7 +60,7 @@ pub(crate) struct Run {
 /// `deadline`, if any.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub(crate) fn find_runs(
-    query: &[Token],
+    query: &(impl Tokens + ?Sized),
     fps: &[Fingerprint],
     index: &Index,
     which: Postings,
@@ -119,21 +119,25 @@ pub(crate) fn find_runs(
 /// `target[b]`, or `None` if those tokens differ (a hash collision). A
 /// [`WALL`](crate::engine::tokens::WALL) equals nothing: no run crosses
 /// suppressed code.
-fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
+fn extend<Q, T>(query: &Q, target: &T, a: u32, b: u32) -> Option<Run>
+where
+    Q: Tokens + ?Sized,
+    T: Tokens + ?Sized,
+{
     let (a, b) = (a as usize, b as usize);
-    let equal = |(x, y): &(&Token, &Token)| x.weak_id() == y.weak_id() && !x.is_wall();
-    if !equal(&(query.get(a)?, target.get(b)?)) {
+    let equal = |(x, y): &(Token, Token)| x.weak_id() == y.weak_id() && !x.is_wall();
+    if a >= query.len() || b >= target.len() || !equal(&(query.at(a), target.at(b))) {
         return None;
     }
-    let back = query[..a]
-        .iter()
+    let back = query
+        .within(0..a)
         .rev()
-        .zip(target[..b].iter().rev())
+        .zip(target.within(0..b).rev())
         .take_while(equal)
         .count();
-    let forward = query[a..]
-        .iter()
-        .zip(&target[b..])
+    let forward = query
+        .within(a..query.len())
+        .zip(target.within(b..target.len()))
         .take_while(equal)
         .count();
     Some(Run {
@@ -148,24 +152,26 @@ fn extend(query: &[Token], target: &[Token], a: u32, b: u32) -> Option<Run> {
 /// equal in weak mode between `query` and `target`) that have `min_len`
 /// tokens at least: the stretches where the two sides' ids in `mode` agree.
 /// A run equal in weak mode is itself the one run of weak mode.
-pub(crate) fn split(
+pub(crate) fn split<Q, T>(
     run: Run,
-    query: &[Token],
-    target: &[Token],
+    query: &Q,
+    target: &T,
     mode: Mode,
     min_len: u32,
     out: &mut Vec<Run>,
-) {
+) where
+    Q: Tokens + ?Sized,
+    T: Tokens + ?Sized,
+{
     if mode == Mode::Weak {
         if run.len >= min_len {
             out.push(run);
         }
         return;
     }
-    let q = &query[run.a as usize..(run.a + run.len) as usize];
-    let t = &target[run.b as usize..(run.b + run.len) as usize];
-    let equal = |i: usize| q[i].id_in(mode) == t[i].id_in(mode);
-    let (n, m) = (q.len(), min_len.max(1) as usize);
+    let (a, b) = (run.a as usize, run.b as usize);
+    let equal = |i: usize| query.at(a + i).id_in(mode) == target.at(b + i).id_in(mode);
+    let (n, m) = (run.len as usize, min_len.max(1) as usize);
     // No stretch before `from` is left to find, and `from` follows a
     // difference (or is 0). A stretch of `m` tokens or more that starts in
     // `from..from + m` holds its last token `from + m - 1`: where that one
@@ -203,7 +209,7 @@ pub(crate) fn split(
 /// min-tokens, [`long_enough`]) and the parts of near-miss copies.
 pub(crate) fn pieces(
     weak_runs: &[Run],
-    query: &[Token],
+    query: &(impl Tokens + ?Sized),
     index: &Index,
     mode: Mode,
     min_len: u32,

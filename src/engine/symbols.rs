@@ -15,7 +15,7 @@
 
 use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::grammar::DefKind;
-use crate::engine::tokens::{LineIndex, Position, Token};
+use crate::engine::tokens::{LineIndex, Position, Tokens};
 
 /// The definition a place lies in, as answers name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ impl Definitions {
     pub(crate) fn symbol(
         &self,
         text: &str,
-        tokens: &[Token],
+        tokens: &(impl Tokens + ?Sized),
         start: u32,
         end: u32,
     ) -> Option<Symbol> {
@@ -69,7 +69,7 @@ impl Definitions {
         &self,
         text: &str,
         lines: &LineIndex,
-        tokens: &[Token],
+        tokens: &(impl Tokens + ?Sized),
         from: Position,
         to: Position,
     ) -> Option<Symbol> {
@@ -86,13 +86,13 @@ impl Definitions {
 /// first token (the first starting at or after its start, after any
 /// wrapper) to its last (the last starting before its end). Walls
 /// (suppressed code) count as tokens.
-fn covers(definition: &Definition, tokens: &[Token], start: u32, end: u32) -> bool {
+fn covers(definition: &Definition, tokens: &(impl Tokens + ?Sized), start: u32, end: u32) -> bool {
     let first = tokens.partition_point(|t| t.start < definition.start);
     let past = tokens.partition_point(|t| t.start < definition.end);
     if first >= past {
         return false;
     }
-    start <= tokens[first].start && tokens[past - 1].end() <= end
+    start <= tokens.at(first).start && tokens.at(past - 1).end() <= end
 }
 
 /// The byte offset of a position (1-based line, column in characters).

@@ -5,7 +5,9 @@
 //! and, on start, the [`CachedFile`]s a scan may reuse instead of parsing.
 //!
 //! Layout (little-endian): magic, format version, key, entry count, entries
-//! in path order (path, size, mtime, content hash, tokens, definitions), the index's
+//! in path order (path, size, mtime, content hash, tokens as the index
+//! packs them: the file's distinct kinds, then per token its start and its
+//! kind's place; definitions), the index's
 //! posting lists (per family, the fingerprints' then the seeds', each a
 //! count and its postings sorted by hash, entry and position), then an
 //! XXH3 checksum of everything before it. A warm start takes the lists of
@@ -20,7 +22,8 @@
 //!
 //! Invariants: a cache is never trusted. A wrong magic, version, key or
 //! checksum, a truncated file, or entries that do not fit their file's text
-//! make it ignored (and rebuilt); a file is only reused when its size and
+//! (or a kind's place outside its file's table) make it ignored (and
+//! rebuilt); a file is only reused when its size and
 //! content hash match. Writes go to a temporary file renamed into place, so
 //! a crash never leaves half a cache.
 
@@ -31,7 +34,7 @@ use std::sync::Arc;
 use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
-use crate::engine::tokens::{Normalization, Token};
+use crate::engine::tokens::{Normalization, PackedTokens, Tokens};
 use crate::project::config::Config;
 
 /// The first bytes of an index cache file.
@@ -39,8 +42,9 @@ pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// The version of the layout, after the magic.
 /// (2: a token's third number packs its length and class; 3: fingerprints
 /// are not kept; 4: the index's posting lists are; 5: each entry's
-/// definitions follow its tokens.)
-pub const FORMAT_VERSION: u32 = 5;
+/// definitions follow its tokens; 6: tokens packed, a table of each file's
+/// kinds, then per token its start and its kind's place.)
+pub const FORMAT_VERSION: u32 = 6;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
@@ -53,8 +57,8 @@ pub struct CachedFile {
     pub entry: u32,
     /// Size, mtime and content hash of the text they were made from.
     pub meta: FileMeta,
-    /// Normalized tokens.
-    pub tokens: Vec<Token>,
+    /// Normalized tokens, packed as the index keeps them.
+    pub tokens: PackedTokens,
     /// Its definitions.
     pub definitions: Definitions,
     /// Whether a scan took the tokens (and so may take the postings).
@@ -93,7 +97,7 @@ impl CachedFile {
     /// character boundaries and in order.
     pub fn fits(&self, text: &str) -> bool {
         let mut previous_end = 0;
-        self.tokens.iter().all(|t| {
+        self.tokens.each().all(|t| {
             let ok = previous_end <= t.start
                 && (t.start < t.end() || t.is_wall())
                 && (t.end() as usize) <= text.len()
@@ -384,12 +388,16 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
     for v in [file.meta.size, file.meta.mtime_ns, file.meta.content_hash] {
         piece.extend_from_slice(&v.to_le_bytes());
     }
-    piece.extend_from_slice(&(file.tokens.len() as u32).to_le_bytes());
-    for t in &file.tokens {
-        let (text, start, len_class) = t.raw();
+    let kinds = file.tokens.kinds();
+    piece.extend_from_slice(&(kinds.len() as u32).to_le_bytes());
+    for (text, len_class) in kinds {
         piece.extend_from_slice(&text.to_le_bytes());
-        piece.extend_from_slice(&start.to_le_bytes());
         piece.extend_from_slice(&len_class.to_le_bytes());
+    }
+    piece.extend_from_slice(&(file.tokens.len() as u32).to_le_bytes());
+    for (start, place) in file.tokens.places() {
+        piece.extend_from_slice(&start.to_le_bytes());
+        piece.extend_from_slice(&place.to_le_bytes());
     }
     let definitions = file.definitions.as_slice();
     piece.extend_from_slice(&(definitions.len() as u32).to_le_bytes());
@@ -402,8 +410,20 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
     }
 }
 
+/// The bytes [`put_entry`] writes for `file`.
+pub(super) fn entry_len(file: &SourceFile) -> usize {
+    4 + file.rel.len()
+        + 24
+        + 4
+        + file.tokens.kinds().len() * KIND_BYTES
+        + 4
+        + file.tokens.len() * TOKEN_BYTES
+        + 4
+        + file.definitions.as_slice().len() * DEFINITION_BYTES
+}
+
 /// One entry of a cache or a journal: path, metadata, tokens, definitions.
-pub(super) type Entry = (String, FileMeta, Vec<Token>, Definitions);
+pub(super) type Entry = (String, FileMeta, PackedTokens, Definitions);
 
 /// The bytes of the cache of `index` made with `key`.
 #[cfg(test)]
@@ -430,8 +450,11 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
     decode_from(bytes, bytes.len() as u64, key)
 }
 
-/// Bytes per token in a cache entry.
-const TOKEN_BYTES: usize = 16;
+/// Bytes per kind (text hash, length and class) in a cache entry.
+const KIND_BYTES: usize = 12;
+
+/// Bytes per token (start, kind's place) in a cache entry.
+const TOKEN_BYTES: usize = 8;
 
 /// Bytes per definition in a cache entry.
 const DEFINITION_BYTES: usize = 16;
@@ -768,11 +791,25 @@ impl<R: std::io::Read> Reader<R> {
         };
         let n = self.u32()?;
         if u64::from(n) > most_tokens(meta.size) {
+            return Err("more kinds of token than the file can have");
+        }
+        let kinds = self.records::<KIND_BYTES, _>(n as usize, "bad token", |c| {
+            Some((le64(&c[..8]), le32(&c[8..])))
+        })?;
+        let n = self.u32()?;
+        if u64::from(n) > most_tokens(meta.size) {
             return Err("more tokens than the file can have");
         }
-        let tokens = self.records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
-            Token::from_raw(le64(&c[..8]), le32(&c[8..12]), le32(&c[12..]))
-        })?;
+        let (starts, places) = self
+            .records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
+                Some((le32(&c[..4]), le32(&c[4..])))
+            })?
+            .into_iter()
+            .unzip();
+        // Every place inside the table, every kind of a class, every end
+        // inside 4 GiB; whether each range fits its text is for the scan
+        // that reuses the file ([`CachedFile::fits`]).
+        let tokens = PackedTokens::from_parts(kinds, starts, places).ok_or("bad token")?;
         let n = self.u32()?;
         if u64::from(n) > meta.size {
             return Err("more definitions than the file can have");
@@ -929,9 +966,10 @@ mod tests {
 
     #[test]
     fn an_entry_holds_no_more_than_its_file_can_make() {
-        // One file of 10 bytes that claims 21 tokens (the most it can have)
-        // and then 22, in an otherwise valid cache.
-        let framed = |tokens: u32| {
+        // One file of 10 bytes with `kinds` kinds of token (text hash i,
+        // length 1, class other) and tokens of these places in the table,
+        // in an otherwise valid cache.
+        let cache = |kinds: u32, places: &[u32]| {
             let mut body = MAGIC.to_vec();
             body.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
             body.extend_from_slice(&7u64.to_le_bytes());
@@ -941,10 +979,14 @@ mod tests {
             for v in [10u64, 0, 0] {
                 body.extend_from_slice(&v.to_le_bytes());
             }
-            body.extend_from_slice(&tokens.to_le_bytes());
-            for i in 0..tokens {
-                body.extend_from_slice(&1u64.to_le_bytes());
-                for v in [i / 2, 1] {
+            body.extend_from_slice(&kinds.to_le_bytes());
+            for i in 0..kinds {
+                body.extend_from_slice(&u64::from(i).to_le_bytes());
+                body.extend_from_slice(&1u32.to_le_bytes());
+            }
+            body.extend_from_slice(&(places.len() as u32).to_le_bytes());
+            for (i, &place) in places.iter().enumerate() {
+                for v in [i as u32 / 2, place] {
                     body.extend_from_slice(&u32::to_le_bytes(v));
                 }
             }
@@ -955,16 +997,35 @@ mod tests {
             body.extend_from_slice(&checksum.to_le_bytes());
             body
         };
+        // 21 tokens are the most 10 bytes can have (one per byte, and a
+        // wall between any two), and so are 21 kinds.
+        let framed = |tokens: u32| cache(1, &vec![0; tokens as usize]);
         assert_eq!(decode(&framed(21), 7).unwrap().files["a"].tokens.len(), 21);
         assert_eq!(
             decode(&framed(22), 7).unwrap_err(),
             "more tokens than the file can have"
         );
-        // A count far beyond the bytes that follow allocates nothing for it.
-        let mut huge = framed(0);
+        let all_kinds: Vec<u32> = (0..21).collect();
+        let read = decode(&cache(21, &all_kinds), 7).unwrap();
+        let tokens = read.files["a"].tokens.to_vec();
+        assert_eq!(tokens[20].raw(), (20, 10, 1));
+        assert_eq!(
+            decode(&cache(22, &[0]), 7).unwrap_err(),
+            "more kinds of token than the file can have"
+        );
+        // A token whose kind's place is outside the table is refused, as a
+        // token that does not fit its text is.
+        assert!(decode(&cache(2, &[0, 1, 0]), 7).is_ok());
+        assert_eq!(decode(&cache(2, &[0, 2, 0]), 7).unwrap_err(), "bad token");
+        assert_eq!(decode(&cache(0, &[0]), 7).unwrap_err(), "bad token");
+        // A count far beyond the bytes that follow allocates nothing for
+        // it: of kinds, or of tokens.
         let at = MAGIC.len() + 4 + 8 + 8 + 4 + 1 + 24;
-        huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(decode(&huge, 7).is_err());
+        for at in [at, at + 4 + 12] {
+            let mut huge = cache(1, &[]);
+            huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            assert!(decode(&huge, 7).is_err());
+        }
     }
 
     #[test]

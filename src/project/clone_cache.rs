@@ -150,7 +150,7 @@ fn decode(bytes: &[u8], key: u64, index: &Index) -> Result<Clones, &'static str>
         index
             .files
             .get(file as usize)
-            .map(|f| f.tokens.len() as u64)
+            .map(|f| crate::engine::tokens::Tokens::len(&f.tokens) as u64)
     };
     let inside = |file: u32, at: u32, len: u32| {
         tokens(file).is_some_and(|n| u64::from(at) + u64::from(len) <= n)

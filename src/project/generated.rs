@@ -5,7 +5,7 @@
 
 use crate::engine::grammar::Format;
 use crate::engine::index::SourceFile;
-use crate::engine::tokens::{opening_text, Token};
+use crate::engine::tokens::{opening_text, Tokens};
 use crate::project::config::Config;
 use crate::project::walk;
 
@@ -23,7 +23,7 @@ pub(crate) fn generated_text(
     config: &Config,
     format: &Format,
     text: &str,
-    tokens: &[Token],
+    tokens: &(impl Tokens + ?Sized),
 ) -> bool {
     !config.include_generated
         && (walk::minified(text) || generated_head(format, config, text, tokens))
@@ -40,9 +40,12 @@ pub(crate) fn generated_head(
     format: &Format,
     config: &Config,
     text: &str,
-    tokens: &[Token],
+    tokens: &(impl Tokens + ?Sized),
 ) -> bool {
-    let code = tokens.first().map_or(text.len(), |t| t.start as usize);
+    let code = tokens
+        .each()
+        .next()
+        .map_or(text.len(), |t| t.start as usize);
     let head = &text[..code];
     walk::generated_header(head)
         && walk::generated_header(opening_text(format, head, &config.normalization))

@@ -80,8 +80,8 @@ impl Record<'_> {
 
     /// The record's payload.
     fn payload(&self) -> Vec<u8> {
-        let tokens: usize = self.changed.iter().map(|f| f.tokens.len()).sum();
-        let mut out = Vec::with_capacity(8 + tokens * 16 + self.changed.len() * 64);
+        let entries: usize = self.changed.iter().map(|f| cache::entry_len(f)).sum();
+        let mut out = Vec::with_capacity(8 + entries);
         out.extend_from_slice(&(self.removed.len() as u32).to_le_bytes());
         for rel in &self.removed {
             out.extend_from_slice(&(rel.len() as u32).to_le_bytes());
@@ -97,16 +97,7 @@ impl Record<'_> {
     /// The bytes the record takes in a journal.
     pub(crate) fn len(&self) -> u64 {
         let paths: usize = self.removed.iter().map(|r| 4 + r.len()).sum();
-        let entries: usize = (self.changed.iter())
-            .map(|f| {
-                4 + f.rel.len()
-                    + 24
-                    + 4
-                    + f.tokens.len() * 16
-                    + 4
-                    + f.definitions.as_slice().len() * 16
-            })
-            .sum();
+        let entries: usize = self.changed.iter().map(|f| cache::entry_len(f)).sum();
         RECORD_FRAME_BYTES + 8 + (paths + entries) as u64
     }
 }

@@ -20,6 +20,7 @@ use crate::engine::grammar::FormatId;
 use crate::engine::hash::HashMap;
 use crate::engine::index::{Index, SourceFile};
 use crate::engine::matching::Span;
+use crate::engine::tokens::Tokens;
 
 /// A clone's place in page order, in numbers: tokens and lines (each
 /// subtracted from `u32::MAX`, larger first), then the rank of the first
@@ -61,7 +62,7 @@ impl Listing {
             let same = files[prev].rel == files[this].rel;
             rank[this] = if same { rank[prev] } else { i as u32 + 1 };
         }
-        let byte = |(f, start): (u32, u32)| files[f as usize].tokens[start as usize].start;
+        let byte = |(f, start): (u32, u32)| files[f as usize].tokens.at(start as usize).start;
         let mut keyed: Vec<(PageKey, u32)> = clones
             .iter()
             .enumerate()

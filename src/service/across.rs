@@ -26,7 +26,7 @@ use crate::engine::hash::HashMap;
 use crate::engine::index::{fingerprints, Index, SourceFile, SEED_TOKENS};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
-use crate::engine::tokens::Token;
+use crate::engine::tokens::Tokens;
 use crate::project::config::Config;
 use crate::service::answer::{Duplication, Place};
 use crate::service::check::budget_for_files;
@@ -65,7 +65,7 @@ impl Store {
 /// `tokens`: the hashes of its fingerprints (winnowed as the index is) and,
 /// when it asks for near-miss copies, of its seeds.
 pub(crate) fn query(
-    tokens: &[Token],
+    tokens: &(impl Tokens + ?Sized),
     request: &CheckRequest,
     registry: &Registry,
     winnow: Winnow,
@@ -150,7 +150,7 @@ impl StoreIndex {
     /// each with its repository, within `budget`.
     pub(crate) fn matches(
         &self,
-        tokens: &[Token],
+        tokens: &(impl Tokens + ?Sized),
         request: &CheckRequest,
         config: &Config,
         registry: &Registry,
@@ -186,7 +186,7 @@ impl StoreIndex {
 /// store's files `found`, each with its repository.
 pub(crate) fn matches(
     found: lookup::Found,
-    tokens: &[Token],
+    tokens: &(impl Tokens + ?Sized),
     request: &CheckRequest,
     config: &Config,
     registry: &Registry,
@@ -310,7 +310,7 @@ async fn compare(
         } in found
         {
             let place = Place::unquoted(file, registry, m.snippet);
-            let snippet = (&file.tokens[..], &*file.text);
+            let snippet = (&file.tokens, &*file.text);
             let mut d = Duplication::of_match(place, m, snippet, &other, registry, config.mode);
             d.other.repository = repository.map(|r| r.to_string());
             elsewhere.clones.push(d);

@@ -22,7 +22,7 @@ use crate::engine::grammar::Registry;
 use crate::engine::index::SourceFile;
 use crate::engine::matching::{content_hash, renamed, NearMiss, SnippetMatch, Span};
 use crate::engine::symbols::Symbol;
-use crate::engine::tokens::{LineIndex, Mode, Token};
+use crate::engine::tokens::{LineIndex, Mode, Token, Tokens};
 
 /// A range of text in a file, as answers report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,7 +200,7 @@ impl Duplication {
     pub(crate) fn of_match(
         place: Place,
         m: SnippetMatch,
-        snippet: (&[Token], &str),
+        snippet: (&(impl Tokens + ?Sized), &str),
         file: &SourceFile,
         registry: &Registry,
         mode: Mode,
@@ -210,7 +210,7 @@ impl Duplication {
         Duplication {
             other: Place::quoted(file, registry, m.codebase, run.b, last),
             tokens: m.matched(),
-            content_hash: content_hash(&file.tokens[run.b as usize..=last as usize], mode),
+            content_hash: content_hash(file.tokens.within(run.b as usize..last as usize + 1), mode),
             renamed: renamed(m.pairs(), snippet, (&file.tokens, &file.text), mode),
             near: m.near.map(Near::of),
             added_lines: None,

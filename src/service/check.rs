@@ -28,7 +28,7 @@ use crate::engine::snippet::{
     tokenize_snippet_after, tokenize_snippet_defined, SnippetDefinitions,
 };
 use crate::engine::stats::SnippetStats;
-use crate::engine::tokens::{Mode, Token};
+use crate::engine::tokens::{Mode, Token, Tokens};
 use crate::project::buffers::Buffers;
 use crate::project::config::Config;
 use crate::project::scanner::Scanner;
@@ -128,7 +128,7 @@ pub(crate) fn request_matches(
     index: &Index,
     format: &Format,
     request: &CheckRequest,
-    tokens: &[Token],
+    tokens: &(impl Tokens + ?Sized),
     config: &Config,
     exclude: Exclusions<'_>,
     budget: &Budget,

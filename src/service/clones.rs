@@ -22,7 +22,7 @@ use crate::engine::clones::ClonePair;
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::SourceFile;
 use crate::engine::matching::{content_hash, renamed, Span};
-use crate::engine::tokens::{Mode, Token};
+use crate::engine::tokens::{Mode, Token, Tokens};
 use crate::project::config::Config;
 use crate::project::listing::{self, span, Listing};
 use crate::project::snapshot::Snapshot;
@@ -315,7 +315,7 @@ fn key_of<'s>(snapshot: &'s Snapshot, c: &ClonePair) -> KeyRef<'s> {
     let files = &snapshot.index.files;
     let place = |(f, start): (u32, u32)| {
         let file = &files[f as usize];
-        (file.rel.as_str(), file.tokens[start as usize].start)
+        (file.rel.as_str(), file.tokens.at(start as usize).start)
     };
     (
         u32::MAX - c.len,
@@ -375,8 +375,7 @@ fn duplication(
     let matched: Vec<Token> = c
         .parts()
         .into_iter()
-        .flat_map(|(a, _, len)| &first.file.tokens[a as usize..(a + len) as usize])
-        .copied()
+        .flat_map(|(a, _, len)| first.file.tokens.within(a as usize..(a + len) as usize))
         .collect();
     let renamed = renamed(
         (c.parts().into_iter()).flat_map(|(a, b, len)| (0..len).map(move |i| (a + i, b + i))),
@@ -396,7 +395,7 @@ fn duplication(
         place: place(first, quote[0]),
         other: place(second, quote[1]),
         tokens: c.len,
-        content_hash: content_hash(&matched, mode),
+        content_hash: content_hash(matched, mode),
         renamed,
         near,
         added_lines: None,
@@ -542,7 +541,7 @@ pub(crate) fn detail(
 
 /// The source text of token `i` of `file`.
 fn text_of(file: &SourceFile, i: u32) -> &str {
-    let token = &file.tokens[i as usize];
+    let token = file.tokens.at(i as usize);
     &file.text[token.start as usize..token.end() as usize]
 }
 
@@ -671,7 +670,7 @@ pub(crate) mod tests {
             let [first, second] = places(snapshot, c);
             let place = |(f, start): (u32, u32)| {
                 let file = &files[f as usize];
-                (file.rel.clone(), file.tokens[start as usize].start)
+                (file.rel.clone(), file.tokens.at(start as usize).start)
             };
             Cursor {
                 smaller: u32::MAX - c.len,

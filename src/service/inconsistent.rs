@@ -31,7 +31,7 @@ use crate::engine::index::{Index, SourceFile};
 use crate::engine::matching::{content_hash, snippet_matches, Exclusions, Span, Thresholds};
 use crate::engine::runs::Expired;
 use crate::engine::symbols::Symbol;
-use crate::engine::tokens::Mode;
+use crate::engine::tokens::{Mode, Tokens};
 use crate::service::answer::said;
 
 /// A file the diff changes, whose text before the diff is known.
@@ -178,8 +178,8 @@ impl<'a> Side<'a> {
     /// when the diff deleted all of it.
     fn region(&self, range: Range<u32>) -> Range<u32> {
         let (old, new) = (self.old, self.new);
-        let first = old.tokens[range.start as usize];
-        let last = old.tokens[range.end as usize - 1];
+        let first = old.tokens.at(range.start as usize);
+        let last = old.tokens.at(range.end as usize - 1);
         let (la, lb) = (
             old.lines.line_of(first.start),
             old.lines.line_of(last.end() - 1),
@@ -291,8 +291,8 @@ pub(crate) fn inconsistent_changes(
                 continue;
             }
             let ids = |file: &SourceFile, r: &Range<u32>| -> Vec<u64> {
-                file.tokens[r.start as usize..r.end as usize]
-                    .iter()
+                file.tokens
+                    .within(r.start as usize..r.end as usize)
                     .map(|t| t.id_in(mode))
                     .collect()
             };
@@ -324,7 +324,7 @@ pub(crate) fn inconsistent_changes(
                     deleted,
                     tokens: now.len() as u32,
                     content_hash: content_hash(
-                        &c.new.tokens[now.start as usize..now.end as usize],
+                        c.new.tokens.within(now.start as usize..now.end as usize),
                         mode,
                     ),
                     symbol: c.new.symbol_at(span.start, span.end),

@@ -11,15 +11,15 @@
 
 use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
-use crate::engine::tokens::Token;
+use crate::engine::tokens::{Token, Tokens};
 
 /// The bytes of `tokens`.
-pub fn encode(tokens: &[Token]) -> Vec<u8> {
+pub fn encode(tokens: &(impl Tokens + ?Sized)) -> Vec<u8> {
     let mut places: HashMap<u64, u32> = HashMap::default();
     let mut hashes = Vec::new();
     let mut body = Vec::with_capacity(tokens.len() * 4);
     let mut previous = 0i64;
-    for token in tokens {
+    for token in tokens.each() {
         let (text, start, len_class) = token.raw();
         let place = *places.entry(text).or_insert_with(|| {
             hashes.push(text);
@@ -178,7 +178,7 @@ mod tests {
             "python",
             "def f(a, b):\n    # dupcheck-ignore-start\n    x = 1\n    # dupcheck-ignore-end\n    return a + b + 1.5\n",
         );
-        assert_eq!(decode(&encode(&[])), Some(Vec::new()));
+        assert_eq!(decode(&encode(&[][..])), Some(Vec::new()));
     }
 
     #[test]

@@ -33,7 +33,7 @@ impl Content {
     /// Bytes it holds.
     fn bytes(&self) -> usize {
         self.file.text.len()
-            + self.file.tokens.capacity() * std::mem::size_of::<crate::engine::tokens::Token>()
+            + self.file.tokens.heap_bytes()
             + self.file.lines.heap_bytes()
             + self.prints.heap_bytes()
     }

@@ -22,13 +22,16 @@
 //!
 //! The stages live in their own files: [`normalize`] (what is dropped),
 //! [`leaves`] (the tree's leaves in order), [`tokenize`] (both, into
-//! tokens), [`lines`] (lines and columns), [`dump`] (for grammar work);
-//! this file holds what they share, the token and its modes.
+//! tokens), [`lines`] (lines and columns), [`packed`] (a file's tokens as
+//! the index keeps them, and the [`Tokens`] every later stage reads),
+//! [`dump`] (for grammar work); this file holds what they share, the token
+//! and its modes.
 
 mod dump;
 mod leaves;
 mod lines;
 mod normalize;
+mod packed;
 mod tokenize;
 
 #[cfg(test)]
@@ -39,6 +42,7 @@ pub(crate) use self::leaves::{walk, walk_from, walk_parse_collecting};
 pub use self::lines::LineIndex;
 pub(crate) use self::lines::Position;
 pub use self::normalize::Normalization;
+pub use self::packed::{PackedIter, PackedTokens, Tokens};
 pub use self::tokenize::tokenize;
 pub(crate) use self::tokenize::{opening_text, tokenize_defined};
 
@@ -167,8 +171,9 @@ impl TokenClass {
 /// class.
 pub(crate) const MAX_TOKEN_LEN: u32 = (1 << 29) - 1;
 
-/// One normalized token: what is compared, and where it is. 16 bytes (the
-/// index's biggest array): the class is packed with the length.
+/// One normalized token: what is compared, and where it is. 16 bytes: the
+/// class is packed with the length. An indexed file keeps its tokens as
+/// [`PackedTokens`], about 7 bytes each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
     /// [`fnv1a`] of the text (lower-cased with `--ignoreCase`): the

@@ -1,0 +1,462 @@
+//! Packed tokens: an indexed file's token stream as the index keeps it,
+//! and [`Tokens`], what every stage that reads tokens asks of a stream.
+//!
+//! In: a file's [`Token`]s. Out: [`PackedTokens`], the same tokens in
+//! fewer bytes: a table of the file's distinct kinds (text hash, length
+//! and class: 12 bytes each), and per token its start (4 bytes) and its
+//! kind's place in the table (2 bytes, or 4 in a file of more than 65,536
+//! kinds). A text's hash is kept once per file however often it occurs:
+//! about 7 bytes a token where a [`Token`] is 16.
+//!
+//! Invariants: [`PackedTokens::at`] gives back exactly the token packed
+//! there (test `packing_gives_back_every_token`); every kind's place is
+//! inside the table, and every token's end fits in 32 bits (a cache's
+//! parts are refused otherwise, [`PackedTokens::from_parts`]). Snippets
+//! and editor buffers keep plain `Vec<Token>`s: both are [`Tokens`], and
+//! the stages are generic over it, so a slice is read as it always was.
+
+use std::ops::Range;
+
+use super::{Token, TokenClass, MAX_TOKEN_LEN};
+use crate::engine::hash::HashMap;
+
+/// A token stream read token by token: a slice of [`Token`]s, or a file's
+/// [`PackedTokens`].
+pub trait Tokens {
+    /// The tokens of a range, in order.
+    type Iter<'a>: DoubleEndedIterator<Item = Token> + ExactSizeIterator + Clone
+    where
+        Self: 'a;
+
+    /// How many tokens.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Token `i` (panics past the end, as a slice does).
+    fn at(&self, i: usize) -> Token;
+
+    /// The tokens of `range`, in order, read sequentially.
+    fn within(&self, range: Range<usize>) -> Self::Iter<'_>;
+
+    /// All tokens, in order.
+    fn each(&self) -> Self::Iter<'_> {
+        self.within(0..self.len())
+    }
+
+    /// The first token for which `pred` is false, or the length: `pred`
+    /// must hold for every token before some point and none after it (as
+    /// [`slice::partition_point`]).
+    fn partition_point(&self, pred: impl Fn(Token) -> bool) -> usize {
+        let (mut from, mut to) = (0, self.len());
+        while from < to {
+            let mid = from + (to - from) / 2;
+            if pred(self.at(mid)) {
+                from = mid + 1;
+            } else {
+                to = mid;
+            }
+        }
+        from
+    }
+}
+
+impl Tokens for [Token] {
+    type Iter<'a> = std::iter::Copied<std::slice::Iter<'a, Token>>;
+
+    #[inline]
+    fn len(&self) -> usize {
+        <[Token]>::len(self)
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> Token {
+        self[i]
+    }
+
+    #[inline]
+    fn within(&self, range: Range<usize>) -> Self::Iter<'_> {
+        self[range].iter().copied()
+    }
+}
+
+impl Tokens for Vec<Token> {
+    type Iter<'a> = std::iter::Copied<std::slice::Iter<'a, Token>>;
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> Token {
+        self[i]
+    }
+
+    #[inline]
+    fn within(&self, range: Range<usize>) -> Self::Iter<'_> {
+        self[range].iter().copied()
+    }
+}
+
+/// A kind: the low and high halves of a text hash, then the length and
+/// class (a [`Token`]'s `len_class`). 12 bytes, so a table has no padding.
+type Kind = [u32; 3];
+
+/// Most kinds a file has for its places to take 2 bytes.
+const NARROW_KINDS: usize = 1 << 16;
+
+/// Per token, its kind's place in the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Places {
+    /// In a file of at most [`NARROW_KINDS`] kinds.
+    Narrow(Box<[u16]>),
+    /// In a bigger one.
+    Wide(Box<[u32]>),
+}
+
+impl Default for Places {
+    fn default() -> Places {
+        Places::Narrow(Box::default())
+    }
+}
+
+/// A file's tokens, packed: its distinct kinds once, and per token its
+/// start and its kind's place. See the module's documentation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PackedTokens {
+    /// The distinct kinds, in order of first occurrence.
+    kinds: Box<[Kind]>,
+    /// Per token, the byte offset of its first byte.
+    starts: Box<[u32]>,
+    /// Per token, its kind's place in `kinds`.
+    places: Places,
+}
+
+impl PackedTokens {
+    /// `tokens`, packed. The kinds are in order of how many tokens are of
+    /// each, most first (of as many, first seen first): a run compared
+    /// token by token reads the table's first lines over and over, and
+    /// its punctuation and keywords share them.
+    pub fn new(tokens: &[Token]) -> PackedTokens {
+        let mut seen: HashMap<(u64, u32), u32> = HashMap::default();
+        // Per kind: how many tokens, and the kind.
+        let mut kinds: Vec<(u32, Kind)> = Vec::new();
+        let places: Vec<u32> = tokens
+            .iter()
+            .map(|t| {
+                let place = *seen.entry((t.text, t.len_class)).or_insert_with(|| {
+                    kinds.push((0, [t.text as u32, (t.text >> 32) as u32, t.len_class]));
+                    (kinds.len() - 1) as u32
+                });
+                kinds[place as usize].0 += 1;
+                place
+            })
+            .collect();
+        let mut order: Vec<u32> = (0..kinds.len() as u32).collect();
+        order.sort_by_key(|&k| std::cmp::Reverse(kinds[k as usize].0));
+        let mut moved = vec![0u32; kinds.len()];
+        for (to, &from) in order.iter().enumerate() {
+            moved[from as usize] = to as u32;
+        }
+        let places = places.into_iter().map(|p| moved[p as usize]).collect();
+        let kinds = order.iter().map(|&k| kinds[k as usize].1).collect();
+        let starts = tokens.iter().map(|t| t.start).collect();
+        PackedTokens::assemble(kinds, starts, places)
+    }
+
+    /// The tokens of a cache's parts: per kind its text hash and length
+    /// and class (as [`Token::raw`] gives them), per token its start and
+    /// its kind's place. `None` when a kind names no class, a place is
+    /// outside the table, a token ends past 4 GiB, or the two lists per
+    /// token differ in length.
+    pub(crate) fn from_parts(
+        kinds: Vec<(u64, u32)>,
+        starts: Vec<u32>,
+        places: Vec<u32>,
+    ) -> Option<PackedTokens> {
+        if starts.len() != places.len() {
+            return None;
+        }
+        let kinds: Vec<Kind> = kinds
+            .into_iter()
+            .map(|(text, len_class)| {
+                TokenClass::from_code(len_class >> 29)?;
+                Some([text as u32, (text >> 32) as u32, len_class])
+            })
+            .collect::<Option<_>>()?;
+        for (&start, &place) in starts.iter().zip(&places) {
+            let kind = kinds.get(place as usize)?;
+            start.checked_add(kind[2] & MAX_TOKEN_LEN)?;
+        }
+        Some(PackedTokens::assemble(kinds, starts, places))
+    }
+
+    /// The packed tokens of `kinds` and, per token, `starts` and `places`
+    /// (each inside `kinds`).
+    fn assemble(kinds: Vec<Kind>, starts: Vec<u32>, places: Vec<u32>) -> PackedTokens {
+        let places = if kinds.len() <= NARROW_KINDS {
+            Places::Narrow(places.into_iter().map(|p| p as u16).collect())
+        } else {
+            Places::Wide(places.into_boxed_slice())
+        };
+        PackedTokens {
+            kinds: kinds.into_boxed_slice(),
+            starts: starts.into_boxed_slice(),
+            places,
+        }
+    }
+
+    /// The distinct kinds, each its text hash and its length and class (a
+    /// cache's parts, [`PackedTokens::from_parts`]).
+    pub(crate) fn kinds(&self) -> impl ExactSizeIterator<Item = (u64, u32)> + '_ {
+        self.kinds
+            .iter()
+            .map(|k| (u64::from(k[0]) | u64::from(k[1]) << 32, k[2]))
+    }
+
+    /// Per token, its start and its kind's place.
+    pub(crate) fn places(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + '_ {
+        (0..self.starts.len()).map(|i| (self.starts[i], self.place(i) as u32))
+    }
+
+    /// Bytes it holds (its parts are boxed: exactly as long as they are).
+    pub fn heap_bytes(&self) -> usize {
+        let places = match &self.places {
+            Places::Narrow(p) => std::mem::size_of_val::<[u16]>(p),
+            Places::Wide(p) => std::mem::size_of_val::<[u32]>(p),
+        };
+        std::mem::size_of_val::<[Kind]>(&self.kinds)
+            + std::mem::size_of_val::<[u32]>(&self.starts)
+            + places
+    }
+
+    /// Token `i`'s kind's place.
+    #[inline(always)]
+    fn place(&self, i: usize) -> usize {
+        match &self.places {
+            Places::Narrow(p) => usize::from(p[i]),
+            Places::Wide(p) => p[i] as usize,
+        }
+    }
+
+    /// The tokens, unpacked.
+    pub fn to_vec(&self) -> Vec<Token> {
+        self.each().collect()
+    }
+}
+
+impl From<Vec<Token>> for PackedTokens {
+    fn from(tokens: Vec<Token>) -> PackedTokens {
+        PackedTokens::new(&tokens)
+    }
+}
+
+impl From<&[Token]> for PackedTokens {
+    fn from(tokens: &[Token]) -> PackedTokens {
+        PackedTokens::new(tokens)
+    }
+}
+
+impl Tokens for PackedTokens {
+    type Iter<'a> = PackedIter<'a>;
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize) -> Token {
+        let kind = self.kinds[self.place(i)];
+        Token {
+            text: u64::from(kind[0]) | u64::from(kind[1]) << 32,
+            // As long as the places (whose index panics past the end): a
+            // loop that compares identities reads no start.
+            start: self.starts.get(i).copied().unwrap_or(0),
+            len_class: kind[2],
+        }
+    }
+
+    #[inline]
+    fn within(&self, range: Range<usize>) -> PackedIter<'_> {
+        let places = match &self.places {
+            Places::Narrow(p) => PlaceIter::Narrow(p[range.clone()].iter()),
+            Places::Wide(p) => PlaceIter::Wide(p[range.clone()].iter()),
+        };
+        PackedIter {
+            kinds: &self.kinds,
+            starts: self.starts[range].iter(),
+            places,
+        }
+    }
+}
+
+/// The tokens of a range of [`PackedTokens`], in order: read along its
+/// parts' slices, so that a loop over it (extending a run) checks no
+/// bounds but the kind's.
+#[derive(Debug, Clone)]
+pub struct PackedIter<'a> {
+    kinds: &'a [Kind],
+    starts: std::slice::Iter<'a, u32>,
+    places: PlaceIter<'a>,
+}
+
+/// The places of a range of tokens.
+#[derive(Debug, Clone)]
+enum PlaceIter<'a> {
+    Narrow(std::slice::Iter<'a, u16>),
+    Wide(std::slice::Iter<'a, u32>),
+}
+
+impl PackedIter<'_> {
+    /// The token of `start` whose kind is at `place`.
+    #[inline(always)]
+    fn token(&self, start: u32, place: usize) -> Token {
+        let kind = self.kinds[place];
+        Token {
+            text: u64::from(kind[0]) | u64::from(kind[1]) << 32,
+            start,
+            len_class: kind[2],
+        }
+    }
+}
+
+impl Iterator for PackedIter<'_> {
+    type Item = Token;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Token> {
+        let place = match &mut self.places {
+            PlaceIter::Narrow(p) => usize::from(*p.next()?),
+            PlaceIter::Wide(p) => *p.next()? as usize,
+        };
+        // As long as the places: a loop that compares identities reads no
+        // start.
+        let start = self.starts.next().copied().unwrap_or(0);
+        Some(self.token(start, place))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.starts.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for PackedIter<'_> {
+    #[inline(always)]
+    fn next_back(&mut self) -> Option<Token> {
+        let place = match &mut self.places {
+            PlaceIter::Narrow(p) => usize::from(*p.next_back()?),
+            PlaceIter::Wide(p) => *p.next_back()? as usize,
+        };
+        let start = self.starts.next_back().copied().unwrap_or(0);
+        Some(self.token(start, place))
+    }
+}
+
+impl ExactSizeIterator for PackedIter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::hash::fnv1a;
+
+    /// Packs `tokens`, and checks that every way of reading them back
+    /// gives them as they were, and the parts a cache keeps too.
+    fn check(tokens: &[Token], narrow: bool) {
+        let packed = PackedTokens::new(tokens);
+        assert_eq!(matches!(packed.places, Places::Narrow(_)), narrow);
+        assert_eq!(packed.len(), tokens.len());
+        assert_eq!(packed.to_vec(), tokens);
+        for (i, &t) in tokens.iter().enumerate() {
+            assert_eq!(packed.at(i), t);
+        }
+        let n = tokens.len();
+        for range in [0..n, n / 3..n / 2, n..n] {
+            let forward: Vec<Token> = packed.within(range.clone()).collect();
+            assert_eq!(forward, tokens[range.clone()]);
+            let backward: Vec<Token> = packed.within(range.clone()).rev().collect();
+            assert!(backward.iter().eq(tokens[range].iter().rev()));
+        }
+        let (starts, places): (Vec<u32>, Vec<u32>) = packed.places().unzip();
+        let again = PackedTokens::from_parts(packed.kinds().collect(), starts, places);
+        assert_eq!(again.as_ref(), Some(&packed));
+    }
+
+    #[test]
+    fn packing_gives_back_every_token() {
+        let classes = [
+            TokenClass::Other,
+            TokenClass::Identifier,
+            TokenClass::String,
+            TokenClass::Number,
+            TokenClass::Literal,
+        ];
+        // Seven texts, each of one class and length but every 50th token,
+        // of another class and length: one text in two kinds.
+        let mut tokens = Vec::new();
+        for i in 0..200u32 {
+            let k = i % 7;
+            let (class, len) = match i % 50 {
+                0 => (TokenClass::String, 5),
+                _ => (classes[(k % 5) as usize], k % 3),
+            };
+            let text = fnv1a(format!("t{k}").as_bytes()) | u64::from(k % 2) << 63;
+            tokens.push(Token::new(text, class, i * 10, i * 10 + len));
+        }
+        tokens.push(Token::new(
+            u64::MAX,
+            TokenClass::Literal,
+            4000,
+            4000 + MAX_TOKEN_LEN,
+        ));
+        check(&tokens, true);
+        check(&[], true);
+        let packed = PackedTokens::new(&tokens);
+        assert_eq!(packed.kinds.len(), 7 + 4 + 1);
+        // 12 bytes a kind, 6 a token.
+        assert_eq!(
+            packed.heap_bytes(),
+            packed.kinds.len() * 12 + tokens.len() * 6
+        );
+    }
+
+    #[test]
+    fn a_file_of_more_kinds_than_two_bytes_number_takes_four_a_token() {
+        let token = |i: u32| Token::new(fnv1a(&i.to_le_bytes()), TokenClass::Identifier, i, i + 1);
+        let at_most: Vec<Token> = (0..NARROW_KINDS as u32).map(token).collect();
+        check(&at_most, true);
+        let more: Vec<Token> = (0..NARROW_KINDS as u32 + 1)
+            .chain([0, 7])
+            .map(token)
+            .collect();
+        check(&more, false);
+        let packed = PackedTokens::new(&more);
+        assert_eq!(packed.at(more.len() - 1), token(7));
+        assert_eq!(
+            packed.heap_bytes(),
+            (NARROW_KINDS + 1) * 12 + more.len() * 8
+        );
+    }
+
+    #[test]
+    fn parts_that_do_not_make_tokens_are_refused() {
+        let kinds = || vec![(1u64, 5u32), (2, 1 << 29 | 3)];
+        let parts = |kinds, starts: &[u32], places: &[u32]| {
+            PackedTokens::from_parts(kinds, starts.to_vec(), places.to_vec())
+        };
+        assert!(parts(kinds(), &[0, 9, 20], &[1, 0, 1]).is_some());
+        // A place outside the table.
+        assert_eq!(parts(kinds(), &[0, 9], &[1, 2]), None);
+        // A kind of no class (codes 5 to 7).
+        assert_eq!(parts(vec![(1, 5 << 29)], &[0], &[0]), None);
+        // A token ending past 4 GiB.
+        assert_eq!(parts(kinds(), &[u32::MAX - 1], &[1]), None);
+        // Starts and places of different lengths.
+        assert_eq!(parts(kinds(), &[0, 1], &[0]), None);
+    }
+}
