@@ -25,7 +25,7 @@ use crate::engine::matching::{
 };
 use crate::engine::near_miss;
 use crate::engine::runs::{find_runs, long_enough, pieces, Run, POSTING_CAP, SEED_CAP};
-use crate::engine::tokens::{Mode, Tokens};
+use crate::engine::tokens::{Mode, Token, Tokens};
 
 /// What whole-project detection is asked for: the settings a clone list
 /// depends on besides the files.
@@ -167,8 +167,11 @@ fn file_clones(
         similarity,
     } = settings;
     let file = &index.files[fa as usize];
+    // Read once here, the file's tokens are compared with each place's
+    // without a look into its table of kinds on this side.
+    let tokens: Vec<Token> = file.tokens.each().collect();
     let found = find_runs(
-        &file.tokens,
+        &tokens[..],
         fingerprints,
         index,
         Postings::Fingerprints,
@@ -180,12 +183,12 @@ fn file_clones(
     let cut_at = similarity.map_or(thresholds.min_tokens, |_| {
         near_miss::MIN_PART.min(thresholds.min_tokens)
     });
-    let pieces = pieces(&weak_runs, &file.tokens, index, mode, cut_at);
+    let pieces = pieces(&weak_runs, &tokens[..], index, mode, cut_at);
     let mut runs = long_enough(&pieces, thresholds.min_tokens);
     let chains = match similarity {
         Some(similarity) => {
             let query = NearQuery {
-                tokens: &file.tokens,
+                tokens: &tokens[..],
                 seeds,
                 family: file.family,
                 mode,
