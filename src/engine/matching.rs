@@ -18,11 +18,14 @@
 //! found once however many fingerprints it holds; fingerprints are only
 //! compared within one format family.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::time::Instant;
 
 use crate::engine::fingerprint::{Fingerprint, Winnow};
-use crate::engine::index::{fingerprints, Index, Posting, Postings, SourceFile, SEED_TOKENS};
+use crate::engine::index::{
+    fingerprints, FileView, Index, Posting, Postings, SourceFile, Views, SEED_TOKENS,
+};
 use crate::engine::near_miss;
 use crate::engine::runs::{
     find_runs, is_abstract_literal, is_repetitive, is_table_token, split, table_stretch, Expired,
@@ -30,6 +33,7 @@ use crate::engine::runs::{
 };
 #[cfg(doc)]
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
+use crate::engine::text::FileText;
 use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass};
 
 /// Detection thresholds (docs/matching.md, "Duplications in a snippet").
@@ -260,13 +264,22 @@ pub(crate) fn snippet_matches(
             end: lines.end_position(text, tokens[range.end as usize - 1].end()),
         })
     };
+    // Each file's text is read back once at most (an ASCII file's columns
+    // need none).
+    let views = Views::default();
+    let view_span = |view: &FileView<'_>, range: Range<u32>| {
+        (!range.is_empty()).then(|| Span {
+            start: view.token_start(range.start),
+            end: view.token_end(range.end - 1),
+        })
+    };
     let near_matches: Vec<SnippetMatch> = chains
         .iter()
         .filter_map(|chain| {
-            let file = &index.files[chain.file as usize];
+            let view = views.of(&index.files[chain.file as usize]);
             let (a, b) = (chain.a(), chain.b());
             let snippet = span_of(code, &lines, tokens, a.clone())?;
-            let codebase = span_of(&file.text, &file.lines, &file.tokens, b.clone())?;
+            let codebase = view_span(&view, b.clone())?;
             if snippet.lines() < thresholds.min_lines {
                 return None;
             }
@@ -275,7 +288,7 @@ pub(crate) fn snippet_matches(
                 .into_iter()
                 .map(|gap| GapSpans {
                     snippet: span_of(code, &lines, tokens, gap.a),
-                    codebase: span_of(&file.text, &file.lines, &file.tokens, gap.b),
+                    codebase: view_span(&view, gap.b),
                 })
                 .collect();
             Some(SnippetMatch {
@@ -325,10 +338,10 @@ pub(crate) fn snippet_matches(
             if snippet.lines() < thresholds.min_lines {
                 return None;
             }
-            let file = &index.files[run.file as usize];
+            let view = views.of(&index.files[run.file as usize]);
             let codebase = Span {
-                start: file.token_start(run.b),
-                end: file.token_end(run.b + run.len - 1),
+                start: view.token_start(run.b),
+                end: view.token_end(run.b + run.len - 1),
             };
             Some(SnippetMatch {
                 snippet,
@@ -452,25 +465,55 @@ pub(crate) fn without_deadline<T>(found: Result<T, Expired>) -> T {
     }
 }
 
-/// One side of a run: its tokens and the text they index.
+/// One side of a run: its tokens and the text they index (an indexed
+/// file's is read back only if [`informative`] needs it).
 #[derive(Clone, Copy)]
 pub(crate) struct Place<'a> {
-    text: &'a str,
+    text: PlaceText<'a>,
     tokens: &'a [Token],
+}
+
+/// Where a [`Place`]'s text is.
+#[derive(Clone, Copy)]
+enum PlaceText<'a> {
+    /// A snippet's own text.
+    Plain(&'a str),
+    /// An indexed file's, compressed.
+    File(&'a FileText),
 }
 
 impl<'a> Place<'a> {
     fn new(text: &'a str, tokens: &'a [Token], start: u32, len: u32) -> Place<'a> {
         Place {
-            text,
+            text: PlaceText::Plain(text),
             tokens: &tokens[start as usize..(start + len) as usize],
         }
     }
 
     pub(crate) fn of(file: &'a SourceFile, start: u32, len: u32) -> Place<'a> {
-        Place::new(&file.text, &file.tokens, start, len)
+        Place {
+            text: PlaceText::File(&file.text),
+            tokens: &file.tokens[start as usize..(start + len) as usize],
+        }
     }
 
+    /// Its text, read back once if it is a file's.
+    fn text(&self) -> Cow<'a, str> {
+        match self.text {
+            PlaceText::Plain(text) => Cow::Borrowed(text),
+            PlaceText::File(text) => text.get(),
+        }
+    }
+}
+
+/// A [`Place`] with its text at hand.
+#[derive(Clone, Copy)]
+struct Read<'a> {
+    text: &'a str,
+    tokens: &'a [Token],
+}
+
+impl<'a> Read<'a> {
     fn text_of(&self, i: usize) -> &'a str {
         let token = self.tokens[i];
         self.text
@@ -493,10 +536,20 @@ pub(crate) fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds)
         return false;
     }
     let table = table_stretch(&ids);
-    let same_table = || table.clone().all(|i| a.text_of(i) == b.text_of(i));
-    a.tokens.len() - table.len() >= t.min_tokens as usize
-        || same_table()
-        || edited_table(a, b, &ids, table.clone())
+    if a.tokens.len() - table.len() >= t.min_tokens as usize {
+        return true;
+    }
+    // Only a run mostly made of a table reads the texts.
+    let (text_a, text_b) = (a.text(), b.text());
+    let a = Read {
+        text: &text_a,
+        tokens: a.tokens,
+    };
+    let b = Read {
+        text: &text_b,
+        tokens: b.tokens,
+    };
+    table.clone().all(|i| a.text_of(i) == b.text_of(i)) || edited_table(a, b, &ids, table)
 }
 
 /// Whether the table of literals `table` (a range of the run `ids`, its
@@ -505,7 +558,7 @@ pub(crate) fn informative(a: Place<'_>, b: Place<'_>, mode: Mode, t: Thresholds)
 /// has as many entries on both), and the code around it is the same text,
 /// names included, one name at least: the same declaration, other data.
 /// Two unrelated tables of one length have other names around them.
-fn edited_table(a: Place<'_>, b: Place<'_>, ids: &[u64], table: Range<usize>) -> bool {
+fn edited_table(a: Read<'_>, b: Read<'_>, ids: &[u64], table: Range<usize>) -> bool {
     let whole = table.end < ids.len() && !ids[..table.start].iter().all(is_table_token);
     let around = (0..table.start).chain(table.end..ids.len());
     let context = || around.clone().filter(|&i| !is_abstract_literal(&ids[i]));
@@ -1395,10 +1448,15 @@ mod tests {
         let (a, b) = (&files[0], &files[1]);
         assert_eq!(a.tokens.len(), b.tokens.len());
         let pairs = (0..a.tokens.len() as u32).map(|i| (i, i));
-        fn side(f: &SourceFile) -> (&[Token], &str) {
-            (&f.tokens, &f.text)
-        }
-        let said = |mode| renamed(pairs.clone(), side(a), side(b), mode);
+        let (text_a, text_b) = (a.text.get(), b.text.get());
+        let said = |mode| {
+            renamed(
+                pairs.clone(),
+                (&a.tokens, &text_a),
+                (&b.tokens, &text_b),
+                mode,
+            )
+        };
         let pair = |x: &str, y: &str| (x.to_owned(), y.to_owned());
         assert_eq!(said(Mode::Mild), [pair("total", "sum"), pair("count", "n")]);
         assert_eq!(
@@ -1410,7 +1468,12 @@ mod tests {
         let other: String = (0..30).map(|i| format!("w{i} = X{i};")).collect();
         let files = crate::engine::index::js_files(&registry, &[("c.js", &many), ("d.js", &other)]);
         let pairs = (0..files[0].tokens.len() as u32).map(|i| (i, i));
-        let listed = renamed(pairs, side(&files[0]), side(&files[1]), Mode::Mild);
+        let (text_c, text_d) = (files[0].text.get(), files[1].text.get());
+        let (c, d) = (
+            (&files[0].tokens[..], &*text_c),
+            (&files[1].tokens[..], &*text_d),
+        );
+        let listed = renamed(pairs, c, d, Mode::Mild);
         assert_eq!(listed.len(), MAX_RENAMED);
         assert!(listed.iter().all(|(x, _)| x.starts_with('v')), "{listed:?}");
     }

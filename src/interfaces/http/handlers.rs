@@ -4,6 +4,7 @@
 //! answer as the request asks ([`super::output`]): JSON, or for the checks
 //! SARIF or rdjsonl. Errors are [`ApiError`]s.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -66,7 +67,7 @@ pub(crate) async fn check(
                     };
                     let code = request.code.as_str();
                     findings_response(output, &findings, &extras, |p| {
-                        (Some(p) == path).then_some(code)
+                        (Some(p) == path).then_some(Cow::Borrowed(code))
                     })
                 }
             }

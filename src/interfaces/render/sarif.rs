@@ -22,6 +22,8 @@
 //! (`columnKind` `unicodeCodePoints`), rdjsonl columns UTF-8 bytes, as
 //! reviewdog wants.
 
+use std::borrow::Cow;
+
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Map, Value};
 
@@ -403,15 +405,20 @@ fn physical(r: &Place) -> Value {
 /// character columns into reviewdog's UTF-8 byte columns; where it gives
 /// nothing, columns are kept (right for ASCII lines). Related places are
 /// named in the message: reviewdog's format has no field for them. A
-/// location with an empty path (a snippet's) has no `path`.
+/// location with an empty path (a snippet's) has no `path`. Each path's
+/// text is asked for once.
 pub(crate) fn rdjsonl<'t>(
     findings: &[Finding],
-    file_text: impl Fn(&str) -> Option<&'t str>,
+    file_text: impl Fn(&str) -> Option<Cow<'t, str>>,
 ) -> String {
     let mut out = String::new();
+    let mut texts: HashMap<&str, Option<Cow<'t, str>>> = HashMap::default();
     for f in findings {
         let at = &f.location;
-        let text = file_text(&at.rel);
+        let text = texts
+            .entry(&at.rel)
+            .or_insert_with(|| file_text(&at.rel))
+            .as_deref();
         let position = |line: u32, column: u32| {
             let column = text.map_or(column, |t| byte_column(t, line, column));
             json!({ "line": line.max(1), "column": column.max(1) })
@@ -493,6 +500,8 @@ mod schema;
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use serde_json::{json, Value};
 
     use super::{rdjsonl, sarif, sarif_with, Extras, Finding, Notice, Place, Snippet, RULE_ID};
@@ -766,7 +775,7 @@ mod tests {
         f.location = at("src/é.rs", (2, 3), (3, 4));
         let text = "x\néé𐐀b\nab𐐀cd\n";
         let out = rdjsonl(&[f.clone(), finding("a.rs", 1, &[], 2)], |path| {
-            (path == "src/é.rs").then_some(text)
+            (path == "src/é.rs").then_some(Cow::Borrowed(text))
         });
         assert!(out.ends_with('\n'));
         let lines: Vec<Value> = out
