@@ -11,7 +11,6 @@
 //! the file's stream. An `Index` never changes once built: a rescan builds a
 //! new one and swaps it in whole.
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
@@ -25,7 +24,7 @@ use crate::engine::hash::{HashMap, HashSet};
 #[cfg(test)]
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::symbols::Symbol;
-use crate::engine::text::FileText;
+use crate::engine::text::{FileText, Text};
 #[cfg(test)]
 use crate::engine::tokens::{tokenize_defined, Normalization};
 use crate::engine::tokens::{LineIndex, Position, Token};
@@ -179,7 +178,7 @@ impl SourceFile {
 pub(crate) struct FileView<'a> {
     /// The file.
     pub file: &'a SourceFile,
-    text: OnceLock<Cow<'a, str>>,
+    text: OnceLock<Text<'a>>,
 }
 
 impl<'a> FileView<'a> {

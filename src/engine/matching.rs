@@ -18,7 +18,6 @@
 //! found once however many fingerprints it holds; fingerprints are only
 //! compared within one format family.
 
-use std::borrow::Cow;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -33,7 +32,7 @@ use crate::engine::runs::{
 };
 #[cfg(doc)]
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
-use crate::engine::text::FileText;
+use crate::engine::text::{FileText, Text};
 use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass};
 
 /// Detection thresholds (docs/matching.md, "Duplications in a snippet").
@@ -498,9 +497,9 @@ impl<'a> Place<'a> {
     }
 
     /// Its text, read back once if it is a file's.
-    fn text(&self) -> Cow<'a, str> {
+    fn text(&self) -> Text<'a> {
         match self.text {
-            PlaceText::Plain(text) => Cow::Borrowed(text),
+            PlaceText::Plain(text) => Text::Borrowed(text),
             PlaceText::File(text) => text.get(),
         }
     }

@@ -4,16 +4,107 @@
 //! it as zstd at level 1 (about a third of its size on source code), or
 //! plain where compression does not make it smaller, and gives it back
 //! whole ([`FileText::get`]) when an answer quotes it, counts its columns
-//! or compares it.
+//! or compares it. The texts read back last are kept, up to
+//! [`RECENT_BYTES`], for the next answers (checks of one editor's file
+//! quote the same few files again and again).
 //!
 //! Invariants: [`FileText::get`] returns exactly the text given to
 //! [`FileText::new`] (test: `round_trips`); the matching loops never ask
 //! for it, and an answer asks once per file it reads (each decompression
 //! is a whole file); a text is packed iff its bytes are fewer than its
-//! length.
+//! length; a packed text's `id` is its own, never reused, so the recent
+//! texts cannot answer for another file.
 
-use std::borrow::Cow;
 use std::cell::RefCell;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::engine::hash::HashMap;
+
+/// The most bytes of texts read back that are kept for the next answers.
+pub const RECENT_BYTES: usize = 16 << 20;
+
+/// The next packed text's id.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The texts read back last, by id, each with the tick of its last use.
+static RECENT: Mutex<Option<Recent>> = Mutex::new(None);
+
+#[derive(Default)]
+struct Recent {
+    texts: HashMap<u64, (Arc<str>, u64)>,
+    bytes: usize,
+    tick: u64,
+}
+
+impl Recent {
+    fn with<R>(f: impl FnOnce(&mut Recent) -> R) -> R {
+        let mut slot = RECENT.lock().unwrap_or_else(|e| e.into_inner());
+        f(slot.get_or_insert_with(Recent::default))
+    }
+
+    fn get(&mut self, id: u64) -> Option<Arc<str>> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.texts.get_mut(&id).map(|(text, used)| {
+            *used = tick;
+            Arc::clone(text)
+        })
+    }
+
+    /// Keeps `text`, dropping the least recently used beyond the budget.
+    fn keep(&mut self, id: u64, text: &Arc<str>) {
+        if text.len() > RECENT_BYTES / 4 || self.texts.contains_key(&id) {
+            return;
+        }
+        self.tick += 1;
+        self.bytes += text.len();
+        self.texts.insert(id, (Arc::clone(text), self.tick));
+        while self.bytes > RECENT_BYTES {
+            let Some((&oldest, _)) = self.texts.iter().min_by_key(|(_, (_, used))| *used) else {
+                break;
+            };
+            if let Some((gone, _)) = self.texts.remove(&oldest) {
+                self.bytes -= gone.len();
+            }
+        }
+    }
+}
+
+/// A text read back: borrowed from a plain [`FileText`], or shared with
+/// the recent texts.
+#[derive(Debug, Clone)]
+pub enum Text<'a> {
+    /// A plain text's own bytes.
+    Borrowed(&'a str),
+    /// A packed text, decompressed.
+    Shared(Arc<str>),
+}
+
+impl Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Text::Borrowed(text) => text,
+            Text::Shared(text) => text,
+        }
+    }
+}
+
+impl Text<'_> {
+    /// The text as a `String` of its own.
+    pub fn into_owned(self) -> String {
+        self.to_string()
+    }
+}
+
+impl PartialEq<&str> for Text<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        **self == **other
+    }
+}
 
 /// zstd's level: 1 is its fastest regular level. On the bench corpora and
 /// the kernel's `fs/` it keeps 3.3 to 3.8 times less than the text, at
@@ -53,6 +144,8 @@ impl Contexts {
 /// A file's text: zstd-compressed, or plain where that is not smaller.
 #[derive(Debug, Clone, Default)]
 pub struct FileText {
+    /// A packed text's id among the recent texts (0 for a plain one).
+    id: u64,
     /// The text's length in bytes.
     len: u32,
     /// Whether the text is ASCII: a column is then a byte offset, known
@@ -79,20 +172,35 @@ impl FileText {
             }
         });
         FileText {
+            id: match packed {
+                Some(_) => NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                None => 0,
+            },
             len,
             ascii: text.is_ascii(),
             bytes: packed.unwrap_or_else(|| text.into_bytes().into_boxed_slice()),
         }
     }
 
-    /// The text, decompressed if it is packed.
-    pub fn get(&self) -> Cow<'_, str> {
+    /// The text, decompressed if it is packed (or taken from the recent
+    /// texts).
+    pub fn get(&self) -> Text<'_> {
         if !self.is_packed() {
-            return Cow::Borrowed(
+            return Text::Borrowed(
                 std::str::from_utf8(&self.bytes)
                     .expect("a plain FileText holds the str it was given"),
             );
         }
+        if let Some(text) = Recent::with(|r| r.get(self.id)) {
+            return Text::Shared(text);
+        }
+        let text: Arc<str> = Arc::from(self.unpack());
+        Recent::with(|r| r.keep(self.id, &text));
+        Text::Shared(text)
+    }
+
+    /// The packed text, decompressed.
+    fn unpack(&self) -> String {
         let bytes = Contexts::with(|c| {
             let mut out = Vec::with_capacity(self.len as usize);
             c.decompressor
@@ -100,14 +208,12 @@ impl FileText {
                 .expect("a packed FileText holds the zstd frame it made");
             out
         });
-        Cow::Owned(
-            String::from_utf8(bytes).expect("a packed FileText unpacks to the str it was given"),
-        )
+        String::from_utf8(bytes).expect("a packed FileText unpacks to the str it was given")
     }
 
     /// Whether the text is `text` (read back only when the lengths agree).
     pub fn is(&self, text: &str) -> bool {
-        self.len() == text.len() && self.get() == text
+        self.len() == text.len() && *self.get() == *text
     }
 
     /// The text's length in bytes.
@@ -203,5 +309,32 @@ mod tests {
         for (k, t) in kept.iter().zip(&texts) {
             assert_eq!(k.get(), t.as_str());
         }
+    }
+
+    #[test]
+    fn recent_texts_are_shared_and_bounded_in_bytes() {
+        let text = "int x = 1;\n".repeat(1000);
+        let kept = FileText::new(text.clone());
+        let (Text::Shared(a), Text::Shared(b)) = (kept.get(), kept.get()) else {
+            panic!("a packed text is shared");
+        };
+        assert!(Arc::ptr_eq(&a, &b), "the second read is the first's text");
+        // Another file of the same text has its own id: its own read.
+        let twin = FileText::new(text);
+        let Text::Shared(c) = twin.get() else {
+            panic!("a packed text is shared");
+        };
+        assert!(!Arc::ptr_eq(&a, &c));
+        let mut recent = Recent::default();
+        let big: Arc<str> = Arc::from("y".repeat(RECENT_BYTES / 4));
+        for id in 1..=5 {
+            recent.keep(id, &big);
+        }
+        assert_eq!(recent.bytes, RECENT_BYTES);
+        assert!(recent.get(1).is_none(), "the least recently used went");
+        assert!(recent.get(5).is_some());
+        let huge: Arc<str> = Arc::from("z".repeat(RECENT_BYTES / 4 + 1));
+        recent.keep(9, &huge);
+        assert!(recent.get(9).is_none(), "too large a text is not kept");
     }
 }

@@ -52,6 +52,7 @@ use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_defined;
 use crate::engine::stats::Percent;
+use crate::engine::text::Text;
 use crate::engine::tokens::{tokenize_defined, LineIndex, Mode, Normalization, Token, TokenClass};
 use crate::project::config::Config;
 use crate::project::generated::generated_head;
@@ -206,7 +207,7 @@ pub(crate) struct CheckedFile {
 impl CheckedFile {
     /// The new text (the hunks alone, at their lines, for a file checked
     /// from them).
-    pub(crate) fn text(&self) -> Cow<'_, str> {
+    pub(crate) fn text(&self) -> Text<'_> {
         self.file.text.get()
     }
 }
@@ -276,7 +277,7 @@ impl DiffAnswer {
     }
 
     /// The new text of the checked file at `path`.
-    pub(crate) fn text_of(&self, path: &str) -> Option<Cow<'_, str>> {
+    pub(crate) fn text_of(&self, path: &str) -> Option<Text<'_>> {
         self.files
             .iter()
             .find(|f| f.path == path)

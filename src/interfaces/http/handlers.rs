@@ -4,7 +4,6 @@
 //! answer as the request asks ([`super::output`]): JSON, or for the checks
 //! SARIF or rdjsonl. Errors are [`ApiError`]s.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -19,6 +18,7 @@ use super::output::{findings_response, truncation, Output};
 use super::request::{clone_id, clones_query, decode_diff, tree_query, validate};
 use super::{json, HttpResponse, State};
 use crate::engine::grammar::Registry;
+use crate::engine::text::Text;
 use crate::interfaces::render::answers;
 use crate::interfaces::render::clones::{CloneDetailJson, ClonesPageJson};
 use crate::interfaces::render::sarif::{Extras, Notice, Snippet};
@@ -67,7 +67,7 @@ pub(crate) async fn check(
                     };
                     let code = request.code.as_str();
                     findings_response(output, &findings, &extras, |p| {
-                        (Some(p) == path).then_some(Cow::Borrowed(code))
+                        (Some(p) == path).then_some(Text::Borrowed(code))
                     })
                 }
             }

@@ -22,8 +22,6 @@
 //! (`columnKind` `unicodeCodePoints`), rdjsonl columns UTF-8 bytes, as
 //! reviewdog wants.
 
-use std::borrow::Cow;
-
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::{json, Map, Value};
 
@@ -32,6 +30,7 @@ pub(crate) use crate::service::findings::{Finding, Notice, Rule};
 
 use super::answers::rounded;
 use crate::engine::hash::HashMap;
+use crate::engine::text::Text;
 use crate::service::answer::renaming;
 
 /// The rule every duplication is reported under.
@@ -409,10 +408,10 @@ fn physical(r: &Place) -> Value {
 /// text is asked for once.
 pub(crate) fn rdjsonl<'t>(
     findings: &[Finding],
-    file_text: impl Fn(&str) -> Option<Cow<'t, str>>,
+    file_text: impl Fn(&str) -> Option<Text<'t>>,
 ) -> String {
     let mut out = String::new();
-    let mut texts: HashMap<&str, Option<Cow<'t, str>>> = HashMap::default();
+    let mut texts: HashMap<&str, Option<Text<'t>>> = HashMap::default();
     for f in findings {
         let at = &f.location;
         let text = texts
@@ -500,8 +499,6 @@ mod schema;
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
-
     use serde_json::{json, Value};
 
     use super::{rdjsonl, sarif, sarif_with, Extras, Finding, Notice, Place, Snippet, RULE_ID};
@@ -775,7 +772,7 @@ mod tests {
         f.location = at("src/é.rs", (2, 3), (3, 4));
         let text = "x\néé𐐀b\nab𐐀cd\n";
         let out = rdjsonl(&[f.clone(), finding("a.rs", 1, &[], 2)], |path| {
-            (path == "src/é.rs").then_some(Cow::Borrowed(text))
+            (path == "src/é.rs").then_some(crate::engine::text::Text::Borrowed(text))
         });
         assert!(out.ends_with('\n'));
         let lines: Vec<Value> = out
