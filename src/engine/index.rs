@@ -1164,6 +1164,37 @@ mod tests {
     use super::*;
     use crate::engine::hash::mix64;
 
+    #[test]
+    fn views_give_the_positions_of_ascii_and_other_texts_alike() {
+        let registry = Registry::builtin();
+        let texts = [
+            ("a.js", "let a = 1;\nlet b = 'x';\n"),
+            ("b.js", "let é = 'ü';\n  let b = '𐐀' + 2;\n"),
+            ("c.js", "let c = 3;"),
+            ("d.js", ""),
+        ];
+        let files = js_files(&registry, &texts);
+        let ascii: Vec<bool> = files.iter().map(|f| f.text.is_ascii()).collect();
+        assert_eq!(ascii, [true, false, true, true]);
+        for file in &files {
+            let text = file.text.get();
+            let view = file.view();
+            for i in 0..file.tokens.len() as u32 {
+                let token = file.tokens[i as usize];
+                let (start, end) = (view.token_start(i), view.token_end(i));
+                assert_eq!(start, file.lines.start_position(&text, token.start));
+                assert_eq!(end, file.lines.end_position(&text, token.end()));
+                assert_eq!(
+                    (file.token_line(i), file.token_end_line(i)),
+                    (start.line, end.line)
+                );
+            }
+            assert_eq!(file.line_count(), file.lines.editor_lines(&text));
+        }
+        let lines: Vec<u32> = files.iter().map(|f| f.line_count()).collect();
+        assert_eq!(lines, [2, 2, 1, 0]);
+    }
+
     /// The postings of every table of `index`.
     fn all_postings(index: &Index) -> Vec<Vec<Posting>> {
         index.posting_lists().map(|l| l.iter().collect()).collect()
