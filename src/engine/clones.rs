@@ -516,7 +516,7 @@ fn spans_min_lines(index: &Index, clone: &ClonePair, t: Thresholds) -> bool {
         .iter()
         .all(|&((f, start), len)| {
             let file = &index.files[f as usize];
-            file.token_end(start + len - 1).line - file.token_start(start).line + 1 >= t.min_lines
+            file.token_end_line(start + len - 1) - file.token_line(start) + 1 >= t.min_lines
         })
 }
 

@@ -11,6 +11,8 @@
 //! the file's stream. An `Index` never changes once built: a rescan builds a
 //! new one and swaps it in whole.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
@@ -19,11 +21,13 @@ use crate::engine::definitions::Definitions;
 use crate::engine::fingerprint::{Fingerprint, Winnow};
 use crate::engine::grammar::{Format, FormatId, Registry};
 use crate::engine::hash::{HashMap, HashSet};
+#[cfg(test)]
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::symbols::Symbol;
-use crate::engine::tokens::{
-    tokenize_defined, LineIndex, Normalization, PackedTokens, Position, Tokens,
-};
+use crate::engine::text::{FileText, Text};
+#[cfg(test)]
+use crate::engine::tokens::{tokenize_defined, Normalization};
+use crate::engine::tokens::{LineIndex, PackedTokens, Position, Tokens};
 
 /// What identifies a file's content on disk: compared to decide whether
 /// tokens from a previous scan or the cache can be reused.
@@ -59,8 +63,9 @@ pub struct SourceFile {
     pub format: FormatId,
     /// Its family (formats of a family match each other).
     pub family: usize,
-    /// The text that was tokenized.
-    pub text: Box<str>,
+    /// The text that was tokenized, compressed: read it once per answer
+    /// through [`SourceFile::view`], never in a matching loop.
+    pub text: FileText,
     /// Line starts of `text`.
     pub lines: LineIndex,
     /// Normalized tokens, packed (a text's hash kept once per file).
@@ -77,7 +82,9 @@ pub struct SourceFile {
 
 impl SourceFile {
     /// Tokenizes `text` as `format`; `meta` describes it on disk. Fails
-    /// when the parse runs out of its budget.
+    /// when the parse runs out of its budget. (A scan tokenizes first, so
+    /// that the generated-file rule reads the text before it is packed.)
+    #[cfg(test)]
     pub(crate) fn new(
         path: String,
         rel: String,
@@ -102,11 +109,9 @@ impl SourceFile {
         }
     }
 
-    /// The symbol of the place from `from` to `to` (see
-    /// [`Definitions::symbol`]).
-    pub(crate) fn symbol_at(&self, from: Position, to: Position) -> Option<Symbol> {
-        self.definitions
-            .symbol_at(&self.text, &self.lines, &self.tokens, from, to)
+    /// The file as an answer reads it (its text read back on first need).
+    pub(crate) fn view(&self) -> FileView<'_> {
+        FileView::new(self)
     }
 
     /// A file whose tokens are already known (from a previous scan or the
@@ -125,11 +130,18 @@ impl SourceFile {
             format: format.id,
             family: format.family_id,
             lines: LineIndex::new(&text),
-            text: text.into_boxed_str(),
+            text: FileText::new(text),
             tokens: tokens.into(),
             meta,
             definitions: Definitions::default(),
         }
+    }
+
+    /// Bytes from the first byte of token `first` to the last byte of
+    /// token `last`: the length of [`FileView::fragment`], without the
+    /// text.
+    pub(crate) fn fragment_len(&self, first: u32, last: u32) -> usize {
+        (self.tokens.at(last as usize).end() - self.tokens.at(first as usize).start) as usize
     }
 
     /// Its tokens, walls (which stand for suppressed code) not counted.
@@ -139,34 +151,111 @@ impl SourceFile {
 
     /// Lines as an editor counts them.
     pub(crate) fn line_count(&self) -> u32 {
-        self.lines.editor_lines(&self.text)
+        self.lines.editor_lines_of(self.text.len())
     }
 
-    /// Start of token `i`.
-    pub(crate) fn token_start(&self, i: u32) -> Position {
+    /// The line of the start of token `i` (what [`FileView::token_start`]
+    /// says, without the text).
+    pub(crate) fn token_line(&self, i: u32) -> u32 {
+        self.lines.line_of(self.tokens.at(i as usize).start)
+    }
+
+    /// The line of the last character of token `i` (what
+    /// [`FileView::token_end`] says, without the text).
+    pub(crate) fn token_end_line(&self, i: u32) -> u32 {
         self.lines
-            .start_position(&self.text, self.tokens.at(i as usize).start)
-    }
-
-    /// End (just after the last character) of token `i`.
-    pub(crate) fn token_end(&self, i: u32) -> Position {
-        self.lines
-            .end_position(&self.text, self.tokens.at(i as usize).end())
-    }
-
-    /// Source text from the first byte of token `first` to the last byte of
-    /// token `last`.
-    pub(crate) fn fragment(&self, first: u32, last: u32) -> &str {
-        let (s, e) = (
-            self.tokens.at(first as usize).start,
-            self.tokens.at(last as usize).end(),
-        );
-        &self.text[s as usize..e as usize]
+            .line_of(self.tokens.at(i as usize).end().saturating_sub(1))
     }
 
     /// The folder part of `rel` (empty for files at the top).
     pub(crate) fn folder(&self) -> &str {
         folder_of(&self.rel)
+    }
+}
+
+/// A [`SourceFile`] as an answer reads it: positions with columns,
+/// fragments and symbols. Its text is read back (decompressed) on first
+/// need, once; an ASCII file's columns need none.
+pub(crate) struct FileView<'a> {
+    /// The file.
+    pub file: &'a SourceFile,
+    text: OnceLock<Text<'a>>,
+}
+
+impl<'a> FileView<'a> {
+    /// A view of `file`, its text not read yet.
+    pub(crate) fn new(file: &'a SourceFile) -> FileView<'a> {
+        FileView {
+            file,
+            text: OnceLock::new(),
+        }
+    }
+
+    /// Its text, read back on the first call.
+    pub(crate) fn text(&self) -> &str {
+        self.text.get_or_init(|| self.file.text.get())
+    }
+
+    /// Start of token `i`.
+    pub(crate) fn token_start(&self, i: u32) -> Position {
+        let (lines, offset) = (&self.file.lines, self.file.tokens.at(i as usize).start);
+        if self.file.text.is_ascii() {
+            lines.ascii_start_position(offset)
+        } else {
+            lines.start_position(self.text(), offset)
+        }
+    }
+
+    /// End (just after the last character) of token `i`.
+    pub(crate) fn token_end(&self, i: u32) -> Position {
+        let (lines, end) = (&self.file.lines, self.file.tokens.at(i as usize).end());
+        if self.file.text.is_ascii() {
+            lines.ascii_end_position(end)
+        } else {
+            lines.end_position(self.text(), end)
+        }
+    }
+
+    /// Source text from the first byte of token `first` to the last byte of
+    /// token `last`.
+    pub(crate) fn fragment(&self, first: u32, last: u32) -> &str {
+        let tokens = &self.file.tokens;
+        let (s, e) = (
+            tokens.at(first as usize).start,
+            tokens.at(last as usize).end(),
+        );
+        &self.text()[s as usize..e as usize]
+    }
+
+    /// The symbol of the place from `from` to `to` (see
+    /// [`Definitions::symbol`]).
+    pub(crate) fn symbol_at(&self, from: Position, to: Position) -> Option<Symbol> {
+        let file = self.file;
+        if file.definitions.as_slice().is_empty() {
+            return None;
+        }
+        file.definitions
+            .symbol_at(self.text(), &file.lines, &file.tokens, from, to)
+    }
+}
+
+/// The files one answer reads: a [`FileView`] per file asked for, made on
+/// first ask, so that each file's text is read back once per answer at
+/// most. (Keyed by address: a file borrowed for `'a` is not freed, nor
+/// its address reused, while the views live.)
+#[derive(Default)]
+pub(crate) struct Views<'a> {
+    views: RefCell<HashMap<*const SourceFile, Rc<FileView<'a>>>>,
+}
+
+impl<'a> Views<'a> {
+    /// The view of `file`.
+    pub(crate) fn of(&self, file: &'a SourceFile) -> Rc<FileView<'a>> {
+        let mut views = self.views.borrow_mut();
+        let view = views
+            .entry(file as *const SourceFile)
+            .or_insert_with(|| Rc::new(FileView::new(file)));
+        Rc::clone(view)
     }
 }
 
@@ -636,7 +725,7 @@ impl Index {
         let mut f = Footprint::default();
         for file in &self.files {
             f.tokens += file.tokens.heap_bytes() as u64;
-            f.texts += file.text.len() as u64;
+            f.texts += file.text.heap_bytes() as u64;
             f.line_tables += file.lines.heap_bytes() as u64;
             f.definitions += file.definitions.heap_bytes() as u64;
             f.files += (std::mem::size_of::<SourceFile>()
@@ -1097,6 +1186,37 @@ pub(crate) fn js_files(registry: &Registry, files: &[(&str, &str)]) -> Vec<Arc<S
 mod tests {
     use super::*;
     use crate::engine::hash::mix64;
+
+    #[test]
+    fn views_give_the_positions_of_ascii_and_other_texts_alike() {
+        let registry = Registry::builtin();
+        let texts = [
+            ("a.js", "let a = 1;\nlet b = 'x';\n"),
+            ("b.js", "let é = 'ü';\n  let b = '𐐀' + 2;\n"),
+            ("c.js", "let c = 3;"),
+            ("d.js", ""),
+        ];
+        let files = js_files(&registry, &texts);
+        let ascii: Vec<bool> = files.iter().map(|f| f.text.is_ascii()).collect();
+        assert_eq!(ascii, [true, false, true, true]);
+        for file in &files {
+            let text = file.text.get();
+            let view = file.view();
+            for i in 0..file.tokens.len() as u32 {
+                let token = file.tokens.at(i as usize);
+                let (start, end) = (view.token_start(i), view.token_end(i));
+                assert_eq!(start, file.lines.start_position(&text, token.start));
+                assert_eq!(end, file.lines.end_position(&text, token.end()));
+                assert_eq!(
+                    (file.token_line(i), file.token_end_line(i)),
+                    (start.line, end.line)
+                );
+            }
+            assert_eq!(file.line_count(), file.lines.editor_lines(&text));
+        }
+        let lines: Vec<u32> = files.iter().map(|f| f.line_count()).collect();
+        assert_eq!(lines, [2, 2, 1, 0]);
+    }
 
     /// The postings of every table of `index`.
     fn all_postings(index: &Index) -> Vec<Vec<Posting>> {

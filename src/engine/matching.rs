@@ -22,7 +22,9 @@ use std::ops::Range;
 use std::time::Instant;
 
 use crate::engine::fingerprint::{Fingerprint, Winnow};
-use crate::engine::index::{fingerprints, Index, Posting, Postings, SourceFile, SEED_TOKENS};
+use crate::engine::index::{
+    fingerprints, FileView, Index, Posting, Postings, SourceFile, Views, SEED_TOKENS,
+};
 use crate::engine::near_miss;
 use crate::engine::runs::{
     find_runs, is_abstract_literal, is_repetitive, is_table_token, long_enough, pieces,
@@ -30,7 +32,8 @@ use crate::engine::runs::{
 };
 #[cfg(doc)]
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
-use crate::engine::tokens::{LineIndex, Mode, Position, Token, TokenClass, Tokens};
+use crate::engine::text::{FileText, Text};
+use crate::engine::tokens::{LineIndex, Mode, PackedTokens, Position, Token, TokenClass, Tokens};
 
 /// Detection thresholds (docs/matching.md, "Duplications in a snippet").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,13 +281,22 @@ pub(crate) fn snippet_matches(
             end: lines.end_position(text, tokens.at(range.end as usize - 1).end()),
         })
     }
+    // Each file's text is read back once at most (an ASCII file's columns
+    // need none).
+    let views = Views::default();
+    let view_span = |view: &FileView<'_>, range: Range<u32>| {
+        (!range.is_empty()).then(|| Span {
+            start: view.token_start(range.start),
+            end: view.token_end(range.end - 1),
+        })
+    };
     let near_matches: Vec<SnippetMatch> = chains
         .iter()
         .filter_map(|chain| {
-            let file = &index.files[chain.file as usize];
+            let view = views.of(&index.files[chain.file as usize]);
             let (a, b) = (chain.a(), chain.b());
             let snippet = span_of(code, &lines, tokens, a.clone())?;
-            let codebase = span_of(&file.text, &file.lines, &file.tokens, b.clone())?;
+            let codebase = view_span(&view, b.clone())?;
             if snippet.lines() < thresholds.min_lines {
                 return None;
             }
@@ -293,7 +305,7 @@ pub(crate) fn snippet_matches(
                 .into_iter()
                 .map(|gap| GapSpans {
                     snippet: span_of(code, &lines, tokens, gap.a),
-                    codebase: span_of(&file.text, &file.lines, &file.tokens, gap.b),
+                    codebase: view_span(&view, gap.b),
                 })
                 .collect();
             Some(SnippetMatch {
@@ -343,10 +355,10 @@ pub(crate) fn snippet_matches(
             if snippet.lines() < thresholds.min_lines {
                 return None;
             }
-            let file = &index.files[run.file as usize];
+            let view = views.of(&index.files[run.file as usize]);
             let codebase = Span {
-                start: file.token_start(run.b),
-                end: file.token_end(run.b + run.len - 1),
+                start: view.token_start(run.b),
+                end: view.token_end(run.b + run.len - 1),
             };
             Some(SnippetMatch {
                 snippet,
@@ -476,9 +488,10 @@ pub(crate) fn without_deadline<T>(found: Result<T, Expired>) -> T {
     }
 }
 
-/// One side of a run: its tokens and the text they index.
+/// One side of a run: its tokens and the text they index (an indexed
+/// file's is read back only if [`informative`] needs it).
 pub(crate) struct Place<'a, T: Tokens + ?Sized> {
-    text: &'a str,
+    text: PlaceText<'a>,
     tokens: &'a T,
     start: usize,
     len: usize,
@@ -492,8 +505,21 @@ impl<T: Tokens + ?Sized> Clone for Place<'_, T> {
 
 impl<T: Tokens + ?Sized> Copy for Place<'_, T> {}
 
+/// Where a [`Place`]'s text is.
+#[derive(Clone, Copy)]
+enum PlaceText<'a> {
+    /// A snippet's own text.
+    Plain(&'a str),
+    /// An indexed file's, compressed.
+    File(&'a FileText),
+}
+
 impl<'a, T: Tokens + ?Sized> Place<'a, T> {
     fn new(text: &'a str, tokens: &'a T, start: u32, len: u32) -> Place<'a, T> {
+        Place::at_text(PlaceText::Plain(text), tokens, start, len)
+    }
+
+    fn at_text(text: PlaceText<'a>, tokens: &'a T, start: u32, len: u32) -> Place<'a, T> {
         assert!(
             (start + len) as usize <= tokens.len(),
             "a place past its tokens"
@@ -506,22 +532,50 @@ impl<'a, T: Tokens + ?Sized> Place<'a, T> {
         }
     }
 
-    /// Its `i`th token.
-    fn at(&self, i: usize) -> Token {
-        self.tokens.at(self.start + i)
+    /// Its text, read back once if it is a file's.
+    fn text(&self) -> Text<'a> {
+        match self.text {
+            PlaceText::Plain(text) => Text::Borrowed(text),
+            PlaceText::File(text) => text.get(),
+        }
+    }
+}
+
+/// A [`Place`] with its text at hand.
+struct Read<'r, T: Tokens + ?Sized> {
+    text: &'r str,
+    tokens: &'r T,
+    start: usize,
+}
+
+impl<T: Tokens + ?Sized> Clone for Read<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Tokens + ?Sized> Copy for Read<'_, T> {}
+
+impl<'r, T: Tokens + ?Sized> Read<'r, T> {
+    fn of(place: Place<'r, T>, text: &'r str) -> Read<'r, T> {
+        Read {
+            text,
+            tokens: place.tokens,
+            start: place.start,
+        }
     }
 
-    fn text_of(&self, i: usize) -> &'a str {
-        let token = self.at(i);
+    fn text_of(&self, i: usize) -> &'r str {
+        let token = self.tokens.at(self.start + i);
         self.text
             .get(token.start as usize..token.end() as usize)
             .unwrap_or("")
     }
 }
 
-impl<'a> Place<'a, crate::engine::tokens::PackedTokens> {
+impl<'a> Place<'a, PackedTokens> {
     pub(crate) fn of(file: &'a SourceFile, start: u32, len: u32) -> Self {
-        Place::new(&file.text, &file.tokens, start, len)
+        Place::at_text(PlaceText::File(&file.text), &file.tokens, start, len)
     }
 }
 
@@ -547,10 +601,14 @@ where
         return false;
     }
     let table = table_stretch(&ids);
-    let same_table = || table.clone().all(|i| a.text_of(i) == b.text_of(i));
-    a.len - table.len() >= t.min_tokens as usize
-        || same_table()
-        || edited_table(a, b, &ids, table.clone())
+    if a.len - table.len() >= t.min_tokens as usize {
+        return true;
+    }
+    // Only a run mostly made of a table reads the texts.
+    let (text_a, text_b) = (a.text(), b.text());
+    let a = Read::of(a, &text_a);
+    let b = Read::of(b, &text_b);
+    table.clone().all(|i| a.text_of(i) == b.text_of(i)) || edited_table(a, b, &ids, table)
 }
 
 /// Whether the table of literals `table` (a range of the run `ids`, its
@@ -559,7 +617,7 @@ where
 /// has as many entries on both), and the code around it is the same text,
 /// names included, one name at least: the same declaration, other data.
 /// Two unrelated tables of one length have other names around them.
-fn edited_table<A, B>(a: Place<'_, A>, b: Place<'_, B>, ids: &[u64], table: Range<usize>) -> bool
+fn edited_table<A, B>(a: Read<'_, A>, b: Read<'_, B>, ids: &[u64], table: Range<usize>) -> bool
 where
     A: Tokens + ?Sized,
     B: Tokens + ?Sized,
@@ -568,7 +626,7 @@ where
     let around = (0..table.start).chain(table.end..ids.len());
     let context = || around.clone().filter(|&i| !is_abstract_literal(&ids[i]));
     whole
-        && context().any(|i| a.at(i).class() == TokenClass::Identifier)
+        && context().any(|i| a.tokens.at(a.start + i).class() == TokenClass::Identifier)
         && context().all(|i| a.text_of(i) == b.text_of(i))
 }
 
@@ -1460,10 +1518,15 @@ mod tests {
         let (a, b) = (&files[0], &files[1]);
         assert_eq!(a.tokens.len(), b.tokens.len());
         let pairs = (0..a.tokens.len() as u32).map(|i| (i, i));
-        fn side(f: &SourceFile) -> (&crate::engine::tokens::PackedTokens, &str) {
-            (&f.tokens, &f.text)
-        }
-        let said = |mode| renamed(pairs.clone(), side(a), side(b), mode);
+        let (text_a, text_b) = (a.text.get(), b.text.get());
+        let said = |mode| {
+            renamed(
+                pairs.clone(),
+                (&a.tokens, &text_a),
+                (&b.tokens, &text_b),
+                mode,
+            )
+        };
         let pair = |x: &str, y: &str| (x.to_owned(), y.to_owned());
         assert_eq!(said(Mode::Mild), [pair("total", "sum"), pair("count", "n")]);
         assert_eq!(
@@ -1475,7 +1538,9 @@ mod tests {
         let other: String = (0..30).map(|i| format!("w{i} = X{i};")).collect();
         let files = crate::engine::index::js_files(&registry, &[("c.js", &many), ("d.js", &other)]);
         let pairs = (0..files[0].tokens.len() as u32).map(|i| (i, i));
-        let listed = renamed(pairs, side(&files[0]), side(&files[1]), Mode::Mild);
+        let (text_c, text_d) = (files[0].text.get(), files[1].text.get());
+        let (c, d) = ((&files[0].tokens, &*text_c), (&files[1].tokens, &*text_d));
+        let listed = renamed(pairs, c, d, Mode::Mild);
         assert_eq!(listed.len(), MAX_RENAMED);
         assert!(listed.iter().all(|(x, _)| x.starts_with('v')), "{listed:?}");
     }

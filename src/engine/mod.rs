@@ -42,6 +42,8 @@ pub mod snippet;
 pub mod stats;
 /// The symbol a place lies in, read off its text's definitions.
 pub mod symbols;
+/// A scanned file's text, kept compressed.
+pub mod text;
 /// Parsing and normalization into token streams.
 pub mod tokens;
 /// The visible nodes of a syntax tree, walked in one pass.

@@ -148,8 +148,8 @@ impl ProjectStats {
             let (first_len, second_len) = clone.extent();
             for ((f, start), len) in [(clone.first, first_len), (clone.second, second_len)] {
                 let file = &index.files[f as usize];
-                let first = u64::from(file.token_start(start).line);
-                let last = u64::from(file.token_end(start + len - 1).line);
+                let first = u64::from(file.token_line(start));
+                let last = u64::from(file.token_end_line(start + len - 1));
                 line_spans[f as usize].push((first, last + 1));
             }
             for (a, b, len) in clone.parts() {

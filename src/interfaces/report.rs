@@ -215,7 +215,9 @@ pub(crate) fn run(
             Reporter::Rdjsonl => rdjsonl_report(&found, |rel| {
                 let index = &snapshot.index;
                 let i = index.file_by_rel(rel)?;
-                index.files.get(i as usize).map(|f| &*f.text)
+                // An ASCII file's columns are its byte columns already.
+                let file = index.files.get(i as usize)?;
+                (!file.text.is_ascii()).then(|| file.text.get())
             }),
         };
         emit(reporter, &text, args.output.as_deref(), cwd)?;

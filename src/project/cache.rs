@@ -935,7 +935,7 @@ mod tests {
         let py = &loaded.files["c.py"];
         assert_eq!(py.definitions.as_slice().len(), 4);
         assert_eq!(py.definitions, index.files[2].definitions);
-        assert!(entry.fits(&index.files[1].text));
+        assert!(entry.fits(&index.files[1].text.get()));
         let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
         let read: Vec<&[Posting]> = (loaded.lists.postings.iter().chain(&loaded.lists.seeds))
             .map(|l| &l[..])

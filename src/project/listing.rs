@@ -18,7 +18,7 @@
 use crate::engine::clones::ClonePair;
 use crate::engine::grammar::FormatId;
 use crate::engine::hash::HashMap;
-use crate::engine::index::{Index, SourceFile};
+use crate::engine::index::{FileView, Index};
 use crate::engine::matching::Span;
 use crate::engine::tokens::Tokens;
 
@@ -210,14 +210,17 @@ impl Listing {
 pub(crate) fn lines(index: &Index, c: &ClonePair) -> u32 {
     let (first_len, second_len) = c.extent();
     [(c.first, first_len), (c.second, second_len)]
-        .map(|((f, start), len)| span(&index.files[f as usize], start, len).lines())
+        .map(|((f, start), len)| {
+            let file = &index.files[f as usize];
+            file.token_end_line(start + len - 1) - file.token_line(start) + 1
+        })
         .into_iter()
         .max()
         .unwrap_or(0)
 }
 
 /// The span of `len` tokens of `file` from token `start`.
-pub(crate) fn span(file: &SourceFile, start: u32, len: u32) -> Span {
+pub(crate) fn span(file: &FileView<'_>, start: u32, len: u32) -> Span {
     Span {
         start: file.token_start(start),
         end: file.token_end(start + len - 1),

@@ -26,7 +26,8 @@ use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::index::{FileMeta, Index, PostingLists, SourceFile};
-use crate::engine::parse::ParseError;
+use crate::engine::parse::{Budget, ParseError};
+use crate::engine::tokens::tokenize_defined;
 use crate::project::cache::{Cached, CachedFile};
 use crate::project::config::Config;
 use crate::project::generated::generated;
@@ -403,40 +404,30 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
                 )
             })
         });
-    let file = match known {
-        Some((tokens, definitions)) => {
-            SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens, meta)
-                .with_definitions(definitions)
-        }
-        None => {
-            let file = SourceFile::new(
-                path,
-                c.rel.clone(),
-                format,
-                text,
-                meta,
-                &config.normalization,
-            );
-            return match file {
-                Ok(file) if generated(config, format, &file) => {
-                    Outcome::Skipped(SkipReason::Generated)
-                }
-                Ok(file) => Outcome::Indexed {
-                    file: Arc::new(file),
-                    parsed: true,
-                },
-                Err(ParseError::Timeout) => Outcome::Skipped(SkipReason::ParseTimeout),
-                Err(ParseError::Memory) => Outcome::Skipped(SkipReason::ParseMemory),
-                Err(ParseError::Stopped) => Outcome::Stopped,
-            };
-        }
+    let parsed = known.is_none();
+    let (tokens, definitions) = match known {
+        Some(known) => known,
+        // The generated-file rule reads the text before it is packed.
+        None => match tokenize_defined(
+            format,
+            &text,
+            &config.normalization,
+            &Budget::for_file(text.len()),
+        ) {
+            Ok((tokens, definitions)) => (tokens.into(), definitions),
+            Err(ParseError::Timeout) => return Outcome::Skipped(SkipReason::ParseTimeout),
+            Err(ParseError::Memory) => return Outcome::Skipped(SkipReason::ParseMemory),
+            Err(ParseError::Stopped) => return Outcome::Stopped,
+        },
     };
-    if generated(config, format, &file) {
+    if generated(config, format, &text, &tokens) {
         return Outcome::Skipped(SkipReason::Generated);
     }
+    let file = SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens, meta)
+        .with_definitions(definitions);
     Outcome::Indexed {
         file: Arc::new(file),
-        parsed: false,
+        parsed,
     }
 }
 

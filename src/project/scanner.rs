@@ -657,7 +657,9 @@ mod tests {
         let edited = scanner.update(&nothing).unwrap();
         assert!(!Arc::ptr_eq(&first, &edited));
         assert!(scanner.last_update().is_some());
-        let texts: Vec<&str> = edited.index.files.iter().map(|f| &*f.text).collect();
+        let texts: Vec<String> = (edited.index.files.iter())
+            .map(|f| f.text.get().into_owned())
+            .collect();
         assert_eq!(texts, [code, &format!("{code}// more\n")]);
         assert!(Arc::ptr_eq(&first.index.files[0], &edited.index.files[0]));
 

@@ -23,7 +23,7 @@ use std::time::Duration;
 use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::HashMap;
-use crate::engine::index::{fingerprints, Index, SourceFile, SEED_TOKENS};
+use crate::engine::index::{fingerprints, Index, SourceFile, Views, SEED_TOKENS};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
 use crate::engine::tokens::Tokens;
@@ -291,8 +291,10 @@ async fn compare(
     }
     let others = StoreIndex::of(found, registry, winnow);
     for (file, _, _) in batch {
+        let view = file.view();
+        let text = view.text();
         let request = CheckRequest {
-            code: file.text.to_string(),
+            code: text.to_string(),
             format: file.format,
             path: Some(file.rel.clone()),
             mode: config.mode,
@@ -303,16 +305,20 @@ async fn compare(
             elsewhere.unchecked.push(file.rel.clone());
             continue;
         };
+        // Each file's text is read back once for this file's places.
+        let views = Views::default();
         for Found {
             file: other,
             repository,
             m,
-        } in found
+        } in &found
         {
-            let place = Place::unquoted(file, registry, m.snippet);
-            let snippet = (&file.tokens, &*file.text);
+            let place = Place::unquoted(&view, registry, m.snippet);
+            let snippet = (&file.tokens, text);
+            let other = views.of(other);
+            let m = m.clone();
             let mut d = Duplication::of_match(place, m, snippet, &other, registry, config.mode);
-            d.other.repository = repository.map(|r| r.to_string());
+            d.other.repository = repository.as_ref().map(|r| r.to_string());
             elsewhere.clones.push(d);
         }
     }

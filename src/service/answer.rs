@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 
 use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
-use crate::engine::index::SourceFile;
+use crate::engine::index::FileView;
 use crate::engine::matching::{content_hash, renamed, NearMiss, SnippetMatch, Span};
 use crate::engine::symbols::Symbol;
 use crate::engine::tokens::{LineIndex, Mode, Token, Tokens};
@@ -71,7 +71,7 @@ impl Place {
     /// The place `span` of `file`, quoting its text from token `first` to
     /// token `last`.
     pub(crate) fn quoted(
-        file: &SourceFile,
+        file: &FileView<'_>,
         registry: &Registry,
         span: Span,
         first: u32,
@@ -84,7 +84,8 @@ impl Place {
     }
 
     /// The place `span` of `file`, without its text.
-    pub(crate) fn unquoted(file: &SourceFile, registry: &Registry, span: Span) -> Place {
+    pub(crate) fn unquoted(view: &FileView<'_>, registry: &Registry, span: Span) -> Place {
+        let file = view.file;
         Place {
             path: file.path.clone(),
             rel: file.rel.clone(),
@@ -92,7 +93,7 @@ impl Place {
             format: registry.get(file.format).name.clone(),
             span,
             fragment: None,
-            symbol: file.symbol_at(span.start, span.end),
+            symbol: view.symbol_at(span.start, span.end),
         }
     }
 
@@ -201,17 +202,18 @@ impl Duplication {
         place: Place,
         m: SnippetMatch,
         snippet: (&(impl Tokens + ?Sized), &str),
-        file: &SourceFile,
+        view: &FileView<'_>,
         registry: &Registry,
         mode: Mode,
     ) -> Duplication {
+        let file = view.file;
         let run = m.run;
         let last = run.b + run.len - 1;
         Duplication {
-            other: Place::quoted(file, registry, m.codebase, run.b, last),
+            other: Place::quoted(view, registry, m.codebase, run.b, last),
             tokens: m.matched(),
             content_hash: content_hash(file.tokens.within(run.b as usize..last as usize + 1), mode),
-            renamed: renamed(m.pairs(), snippet, (&file.tokens, &file.text), mode),
+            renamed: renamed(m.pairs(), snippet, (&file.tokens, view.text()), mode),
             near: m.near.map(Near::of),
             added_lines: None,
             place,

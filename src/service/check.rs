@@ -21,7 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::engine::definitions::Definitions;
 use crate::engine::grammar::{Format, FormatId, Registry};
-use crate::engine::index::{folder_of, Index, SourceFile};
+use crate::engine::index::{folder_of, Index, SourceFile, Views};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{self, Budget, ParseError};
 use crate::engine::snippet::{
@@ -305,11 +305,9 @@ pub(crate) fn answer(
     found.sort_by(|x, y| order(x).cmp(&order(y)));
     let statistics = SnippetStats::compute(&request.code, found.iter().map(|f| &f.m));
     let total = found.len();
-    let fragment_lens = found.iter().map(|f| {
-        f.file
-            .fragment(f.m.run.b, f.m.run.b + f.m.run.len - 1)
-            .len()
-    });
+    let fragment_lens = found
+        .iter()
+        .map(|f| f.file.fragment_len(f.m.run.b, f.m.run.b + f.m.run.len - 1));
     let listed = listed(fragment_lens);
     found.truncate(listed);
     let path = request.path.as_deref().unwrap_or_default();
@@ -322,8 +320,10 @@ pub(crate) fn answer(
         definitions.get(registry.get(request.format))
     };
     let checked = Checked::new(&request.code, tokens, definitions);
+    // Each file's text is read back once for the answer.
+    let views = Views::default();
     let duplications = found
-        .into_iter()
+        .iter()
         .map(
             |Found {
                  file,
@@ -332,8 +332,10 @@ pub(crate) fn answer(
              }| {
                 let place = checked.place(path, format, m.snippet);
                 let snippet = (tokens, request.code.as_str());
-                let mut d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
-                d.other.repository = repository.map(|r| r.to_string());
+                let view = views.of(file);
+                let m = m.clone();
+                let mut d = Duplication::of_match(place, m, snippet, &view, registry, request.mode);
+                d.other.repository = repository.as_ref().map(|r| r.to_string());
                 d
             },
         )

@@ -17,10 +17,11 @@
 //! search and the page, a clone's detail a look-up by its id.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 
 use crate::engine::clones::ClonePair;
 use crate::engine::grammar::{FormatId, Registry};
-use crate::engine::index::SourceFile;
+use crate::engine::index::{FileView, SourceFile, Views};
 use crate::engine::matching::{content_hash, renamed, Span};
 use crate::engine::tokens::{Mode, Token, Tokens};
 use crate::project::config::Config;
@@ -327,47 +328,51 @@ fn key_of<'s>(snapshot: &'s Snapshot, c: &ClonePair) -> KeyRef<'s> {
 
 /// One place of a clone: its file, its tokens and their span.
 struct At<'s> {
-    file: &'s SourceFile,
+    file: Rc<FileView<'s>>,
     tokens: std::ops::Range<u32>,
     span: Span,
 }
 
-/// The two places of `c`.
-fn places<'s>(snapshot: &'s Snapshot, c: &ClonePair) -> [At<'s>; 2] {
+/// The two places of `c`, their files viewed through `views` (each file's
+/// text read back once for the answer).
+fn places<'s>(views: &Views<'s>, snapshot: &'s Snapshot, c: &ClonePair) -> [At<'s>; 2] {
     let files = &snapshot.index.files;
     let (first_len, second_len) = c.extent();
     [(c.first, first_len), (c.second, second_len)].map(|((f, start), len)| {
-        let file = &files[f as usize];
+        let file = views.of(&files[f as usize]);
+        let span = span(&file, start, len);
         At {
             file,
             tokens: start..start + len,
-            span: span(file, start, len),
+            span,
         }
     })
 }
 
 /// The tokens `range` of `file` as a span; `None` when it is empty.
-fn span_of(file: &SourceFile, range: std::ops::Range<u32>) -> Option<Span> {
+fn span_of(file: &FileView<'_>, range: std::ops::Range<u32>) -> Option<Span> {
     (!range.is_empty()).then(|| span(file, range.start, range.len() as u32))
 }
 
 /// `c` (found in `mode`) as a duplication: its first place and its
-/// second, each quoted when `quote` says so.
-fn duplication(
-    snapshot: &Snapshot,
+/// second, each quoted when `quote` says so; the files read through
+/// `views`.
+fn duplication<'s>(
+    views: &Views<'s>,
+    snapshot: &'s Snapshot,
     registry: &Registry,
     c: &ClonePair,
     mode: Mode,
     quote: [bool; 2],
 ) -> Duplication {
-    let [first, second] = places(snapshot, c);
+    let [first, second] = places(views, snapshot, c);
     let near = c.similarity().map(|similarity| Near {
         similarity,
         gaps: (c.near.iter())
             .flat_map(|chain| chain.gaps())
             .map(|gap| Gap {
-                place: span_of(first.file, gap.a),
-                other: span_of(second.file, gap.b),
+                place: span_of(&first.file, gap.a),
+                other: span_of(&second.file, gap.b),
             })
             .collect(),
     });
@@ -375,12 +380,18 @@ fn duplication(
     let matched: Vec<Token> = c
         .parts()
         .into_iter()
-        .flat_map(|(a, _, len)| first.file.tokens.within(a as usize..(a + len) as usize))
+        .flat_map(|(a, _, len)| {
+            first
+                .file
+                .file
+                .tokens
+                .within(a as usize..(a + len) as usize)
+        })
         .collect();
     let renamed = renamed(
         (c.parts().into_iter()).flat_map(|(a, b, len)| (0..len).map(move |i| (a + i, b + i))),
-        (&first.file.tokens, &first.file.text),
-        (&second.file.tokens, &second.file.text),
+        (&first.file.file.tokens, first.file.text()),
+        (&second.file.file.tokens, second.file.text()),
         mode,
     );
     let place = |at: At<'_>, quoted: bool| Place {
@@ -389,7 +400,7 @@ fn duplication(
                 .fragment(at.tokens.start, at.tokens.end - 1)
                 .to_owned()
         }),
-        ..Place::unquoted(at.file, registry, at.span)
+        ..Place::unquoted(&at.file, registry, at.span)
     };
     Duplication {
         place: place(first, quote[0]),
@@ -410,10 +421,11 @@ fn paged(
     page: &[(Cursor, &ClonePair)],
     fragments: bool,
 ) -> Vec<PagedClone> {
+    let views = Views::default();
     page.iter()
         .map(|(key, c)| PagedClone {
             id: id(key, c.len),
-            clone: duplication(snapshot, registry, c, config.mode, [fragments; 2]),
+            clone: duplication(&views, snapshot, registry, c, config.mode, [fragments; 2]),
         })
         .collect()
 }
@@ -423,10 +435,11 @@ fn paged(
 /// detection `/api/stats` counts.
 pub(crate) fn all(snapshot: &Snapshot, config: &Config, registry: &Registry) -> Vec<Duplication> {
     let found = snapshot.clones(config);
+    let views = Views::default();
     let mut all: Vec<Duplication> = found
         .0
         .iter()
-        .map(|c| duplication(snapshot, registry, c, config.mode, [false, true]))
+        .map(|c| duplication(&views, snapshot, registry, c, config.mode, [false, true]))
         .collect();
     sort_largest_first(&mut all);
     all
@@ -501,9 +514,9 @@ pub(crate) fn detail(
     };
     let (first_tokens, second_tokens) = (matched(false), matched(true));
     let place = |at: &At<'_>, tokens: &[u32]| {
-        let (file, span) = (at.file, at.span);
+        let (file, span) = (&at.file, at.span);
         let text: Vec<&str> = file
-            .text
+            .text()
             .split('\n')
             .skip(span.start.line as usize - 1)
             .take(span.lines() as usize)
@@ -521,17 +534,18 @@ pub(crate) fn detail(
             tokens,
         }
     };
-    let [first, second] = places(snapshot, c);
+    let views = Views::default();
+    let [first, second] = places(&views, snapshot, c);
     let differing = first_tokens
         .iter()
         .zip(&second_tokens)
         .enumerate()
-        .filter(|(_, (&a, &b))| text_of(first.file, a) != text_of(second.file, b))
+        .filter(|(_, (&a, &b))| text_of(&first.file, a) != text_of(&second.file, b))
         .map(|(i, _)| i as u32)
         .collect();
     Some(CloneDetail {
         id: id_wanted.to_owned(),
-        clone: duplication(snapshot, registry, c, config.mode, [false; 2]),
+        clone: duplication(&views, snapshot, registry, c, config.mode, [false; 2]),
         first: place(&first, &first_tokens),
         second: place(&second, &second_tokens),
         tokens_listed: first_tokens.len() as u32,
@@ -540,9 +554,9 @@ pub(crate) fn detail(
 }
 
 /// The source text of token `i` of `file`.
-fn text_of(file: &SourceFile, i: u32) -> &str {
-    let token = file.tokens.at(i as usize);
-    &file.text[token.start as usize..token.end() as usize]
+fn text_of<'v>(file: &'v FileView<'_>, i: u32) -> &'v str {
+    let token = file.file.tokens.at(i as usize);
+    &file.text()[token.start as usize..token.end() as usize]
 }
 
 /// A clone's id: a hash of its places and size ([`listing::id`]).
@@ -666,8 +680,9 @@ pub(crate) mod tests {
                 && (in_path(a) || in_path(b))
                 && query.format.is_none_or(|f| a.format == f || b.format == f)
         };
+        let views = Views::default();
         let key = |c: &ClonePair| {
-            let [first, second] = places(snapshot, c);
+            let [first, second] = places(&views, snapshot, c);
             let place = |(f, start): (u32, u32)| {
                 let file = &files[f as usize];
                 (file.rel.clone(), file.tokens.at(start as usize).start)

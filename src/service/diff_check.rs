@@ -47,11 +47,12 @@ use crate::engine::definitions::Definitions;
 use crate::engine::diff::{self, ChangeKind, DiffError, FileChange, FileMode, Line};
 use crate::engine::grammar::{Format, Registry};
 use crate::engine::hash::{fnv1a, HashSet};
-use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
+use crate::engine::index::{folder_of, FileMeta, FileView, Index, SourceFile, Views};
 use crate::engine::matching::{snippet_matches, Exclusions, SnippetMatch};
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::snippet::tokenize_snippet_defined;
 use crate::engine::stats::Percent;
+use crate::engine::text::Text;
 use crate::engine::tokens::{tokenize_defined, LineIndex, Mode, Normalization, Token, TokenClass};
 use crate::project::config::Config;
 use crate::project::generated::generated_head;
@@ -206,8 +207,8 @@ pub(crate) struct CheckedFile {
 impl CheckedFile {
     /// The new text (the hunks alone, at their lines, for a file checked
     /// from them).
-    pub(crate) fn text(&self) -> &str {
-        &self.file.text
+    pub(crate) fn text(&self) -> Text<'_> {
+        self.file.text.get()
     }
 }
 
@@ -276,7 +277,7 @@ impl DiffAnswer {
     }
 
     /// The new text of the checked file at `path`.
-    pub(crate) fn text_of(&self, path: &str) -> Option<&str> {
+    pub(crate) fn text_of(&self, path: &str) -> Option<Text<'_>> {
         self.files
             .iter()
             .find(|f| f.path == path)
@@ -471,21 +472,24 @@ fn list(
     let mut room = listed(lens);
     let total: usize = files.iter().map(|(_, found)| found.len()).sum();
     let truncated = room < total;
+    // Each file's text is read back once for the answer.
+    let views = Views::default();
     let files = files
-        .into_iter()
+        .iter()
         .map(|(b, found)| {
             let keep = room.min(found.len());
             room -= keep;
             let format = &registry.get(b.file.format).name;
+            let new = b.file.view();
             CheckedFile {
                 duplications: found
-                    .into_iter()
+                    .iter()
                     .take(keep)
-                    .map(|f| f.listed(&b.file, &b.rel, format, mode, registry))
+                    .map(|f| f.listed(&new, &views, &b.rel, format, mode, registry))
                     .collect(),
                 format: format.clone(),
-                path: b.rel,
-                file: b.file,
+                path: b.rel.clone(),
+                file: Arc::clone(&b.file),
             }
         })
         .collect();
@@ -689,10 +693,10 @@ fn build(
             reason,
         }))
     };
-    let text_of = |id: Option<u32>| id.map(|id| &*index.files[id as usize].text);
+    let text_of = |id: Option<u32>| id.map(|id| index.files[id as usize].text.get());
     let applied = match (change.kind, text_of(base)) {
         (ChangeKind::Added, _) => change.apply(None).map_err(|e| e.to_string()),
-        (_, Some(text)) => change.apply(Some(text)).map_err(|e| e.to_string()),
+        (_, Some(text)) => change.apply(Some(&text)).map_err(|e| e.to_string()),
         (_, None) => Err(format!(
             "{} is not indexed (not in the working directory, or not scanned)",
             change.old_path.as_deref().unwrap_or(&rel)
@@ -710,10 +714,10 @@ fn build(
         }
         Err(why) => (|| -> Result<diff::Applied, String> {
             let head = text_of(head).ok_or_else(|| why.clone())?;
-            let undone = change.reversed().apply(Some(head)).map_err(|_| why)?;
+            let undone = change.reversed().apply(Some(&head)).map_err(|_| why)?;
             before = Some(Before::Undone(undone.text, undone.added.clone()));
             Ok(diff::Applied {
-                text: head.to_owned(),
+                text: head.into_owned(),
                 added: undone.deleted,
                 deleted: undone.added,
             })
@@ -922,7 +926,7 @@ impl Found {
 
     fn fragment_len(&self) -> usize {
         let run = self.m.run;
-        self.file.fragment(run.b, run.b + run.len - 1).len()
+        self.file.fragment_len(run.b, run.b + run.len - 1)
     }
 
     /// The duplication as listed: in the changed file at `rel` (which
@@ -930,9 +934,10 @@ impl Found {
     /// `format`.
     /// `new` is the changed file's new text, which the match's snippet
     /// side indexes.
-    fn listed(
-        self,
-        new: &SourceFile,
+    fn listed<'a>(
+        &'a self,
+        new: &FileView<'_>,
+        views: &Views<'a>,
         rel: &str,
         format: &str,
         mode: Mode,
@@ -951,14 +956,14 @@ impl Found {
             added_lines: Some(self.added_lines),
             ..Duplication::of_match(
                 place,
-                self.m,
-                (&new.tokens, &new.text),
-                &self.file,
+                self.m.clone(),
+                (&new.file.tokens, new.text()),
+                &views.of(&self.file),
                 registry,
                 mode,
             )
         };
-        d.other.repository = self.repository.map(|r| r.to_string());
+        d.other.repository = self.repository.as_ref().map(|r| r.to_string());
         d
     }
 }
@@ -983,12 +988,13 @@ fn duplications(
         return Ok(Vec::new());
     }
     let file = &b.file;
+    let text = file.text.get();
     let local_folder = config.skip_local.then(|| folder_of(&b.rel));
     let check = |index: &Index, exclude: Exclusions<'_>| {
         snippet_matches(
             index,
             file.family,
-            &file.text,
+            &text,
             &file.tokens,
             options.mode,
             config.thresholds,

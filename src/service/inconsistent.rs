@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::engine::grammar::Registry;
-use crate::engine::index::{Index, SourceFile};
+use crate::engine::index::{Index, SourceFile, Views};
 use crate::engine::matching::{content_hash, snippet_matches, Exclusions, Span, Thresholds};
 use crate::engine::runs::Expired;
 use crate::engine::symbols::Symbol;
@@ -233,9 +233,13 @@ pub(crate) fn inconsistent_changes(
             .expect("every old version is a changed file's")
     };
     let mut found: Vec<InconsistentChange> = Vec::new();
+    // Each file's text is read back once for the answer.
+    let views = Views::default();
     for c in changed {
         let here = Side::of(&c.old, Some(c));
         let old = &*c.old;
+        let old_text = old.text.get();
+        let new = views.of(c.new);
         let before = Exclusions {
             files: replaced,
             ..Exclusions::default()
@@ -248,7 +252,7 @@ pub(crate) fn inconsistent_changes(
             snippet_matches(
                 index,
                 old.family,
-                &old.text,
+                &old_text,
                 &old.tokens,
                 mode,
                 thresholds,
@@ -279,8 +283,8 @@ pub(crate) fn inconsistent_changes(
                 continue;
             }
             let span = Span {
-                start: c.new.token_start(now.start),
-                end: c.new.token_end(now.end - 1),
+                start: new.token_start(now.start),
+                end: new.token_end(now.end - 1),
             };
             let added = within(c.added, span.start.line, span.end.line);
             if deleted.is_empty() && added.is_empty() {
@@ -299,14 +303,15 @@ pub(crate) fn inconsistent_changes(
             if ids(c.new, &now) == ids(there.new, &theirs) {
                 continue;
             }
+            let there_new = views.of(there.new);
             let copy_span = Span {
-                start: there.new.token_start(theirs.start),
-                end: there.new.token_end(theirs.end - 1),
+                start: there_new.token_start(theirs.start),
+                end: there_new.token_end(theirs.end - 1),
             };
             let copy = (
                 there.new.rel.clone(),
                 copy_span,
-                there.new.symbol_at(copy_span.start, copy_span.end),
+                there_new.symbol_at(copy_span.start, copy_span.end),
             );
             match found
                 .iter_mut()
@@ -327,7 +332,7 @@ pub(crate) fn inconsistent_changes(
                         c.new.tokens.within(now.start as usize..now.end as usize),
                         mode,
                     ),
-                    symbol: c.new.symbol_at(span.start, span.end),
+                    symbol: new.symbol_at(span.start, span.end),
                     copies: vec![copy],
                 }),
             }

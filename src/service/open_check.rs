@@ -30,10 +30,11 @@ use std::sync::Arc;
 
 use crate::engine::definitions::Definitions;
 use crate::engine::grammar::Registry;
-use crate::engine::index::{folder_of, FileMeta, Index, SourceFile};
+use crate::engine::index::{folder_of, FileMeta, Index, SourceFile, Views};
 use crate::engine::matching::Exclusions;
 use crate::engine::parse::Budget;
 use crate::engine::snippet::SnippetDefinitions;
+use crate::engine::text::FileText;
 use crate::engine::tokens::tokenize_defined;
 use crate::engine::tokens::Token;
 use crate::project::buffers::Buffers;
@@ -77,7 +78,7 @@ impl OpenBuffers {
         for (rel, text) in open {
             let indexed = index.file_by_rel(rel);
             if let Some(id) = indexed {
-                if *index.files[id as usize].text == **text {
+                if index.files[id as usize].text.is(text) {
                     continue;
                 }
                 shadowed.push(id);
@@ -85,7 +86,7 @@ impl OpenBuffers {
             let kept = previous.and_then(|p| {
                 let id = p.index.file_by_rel(rel)?;
                 let file = &p.index.files[id as usize];
-                (*file.text == **text).then(|| Arc::clone(file))
+                file.text.is(text).then(|| Arc::clone(file))
             });
             if let Some(file) = kept.or_else(|| tokenized(config, registry, rel, text)) {
                 files.push(file);
@@ -175,7 +176,7 @@ pub(crate) struct BufferAnswer {
 impl BufferAnswer {
     /// The text of the file at `rel` (relative to DIR) that a duplication's
     /// other place is in: an indexed file's, or an open buffer's.
-    pub(crate) fn text_of(&self, rel: &str) -> Option<&str> {
+    pub(crate) fn text_of(&self, rel: &str) -> Option<&FileText> {
         let i = self
             .files
             .binary_search_by(|f| f.rel.as_str().cmp(rel))
@@ -184,11 +185,11 @@ impl BufferAnswer {
     }
 
     /// The text of the file at `rel` in `repository` of the store.
-    pub(crate) fn text_in(&self, repository: &str, rel: &str) -> Option<&str> {
+    pub(crate) fn text_in(&self, repository: &str, rel: &str) -> Option<&FileText> {
         self.elsewhere
             .iter()
             .find(|(r, f)| &**r == repository && f.rel == rel)
-            .map(|(_, f)| &*f.text)
+            .map(|(_, f)| &f.text)
     }
 
     /// Adds the places `found` in other repositories (by the store, which
@@ -208,21 +209,26 @@ impl BufferAnswer {
         let format = &format.name;
         let rel = request.path.as_deref().unwrap_or_default();
         let checked = Checked::new(&request.code, &self.tokens, definitions);
+        // Each file's text is read back once for the answer.
+        let views = Views::default();
         for Found {
             file,
             repository,
             m,
-        } in found
+        } in &found
         {
             let Some(repository) = repository else {
                 continue;
             };
             let place = checked.place(rel, format, m.snippet);
             let snippet = (&self.tokens[..], request.code.as_str());
-            let mut d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
+            let view = views.of(file);
+            let m = m.clone();
+            let mut d = Duplication::of_match(place, m, snippet, &view, registry, request.mode);
             d.other.repository = Some(repository.to_string());
             self.duplications.push(d);
-            self.elsewhere.push((repository, file));
+            self.elsewhere
+                .push((Arc::clone(repository), Arc::clone(file)));
         }
         self.duplications.sort_by(|x, y| {
             let key = |d: &Duplication| {
@@ -319,13 +325,17 @@ pub(crate) fn check_buffer(
         definitions.get(format)
     };
     let checked = Checked::new(&request.code, &tokens, listed);
+    // Each file's text is read back once for the answer.
+    let views = Views::default();
     let duplications = found
-        .into_iter()
+        .iter()
         .map(|(file, m)| {
             let place = checked.place(rel, &format.name, m.snippet);
             let snippet = (&tokens[..], request.code.as_str());
-            let d = Duplication::of_match(place, m, snippet, &file, registry, request.mode);
-            files.push(file);
+            let view = views.of(file);
+            let m = m.clone();
+            let d = Duplication::of_match(place, m, snippet, &view, registry, request.mode);
+            files.push(Arc::clone(file));
             d
         })
         .collect();

@@ -370,7 +370,10 @@ async fn insert_contents(
     let formats: Vec<&str> = batch.iter().map(|e| e.format).collect();
     let families: Vec<i16> = batch.iter().map(|e| e.file.family as i16).collect();
     let lines: Vec<i32> = batch.iter().map(|e| e.lines as i32).collect();
-    let texts: Vec<&str> = batch.iter().map(|e| &*e.file.text).collect();
+    let texts: Vec<String> = batch
+        .iter()
+        .map(|e| e.file.text.get().into_owned())
+        .collect();
     let tokens: Vec<Vec<u8>> = batch
         .iter()
         .map(|e| codec::encode(&e.file.tokens))

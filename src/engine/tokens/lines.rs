@@ -118,6 +118,21 @@ impl LineIndex {
         Position { line, column }
     }
 
+    /// [`LineIndex::start_position`] in a text known to be ASCII, where a
+    /// column is a byte offset: the text is not needed.
+    pub(crate) fn ascii_start_position(&self, offset: u32) -> Position {
+        let line = self.line_of(offset);
+        let column = offset - self.start(line as usize - 1) + 1;
+        Position { line, column }
+    }
+
+    /// [`LineIndex::end_position`] in a text known to be ASCII.
+    pub(crate) fn ascii_end_position(&self, end: u32) -> Position {
+        let line = self.line_of(end.saturating_sub(1));
+        let column = end - self.start(line as usize - 1) + 1;
+        Position { line, column }
+    }
+
     /// Lines it knows: the `\n`-separated lines and the (maybe empty)
     /// line after the last `\n`.
     pub(crate) fn count(&self) -> u32 {
@@ -147,10 +162,16 @@ impl LineIndex {
     /// Lines as an editor shows them: `\n`-separated, not counting the empty
     /// line after a final `\n`; 0 for an empty text.
     pub(crate) fn editor_lines(&self, text: &str) -> u32 {
+        self.editor_lines_of(text.len())
+    }
+
+    /// [`LineIndex::editor_lines`] of its text, known by its length `len`
+    /// alone: the text ends with `\n` iff its last line starts at `len`.
+    pub(crate) fn editor_lines_of(&self, len: usize) -> u32 {
         let n = self.count();
-        if text.is_empty() {
+        if len == 0 {
             0
-        } else if text.ends_with('\n') {
+        } else if self.start(n as usize - 1) as usize == len {
             n - 1
         } else {
             n

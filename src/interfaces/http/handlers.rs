@@ -18,6 +18,7 @@ use super::output::{findings_response, truncation, Output};
 use super::request::{clone_id, clones_query, decode_diff, tree_query, validate};
 use super::{json, HttpResponse, State};
 use crate::engine::grammar::Registry;
+use crate::engine::text::Text;
 use crate::interfaces::render::answers;
 use crate::interfaces::render::clones::{CloneDetailJson, ClonesPageJson};
 use crate::interfaces::render::sarif::{Extras, Notice, Snippet};
@@ -66,7 +67,7 @@ pub(crate) async fn check(
                     };
                     let code = request.code.as_str();
                     findings_response(output, &findings, &extras, |p| {
-                        (Some(p) == path).then_some(code)
+                        (Some(p) == path).then_some(Text::Borrowed(code))
                     })
                 }
             }

@@ -89,7 +89,7 @@ pub(crate) fn findings_response<'t>(
     output: Output,
     findings: &[Finding],
     extras: &Extras<'_>,
-    file_text: impl Fn(&str) -> Option<&'t str>,
+    file_text: impl Fn(&str) -> Option<crate::engine::text::Text<'t>>,
 ) -> Result<HttpResponse, ApiError> {
     match output {
         Output::Rdjsonl => Ok(typed_response(

@@ -34,6 +34,7 @@ use super::text::{Encoding, Lines};
 use crate::engine::grammar::FormatId;
 use crate::engine::hash::HashMap;
 use crate::engine::matching::Span;
+use crate::engine::text::FileText;
 use crate::panic_message;
 use crate::project::scanner::Scanner;
 use crate::service::answer::renaming;
@@ -457,9 +458,9 @@ struct Place {
 /// made once per batch.
 struct Places {
     encoding: Encoding,
-    /// Each file's lines (and text, when read from disk), or `None` when
-    /// it cannot be read.
-    texts: HashMap<PathBuf, Option<(Option<String>, Lines)>>,
+    /// Each file's text (read back once, or read from disk) and lines, or
+    /// `None` when it cannot be read.
+    texts: HashMap<PathBuf, Option<(String, Lines)>>,
 }
 
 impl Places {
@@ -473,23 +474,17 @@ impl Places {
     /// The LSP range of `span` in the file at `path` (of text `given`,
     /// else as read from disk). A file that cannot be read counts its
     /// columns as one unit a character.
-    fn range(&mut self, path: &Path, given: Option<&str>, span: Span) -> Range {
-        let known = self
-            .texts
-            .entry(path.to_owned())
-            .or_insert_with(|| match given {
-                Some(text) => Some((None, Lines::new(text))),
-                None => {
-                    let read = std::fs::read_to_string(path).ok()?;
-                    let lines = Lines::new(&read);
-                    Some((Some(read), lines))
-                }
-            });
+    fn range(&mut self, path: &Path, given: Option<&FileText>, span: Span) -> Range {
+        let known = self.texts.entry(path.to_owned()).or_insert_with(|| {
+            let text = match given {
+                Some(text) => text.get().into_owned(),
+                None => std::fs::read_to_string(path).ok()?,
+            };
+            let lines = Lines::new(&text);
+            Some((text, lines))
+        });
         match known {
-            Some((read, lines)) => {
-                let text = given.or(read.as_deref()).unwrap_or_default();
-                lines.range(text, span, self.encoding)
-            }
+            Some((text, lines)) => lines.range(text, span, self.encoding),
             None => uncounted(span),
         }
     }

@@ -471,7 +471,7 @@ pub(crate) fn sarif_report(found: &Found) -> String {
 /// relative to DIR, for byte columns.
 pub(crate) fn rdjsonl_report<'t>(
     found: &Found,
-    file_text: impl Fn(&str) -> Option<&'t str>,
+    file_text: impl Fn(&str) -> Option<crate::engine::text::Text<'t>>,
 ) -> String {
     rdjsonl(&report_findings(found), file_text)
 }

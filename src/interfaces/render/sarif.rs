@@ -30,6 +30,7 @@ pub(crate) use crate::service::findings::{Finding, Notice, Rule};
 
 use super::answers::rounded;
 use crate::engine::hash::HashMap;
+use crate::engine::text::Text;
 use crate::service::answer::renaming;
 
 /// The rule every duplication is reported under.
@@ -403,15 +404,20 @@ fn physical(r: &Place) -> Value {
 /// character columns into reviewdog's UTF-8 byte columns; where it gives
 /// nothing, columns are kept (right for ASCII lines). Related places are
 /// named in the message: reviewdog's format has no field for them. A
-/// location with an empty path (a snippet's) has no `path`.
+/// location with an empty path (a snippet's) has no `path`. Each path's
+/// text is asked for once.
 pub(crate) fn rdjsonl<'t>(
     findings: &[Finding],
-    file_text: impl Fn(&str) -> Option<&'t str>,
+    file_text: impl Fn(&str) -> Option<Text<'t>>,
 ) -> String {
     let mut out = String::new();
+    let mut texts: HashMap<&str, Option<Text<'t>>> = HashMap::default();
     for f in findings {
         let at = &f.location;
-        let text = file_text(&at.rel);
+        let text = texts
+            .entry(&at.rel)
+            .or_insert_with(|| file_text(&at.rel))
+            .as_deref();
         let position = |line: u32, column: u32| {
             let column = text.map_or(column, |t| byte_column(t, line, column));
             json!({ "line": line.max(1), "column": column.max(1) })
@@ -766,7 +772,7 @@ mod tests {
         f.location = at("src/é.rs", (2, 3), (3, 4));
         let text = "x\néé𐐀b\nab𐐀cd\n";
         let out = rdjsonl(&[f.clone(), finding("a.rs", 1, &[], 2)], |path| {
-            (path == "src/é.rs").then_some(text)
+            (path == "src/é.rs").then_some(crate::engine::text::Text::Borrowed(text))
         });
         assert!(out.ends_with('\n'));
         let lines: Vec<Value> = out
