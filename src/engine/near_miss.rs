@@ -948,6 +948,10 @@ fn gap_shared(gap: &Gap, side: &Side<'_>) -> u32 {
     let a = &side.ids[bounded(&gap.a, side.ids.len())];
     let b = &side.target[bounded(&gap.b, side.target.len())];
     let k = MIN_SHARED_RUN;
+    // A statement inserted or deleted: nothing on one side.
+    if a.len() < k || b.len() < k {
+        return 0;
+    }
     // For the first `i` tokens of `a` and `j` of `b`: `run`, the common
     // run ending at both; `best`, the most tokens covered; `ending`, the
     // most covered by an alignment whose last run ends there (0: none).
