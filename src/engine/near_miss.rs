@@ -394,9 +394,15 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
         }
     }
     let reached = candidate.parts.len() != chain.parts.len();
-    candidate.shared = shared(&candidate, side);
-    (reached && candidate.parts.len() <= MAX_GAPS + 1 && candidate.similarity() >= similarity)
-        .then_some(candidate)
+    if !reached || candidate.parts.len() > MAX_GAPS + 1 {
+        return None;
+    }
+    // What the gaps share only when the parts alone fall short: `trimmed`
+    // counts it anyway.
+    if candidate.similarity() < similarity {
+        candidate.shared = shared(&candidate, side);
+    }
+    (candidate.similarity() >= similarity).then_some(candidate)
 }
 
 /// The gaps `(da, db)`, each at most [`MAX_GAP_TOKENS`], in order, across
