@@ -258,6 +258,7 @@ fn closed(index: &Index, clone: ClonePair, mode: Mode, similarity: f64) -> Clone
                 b: clone.second.1,
                 len: clone.len,
             }],
+            shared: 0,
         },
     };
     let parts = chain.parts.len();
@@ -729,7 +730,11 @@ mod tests {
             let parts = (parts.iter())
                 .map(|&(a, b, len)| Run { a, file: 1, b, len })
                 .collect();
-            Some(Box::new(near_miss::Chain { file: 1, parts }))
+            Some(Box::new(near_miss::Chain {
+                file: 1,
+                parts,
+                shared: 0,
+            }))
         };
         // The same 40 tokens matched from the same two places, the gap on
         // the second side one token apart: the first spans more.

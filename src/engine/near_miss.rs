@@ -62,6 +62,10 @@ pub(crate) struct Chain {
     pub file: u32,
     /// Its parts, in order on both sides (`file` is this chain's).
     pub parts: Vec<Run>,
+    /// Tokens its gaps still share, equal in the mode, counted as matched
+    /// when it copies one unit whole in strict or mild mode ([`shared`]);
+    /// 0 otherwise.
+    pub shared: u32,
 }
 
 /// What a chain leaves unmatched between two parts: token ranges of the
@@ -85,9 +89,9 @@ impl Chain {
         self.parts[0].b..self.last().b + self.last().len
     }
 
-    /// Tokens matched: the parts' lengths.
+    /// Tokens matched: the parts' lengths, and what the gaps share.
     pub(crate) fn matched(&self) -> u32 {
-        self.parts.iter().map(|p| p.len).sum()
+        self.parts.iter().map(|p| p.len).sum::<u32>() + self.shared
     }
 
     /// Matched tokens over the tokens spanned on the longer side.
@@ -401,8 +405,15 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
         }
     }
     let reached = candidate.parts.len() != chain.parts.len();
-    (reached && candidate.parts.len() <= MAX_GAPS + 1 && candidate.similarity() >= similarity)
-        .then_some(candidate)
+    if !reached || candidate.parts.len() > MAX_GAPS + 1 {
+        return None;
+    }
+    // What the gaps share only when the parts alone fall short: `trimmed`
+    // counts it anyway.
+    if candidate.similarity() < similarity {
+        candidate.shared = shared(&candidate, side);
+    }
+    (candidate.similarity() >= similarity).then_some(candidate)
 }
 
 /// The gaps `(da, db)`, each at most [`MAX_GAP_TOKENS`], in order, across
@@ -811,6 +822,7 @@ fn chains_in_file(
         let mut chain = Chain {
             file,
             parts: indices.iter().map(|&k| parts[k]).collect(),
+            shared: 0,
         };
         grow(&mut chain, side, &mut next);
         // An end reached across a changed statement costs that statement's
@@ -839,17 +851,20 @@ fn chains_in_file(
 /// `similarity` (the one whose loss raises it most first), if two parts or
 /// more are left that meet `min_tokens` (without their tables of literals
 /// beyond the first entry, and less the tokens of changed statements but
-/// in a unit copied whole in strict and mild mode) and `similarity` and
-/// are not one short unit repeated.
+/// in a unit copied whole in strict and mild mode, whose gaps' shared
+/// tokens count as matched) and `similarity` and are not one short unit
+/// repeated.
 fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) -> Option<Chain> {
     let (ids, mode) = (side.ids, side.mode);
     let similarity_of = |parts: &[Run]| {
         Chain {
             file: chain.file,
             parts: parts.to_vec(),
+            shared: 0,
         }
         .similarity()
     };
+    chain.shared = shared(&chain, side);
     while chain.parts.len() >= 2 && chain.similarity() < similarity {
         let n = chain.parts.len();
         if similarity_of(&chain.parts[1..]) > similarity_of(&chain.parts[..n - 1]) {
@@ -857,6 +872,7 @@ fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) 
         } else {
             chain.parts.pop();
         }
+        chain.shared = shared(&chain, side);
     }
     if chain.parts.len() < 2 || chain.similarity() < similarity {
         return None;
@@ -872,12 +888,12 @@ fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) 
     } else {
         FREE_INSERTION
     };
-    // A chain that is one unit whole on both sides ([`encloses`]), or the
-    // whole query, has its edits inside what it copies: its matched tokens
-    // are the evidence, and `similarity` alone bounds what the edits take;
-    // but in weak mode, for the same reason as above.
-    let whole =
-        mode != Mode::Weak && (encloses(&chain, side) || chain.a() == (0..ids.len() as u32));
+    // A chain that copies one unit whole ([`copies_whole`]) has its edits
+    // inside what it copies: its matched tokens, what its gaps still share
+    // included ([`shared`]), are the evidence, and `similarity` alone
+    // bounds what the edits take; but in weak mode, for the same reason as
+    // above.
+    let whole = copies_whole(&chain, side);
     let changed: u32 = chain
         .gaps()
         .iter()
@@ -906,6 +922,82 @@ fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) 
         .sum();
     let matched_ids: Vec<u64> = chain.parts.iter().flat_map(ids_of).copied().collect();
     (evidence.saturating_sub(tables) >= min_tokens && !is_repetitive(&matched_ids)).then_some(chain)
+}
+
+/// Gap tokens compared at most on either side by [`gap_shared`]: a gap
+/// longer (none of a chain's is, [`MAX_GAP_TOKENS`]) has its first this
+/// many compared, so that a gap costs at most this squared.
+const MAX_SHARED_SPAN: usize = 64;
+/// The shortest common run of a gap that [`gap_shared`] counts: a token
+/// alike alone (a `(`, a `return`) is what any two statements share.
+const MIN_SHARED_RUN: usize = 4;
+
+/// Whether `chain` copies one unit whole in strict or mild mode: it
+/// [`encloses`] one on both sides, or it spans the whole query. Then its
+/// edits are inside what it copies.
+fn copies_whole(chain: &Chain, side: &Side<'_>) -> bool {
+    side.mode != Mode::Weak && (chain.a() == (0..side.ids.len() as u32) || encloses(chain, side))
+}
+
+/// What `chain`'s gaps still share ([`gap_shared`]) when it copies one
+/// unit whole ([`copies_whole`]); 0 otherwise. The short pieces between
+/// adjacent edits (under [`MIN_PART`], no part of their own) and what a
+/// changed statement kept are then its evidence too; but not in weak mode,
+/// where any two statements share most of their tokens.
+fn shared(chain: &Chain, side: &Side<'_>) -> u32 {
+    if chain.parts.len() < 2 || !copies_whole(chain, side) {
+        return 0;
+    }
+    chain.gaps().iter().map(|gap| gap_shared(gap, side)).sum()
+}
+
+/// The tokens the two sides of `gap` share, equal in the mode, in order,
+/// in common runs of [`MIN_SHARED_RUN`] tokens or more: the most an
+/// alignment of such runs covers, over at most the first
+/// [`MAX_SHARED_SPAN`] tokens of each side.
+fn gap_shared(gap: &Gap, side: &Side<'_>) -> u32 {
+    const N: usize = MAX_SHARED_SPAN + 1;
+    let bounded = |range: &Range<u32>, len: usize| {
+        let start = (range.start as usize).min(len);
+        start
+            ..(range.end as usize)
+                .clamp(start, len)
+                .min(start + MAX_SHARED_SPAN)
+    };
+    let a = &side.ids[bounded(&gap.a, side.ids.len())];
+    let b: Vec<Token> = side
+        .target
+        .within(bounded(&gap.b, side.target.len()))
+        .collect();
+    let k = MIN_SHARED_RUN;
+    // A statement inserted or deleted: nothing on one side.
+    if a.len() < k || b.len() < k {
+        return 0;
+    }
+    // For the first `i` tokens of `a` and `j` of `b`: `run`, the common
+    // run ending at both; `best`, the most tokens covered; `ending`, the
+    // most covered by an alignment whose last run ends there (0: none).
+    let mut run = [[0u8; N]; N];
+    let mut best = [[0u8; N]; N];
+    let mut ending = [[0u8; N]; N];
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            if side.same(a[i - 1], b[j - 1]) {
+                run[i][j] = run[i - 1][j - 1] + 1;
+            }
+            if usize::from(run[i][j]) >= k {
+                // The run from `k` back, or one ending a token before.
+                let fresh = best[i - k][j - k] + k as u8;
+                let longer = match ending[i - 1][j - 1] {
+                    0 => 0,
+                    e => e + 1,
+                };
+                ending[i][j] = fresh.max(longer);
+            }
+            best[i][j] = best[i - 1][j].max(best[i][j - 1]).max(ending[i][j]);
+        }
+    }
+    u32::from(best[a.len()][b.len()])
 }
 
 /// Whether `chain` spans one unit whole on both sides: a function or a
@@ -1139,6 +1231,7 @@ mod tests {
             let chain = Chain {
                 file: 0,
                 parts: parts.to_vec(),
+                shared: 0,
             };
             super::encloses(&chain, &side)
         };
@@ -1149,6 +1242,150 @@ mod tests {
         assert!(!encloses(&[run(0, 0, 7), run(14, 14, 8)]));
         // From inside the function: its first part opens nothing.
         assert!(!encloses(&[run(6, 6, 3), run(11, 11, 6)]));
+    }
+
+    /// The common runs of [`MIN_PART`] tokens or more of `query` and
+    /// `target`, equal in `mode`, each as long as it goes (what `parts`
+    /// finds through the index).
+    fn common_parts(query: &[Token], target: &[Token], mode: Mode) -> Vec<Run> {
+        let same = |i: usize, j: usize| {
+            query[i].id_in(mode) == target[j].id_in(mode) && !target[j].is_wall()
+        };
+        let mut parts = Vec::new();
+        for i in 0..query.len() {
+            for j in 0..target.len() {
+                if !same(i, j) || (i > 0 && j > 0 && same(i - 1, j - 1)) {
+                    continue;
+                }
+                let len = (0..)
+                    .take_while(|&d| {
+                        i + d < query.len() && j + d < target.len() && same(i + d, j + d)
+                    })
+                    .count();
+                if len >= MIN_PART as usize {
+                    parts.push(run(i as u32, j as u32, len as u32));
+                }
+            }
+        }
+        parts
+    }
+
+    /// A function and its copy with two statements changed around a
+    /// statement of 5 tokens, `log(sum);`: 81 tokens, and 84.
+    const ADJACENT_ORIGINAL: &str = "function total(items, start) {
+  let sum = start;
+  let count = 0;
+  for (const item of items) {
+    sum = sum + item.price * item.count;
+    count = count + item.count;
+  }
+  const mean = sum / count;
+  audit.push(mean);
+  log(sum);
+  audit.push(count);
+  return [sum, mean];
+}
+";
+    const ADJACENT_COPY: &str = "function total(items, start) {
+  let sum = start;
+  let count = 0;
+  for (const item of items) {
+    sum = sum + item.price * item.count;
+    count = count + item.count;
+  }
+  const mean = sum / count;
+  if (mean > 9) return;
+  log(sum);
+  while (count < 0) count++;
+  return [sum, mean];
+}
+";
+
+    /// The chains of the copy in the original, in `mode`.
+    fn adjacent_chains(mode: Mode) -> Vec<Chain> {
+        let registry = crate::engine::grammar::Registry::builtin();
+        let files = crate::engine::index::js_files(
+            &registry,
+            &[
+                ("copy.js", ADJACENT_COPY),
+                ("original.js", ADJACENT_ORIGINAL),
+            ],
+        );
+        let (query, target) = (&files[0].tokens, &files[1].tokens);
+        assert_eq!((query.len(), target.len()), (84, 81));
+        let ids: Vec<u64> = query.each().map(|t| t.id_in(mode)).collect();
+        let (q, t): (Vec<Token>, Vec<Token>) = (query.each().collect(), target.each().collect());
+        let parts = common_parts(&q, &t, mode);
+        let files = Files {
+            tokens: &|_| target,
+            mode,
+        };
+        chains(&parts, &ids, files, 50, 0.8, none)
+    }
+
+    #[test]
+    fn a_copy_with_two_adjacent_edits_is_found_whole_with_what_lies_between_them() {
+        // The parts: up to the first change (54 tokens) and from the `;`
+        // before `return` to the end (9, reached as the query's end). The
+        // 6 tokens `; log ( sum ) ;` between the changes are under
+        // MIN_PART: without them, 63 of 84 tokens match (0.75); with them,
+        // 69 (0.82), and the copy spans the query.
+        let chains = adjacent_chains(Mode::Mild);
+        assert_eq!(chains.len(), 1);
+        let chain = &chains[0];
+        assert_eq!(chain.parts, [run(0, 0, 54), run(75, 72, 9)]);
+        assert_eq!((chain.a(), chain.b()), (0..84, 0..81));
+        assert_eq!(chain.shared, 6);
+        assert_eq!(chain.matched(), 69);
+        assert!((chain.similarity() - 69.0 / 84.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn in_weak_mode_what_the_gaps_share_is_not_counted() {
+        // Any two statements are much alike in weak mode: the same copy's
+        // parts alone are under the similarity.
+        assert_eq!(adjacent_chains(Mode::Weak), []);
+    }
+
+    #[test]
+    fn what_a_gap_shares_is_its_common_runs_of_four_tokens_or_more_and_bounded() {
+        let registry = crate::engine::grammar::Registry::builtin();
+        let long = "a(1);\n".repeat(2000);
+        let files = crate::engine::index::js_files(
+            &registry,
+            &[
+                ("long.js", &long),
+                ("call.js", "f(a);\nlog(x, y);\n"),
+                ("other.js", "g(b, c, d);\nlog(x, y);\n"),
+            ],
+        );
+        let shared = |query: &PackedTokens, target: &PackedTokens, gap: Gap| {
+            let ids: Vec<u64> = query.each().map(|t| t.id_in(Mode::Mild)).collect();
+            let side = Side {
+                ids: &ids,
+                target,
+                mode: Mode::Mild,
+                renamed: &|_| false,
+            };
+            gap_shared(&gap, &side)
+        };
+        // 10 000 tokens alike on both sides: the first MAX_SHARED_SPAN
+        // of each are compared; a range past the end is cut at it.
+        let long = &files[0].tokens;
+        assert_eq!(long.len(), 10_000);
+        let whole = Gap {
+            a: 0..10_000,
+            b: 0..20_000,
+        };
+        assert_eq!(shared(long, long, whole), MAX_SHARED_SPAN as u32);
+        // `f ( a ) ;` and `g ( b , c , d ) ;` share `$id ( $id` and
+        // `$id ) ;` in mild mode, runs under MIN_SHARED_RUN; with the
+        // next line, `a ) ; log ( x , y ) ;` and `d ) ; ...` are one run.
+        let (call, other) = (&files[1].tokens, &files[2].tokens);
+        let first = Gap { a: 0..5, b: 0..9 };
+        assert_eq!(shared(call, other, first), 0);
+        let both = Gap { a: 0..12, b: 0..16 };
+        assert_eq!(shared(call, other, both), 10);
     }
 
     #[test]
@@ -1175,6 +1412,7 @@ mod tests {
             let mut chain = Chain {
                 file: 0,
                 parts: vec![run(0, 0, common)],
+                shared: 0,
             };
             close_end(&mut chain, (a, b), Mode::Strict, 0.8, a.len());
             chain.parts
