@@ -18,6 +18,7 @@
 use tree_sitter::Tree;
 
 use crate::engine::grammar::{DefKind, Defines, Format, Kinds};
+use crate::engine::text::Slices;
 use crate::engine::visible_nodes::{visible_nodes, Step, Visible};
 
 /// One definition of a text: 16 bytes.
@@ -76,9 +77,9 @@ impl Definition {
     }
 
     /// Its name in `text`, the text it was found in.
-    pub(crate) fn name<'t>(&self, text: &'t str) -> &'t str {
+    pub(crate) fn name<'t>(&self, text: &'t (impl Slices + ?Sized)) -> &'t str {
         let start = self.name_start as usize;
-        text.get(start..start + usize::from(self.name_len))
+        text.slice(start..start + usize::from(self.name_len))
             .unwrap_or("")
     }
 

@@ -12,6 +12,7 @@
 //! new one and swaps it in whole.
 
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
@@ -24,7 +25,7 @@ use crate::engine::hash::{HashMap, HashSet};
 #[cfg(test)]
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::symbols::Symbol;
-use crate::engine::text::{FileText, Text};
+use crate::engine::text::{FileText, Reader, Slices};
 #[cfg(test)]
 use crate::engine::tokens::{tokenize_defined, Normalization};
 use crate::engine::tokens::{LineIndex, PackedTokens, Position, Tokens};
@@ -175,11 +176,12 @@ impl SourceFile {
 
 /// A [`SourceFile`] as an answer reads it: positions with columns,
 /// fragments and symbols. Its text is read back (decompressed) on first
-/// need, once; an ASCII file's columns need none.
+/// need, once, and only the blocks of it that the answer reads (a line's
+/// columns, a fragment, a name); an ASCII file's columns need none.
 pub(crate) struct FileView<'a> {
     /// The file.
     pub file: &'a SourceFile,
-    text: OnceLock<Text<'a>>,
+    text: Reader<'a>,
 }
 
 impl<'a> FileView<'a> {
@@ -187,13 +189,14 @@ impl<'a> FileView<'a> {
     pub(crate) fn new(file: &'a SourceFile) -> FileView<'a> {
         FileView {
             file,
-            text: OnceLock::new(),
+            text: Reader::new(&file.text),
         }
     }
 
-    /// Its text, read back on the first call.
+    /// Its whole text, read back on the first call (an answer that reads
+    /// a few ranges of it reads them through [`Slices`]).
     pub(crate) fn text(&self) -> &str {
-        self.text.get_or_init(|| self.file.text.get())
+        self.text.whole()
     }
 
     /// Start of token `i`.
@@ -202,7 +205,7 @@ impl<'a> FileView<'a> {
         if self.file.text.is_ascii() {
             lines.ascii_start_position(offset)
         } else {
-            lines.start_position(self.text(), offset)
+            lines.start_position(&self.text, offset)
         }
     }
 
@@ -212,7 +215,7 @@ impl<'a> FileView<'a> {
         if self.file.text.is_ascii() {
             lines.ascii_end_position(end)
         } else {
-            lines.end_position(self.text(), end)
+            lines.end_position(&self.text, end)
         }
     }
 
@@ -224,7 +227,24 @@ impl<'a> FileView<'a> {
             tokens.at(first as usize).start,
             tokens.at(last as usize).end(),
         );
-        &self.text()[s as usize..e as usize]
+        self.text
+            .slice(s as usize..e as usize)
+            .expect("tokens lie in their file's text, on character boundaries")
+    }
+
+    /// Its text from the start of line `first` (1-based) to the end of
+    /// line `first + count - 1`, that line's break included; empty past
+    /// its last line.
+    pub(crate) fn lines(&self, first: u32, count: u32) -> &str {
+        let lines = &self.file.lines;
+        let at = |line: u32| {
+            lines
+                .line_start(line)
+                .map_or(self.text_len(), |s| s as usize)
+        };
+        self.text
+            .slice(at(first)..at(first + count).max(at(first)))
+            .expect("lines start on character boundaries")
     }
 
     /// The symbol of the place from `from` to `to` (see
@@ -235,7 +255,17 @@ impl<'a> FileView<'a> {
             return None;
         }
         file.definitions
-            .symbol_at(self.text(), &file.lines, &file.tokens, from, to)
+            .symbol_at(&self.text, &file.lines, &file.tokens, from, to)
+    }
+}
+
+impl Slices for FileView<'_> {
+    fn text_len(&self) -> usize {
+        self.text.text_len()
+    }
+
+    fn slice(&self, range: Range<usize>) -> Option<&str> {
+        self.text.slice(range)
     }
 }
 
@@ -1205,8 +1235,8 @@ mod tests {
             for i in 0..file.tokens.len() as u32 {
                 let token = file.tokens.at(i as usize);
                 let (start, end) = (view.token_start(i), view.token_end(i));
-                assert_eq!(start, file.lines.start_position(&text, token.start));
-                assert_eq!(end, file.lines.end_position(&text, token.end()));
+                assert_eq!(start, file.lines.start_position(&*text, token.start));
+                assert_eq!(end, file.lines.end_position(&*text, token.end()));
                 assert_eq!(
                     (file.token_line(i), file.token_end_line(i)),
                     (start.line, end.line)

@@ -32,7 +32,7 @@ use crate::engine::runs::{
 };
 #[cfg(doc)]
 use crate::engine::runs::{POSTING_CAP, SEED_CAP};
-use crate::engine::text::{FileText, Text};
+use crate::engine::text::{FileText, Reader, Slices};
 use crate::engine::tokens::{LineIndex, Mode, PackedTokens, Position, Token, TokenClass, Tokens};
 
 /// Detection thresholds (docs/matching.md, "Duplications in a snippet").
@@ -103,24 +103,29 @@ pub(crate) const MAX_RENAMED: usize = 20;
 /// once, in order of first appearance, at most [`MAX_RENAMED`]. A name
 /// written in another case only (`SUM` and `sum` with `--ignoreCase`) is
 /// no renaming.
-pub(crate) fn renamed<A, B>(
+pub(crate) fn renamed<A, B, SA, SB>(
     pairs: impl IntoIterator<Item = (u32, u32)>,
-    a: (&A, &str),
-    b: (&B, &str),
+    a: (&A, &SA),
+    b: (&B, &SB),
     mode: Mode,
 ) -> Vec<(String, String)>
 where
     A: Tokens + ?Sized,
     B: Tokens + ?Sized,
+    SA: Slices + ?Sized,
+    SB: Slices + ?Sized,
 {
     let named = |t: Token| match t.class() {
         TokenClass::Identifier => true,
         TokenClass::String | TokenClass::Number | TokenClass::Literal => mode == Mode::Weak,
         TokenClass::Other => false,
     };
-    fn text<'t>((tokens, text): (&(impl Tokens + ?Sized), &'t str), i: u32) -> &'t str {
+    fn text<'t>(
+        (tokens, text): (&(impl Tokens + ?Sized), &'t (impl Slices + ?Sized)),
+        i: u32,
+    ) -> &'t str {
         let token = tokens.at(i as usize);
-        text.get(token.start as usize..token.end() as usize)
+        text.slice(token.start as usize..token.end() as usize)
             .unwrap_or("")
     }
     let mut out: Vec<(String, String)> = Vec::new();
@@ -532,18 +537,40 @@ impl<'a, T: Tokens + ?Sized> Place<'a, T> {
         }
     }
 
-    /// Its text, read back once if it is a file's.
-    fn text(&self) -> Text<'a> {
+    /// Its text, a file's read back where it is read.
+    fn reader(&self) -> PlaceReader<'a> {
         match self.text {
-            PlaceText::Plain(text) => Text::Borrowed(text),
-            PlaceText::File(text) => text.get(),
+            PlaceText::Plain(text) => PlaceReader::Plain(text),
+            PlaceText::File(text) => PlaceReader::File(Reader::new(text)),
+        }
+    }
+}
+
+/// A [`Place`]'s text as it is read.
+enum PlaceReader<'a> {
+    Plain(&'a str),
+    File(Reader<'a>),
+}
+
+impl Slices for PlaceReader<'_> {
+    fn text_len(&self) -> usize {
+        match self {
+            PlaceReader::Plain(text) => text.len(),
+            PlaceReader::File(text) => text.text_len(),
+        }
+    }
+
+    fn slice(&self, range: Range<usize>) -> Option<&str> {
+        match self {
+            PlaceReader::Plain(text) => text.get(range),
+            PlaceReader::File(text) => text.slice(range),
         }
     }
 }
 
 /// A [`Place`] with its text at hand.
 struct Read<'r, T: Tokens + ?Sized> {
-    text: &'r str,
+    text: &'r dyn Slices,
     tokens: &'r T,
     start: usize,
 }
@@ -557,7 +584,7 @@ impl<T: Tokens + ?Sized> Clone for Read<'_, T> {
 impl<T: Tokens + ?Sized> Copy for Read<'_, T> {}
 
 impl<'r, T: Tokens + ?Sized> Read<'r, T> {
-    fn of(place: Place<'r, T>, text: &'r str) -> Read<'r, T> {
+    fn of(place: Place<'r, T>, text: &'r dyn Slices) -> Read<'r, T> {
         Read {
             text,
             tokens: place.tokens,
@@ -568,7 +595,7 @@ impl<'r, T: Tokens + ?Sized> Read<'r, T> {
     fn text_of(&self, i: usize) -> &'r str {
         let token = self.tokens.at(self.start + i);
         self.text
-            .get(token.start as usize..token.end() as usize)
+            .slice(token.start as usize..token.end() as usize)
             .unwrap_or("")
     }
 }
@@ -605,7 +632,7 @@ where
         return true;
     }
     // Only a run mostly made of a table reads the texts.
-    let (text_a, text_b) = (a.text(), b.text());
+    let (text_a, text_b) = (a.reader(), b.reader());
     let a = Read::of(a, &text_a);
     let b = Read::of(b, &text_b);
     table.clone().all(|i| a.text_of(i) == b.text_of(i)) || edited_table(a, b, &ids, table)
@@ -1522,8 +1549,8 @@ mod tests {
         let said = |mode| {
             renamed(
                 pairs.clone(),
-                (&a.tokens, &text_a),
-                (&b.tokens, &text_b),
+                (&a.tokens, &*text_a),
+                (&b.tokens, &*text_b),
                 mode,
             )
         };

@@ -15,6 +15,7 @@
 
 use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::grammar::DefKind;
+use crate::engine::text::Slices;
 use crate::engine::tokens::{LineIndex, Position, Tokens};
 
 /// The definition a place lies in, as answers name it.
@@ -36,7 +37,7 @@ impl Definitions {
     /// `tokens` they are): the innermost definition holding it, if any.
     pub(crate) fn symbol(
         &self,
-        text: &str,
+        text: &(impl Slices + ?Sized),
         tokens: &(impl Tokens + ?Sized),
         start: u32,
         end: u32,
@@ -67,7 +68,7 @@ impl Definitions {
     /// line table.
     pub(crate) fn symbol_at(
         &self,
-        text: &str,
+        text: &(impl Slices + ?Sized),
         lines: &LineIndex,
         tokens: &(impl Tokens + ?Sized),
         from: Position,
@@ -95,10 +96,14 @@ fn covers(definition: &Definition, tokens: &(impl Tokens + ?Sized), start: u32, 
     start <= tokens.at(first).start && tokens.at(past - 1).end() <= end
 }
 
-/// The byte offset of a position (1-based line, column in characters).
-fn offset_of(text: &str, lines: &LineIndex, at: Position) -> Option<u32> {
+/// The byte offset of a position (1-based line, column in characters; a
+/// column past its line's end is the next line's start).
+fn offset_of(text: &(impl Slices + ?Sized), lines: &LineIndex, at: Position) -> Option<u32> {
     let line_start = lines.line_start(at.line)? as usize;
-    let rest = text.get(line_start..)?;
+    let line_end = lines
+        .line_start(at.line + 1)
+        .map_or(text.text_len(), |s| s as usize);
+    let rest = text.slice(line_start..line_end)?;
     let column = at.column.checked_sub(1)? as usize;
     let bytes = match rest.char_indices().nth(column) {
         Some((i, _)) => i,

@@ -2,23 +2,28 @@
 //!
 //! In: the text a file was tokenized from. Out: a [`FileText`] that holds
 //! it as zstd at level 1 (about a third of its size on source code), or
-//! plain where compression does not make it smaller, and gives it back
-//! whole ([`FileText::get`]) when an answer quotes it, counts its columns
-//! or compares it. The texts read back last are kept, up to
-//! [`RECENT_BYTES`], for the next answers (checks of one editor's file
-//! quote the same few files again and again).
+//! plain where compression does not make it smaller, cut into blocks of
+//! about [`BLOCK_BYTES`] each compressed alone. It gives the text back
+//! whole ([`FileText::get`]), or through a [`Reader`] the ranges an answer
+//! quotes, counts columns in or compares ([`Slices`]), reading back only
+//! the blocks they lie in. The texts and blocks read back last are kept,
+//! up to [`RECENT_BYTES`], for the next answers (checks of one editor's
+//! file quote the same few files again and again).
 //!
 //! Invariants: [`FileText::get`] returns exactly the text given to
-//! [`FileText::new`] (test: `round_trips`); the matching loops never ask
-//! for it, and an answer asks once per file it reads (each decompression
-//! is a whole file); a text is packed iff its bytes are fewer than its
-//! length; a packed text's `id` is its own, never reused, so the recent
-//! texts cannot answer for another file.
+//! [`FileText::new`], and a [`Reader`]'s slice of it exactly what
+//! `str::get` gives (tests: `round_trips`, `a_large_text_is_read_back_a_block_at_a_time`);
+//! the matching loops never ask for it, and an answer reads each block
+//! once at most; a text is packed iff its bytes are fewer than its
+//! length; a block ends at a line break where its second half has one,
+//! so a line's columns are counted in one block; a packed text's ids are
+//! its own, never reused, so the recent texts cannot answer for another
+//! file.
 
 use std::cell::RefCell;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::hash::HashMap;
 
@@ -141,44 +146,114 @@ impl Contexts {
     }
 }
 
+/// A packed text longer than this is cut into blocks of about this many
+/// bytes, each its own zstd frame, so that an answer quoting a few lines
+/// of a large file decompresses the blocks that hold them, not the file
+/// (a kernel register header is 5 to 30 MB of text).
+pub const BLOCK_BYTES: usize = 64 << 10;
+
 /// A file's text: zstd-compressed, or plain where that is not smaller.
 #[derive(Debug, Clone, Default)]
 pub struct FileText {
-    /// A packed text's id among the recent texts (0 for a plain one).
+    /// A packed text's id among the recent texts (0 for a plain one); its
+    /// block `b` is `id + 1 + b` there.
     id: u64,
     /// The text's length in bytes.
     len: u32,
     /// Whether the text is ASCII: a column is then a byte offset, known
     /// without the text.
     ascii: bool,
-    /// The text itself when `bytes.len() == len`, else its zstd frame.
+    /// The text itself when `bytes.len() == len`, else its zstd frames,
+    /// one per block.
     bytes: Box<[u8]>,
+    /// Where each block after the first starts, in the text and in
+    /// `bytes` (empty for a plain text or a packed one of one block).
+    cuts: Box<[Cut]>,
+}
+
+/// The start of a block: in the text, and of its frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cut {
+    text: u32,
+    frame: u32,
+}
+
+/// Where `text` is cut into blocks: the start of each block after the
+/// first. A block ends after the last line break in its second half, or
+/// at a character boundary if it has none, so that a line (what a column
+/// is counted in) lies in one block.
+fn block_starts(text: &str) -> Vec<u32> {
+    let bytes = text.as_bytes();
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while bytes.len() - at > BLOCK_BYTES {
+        let limit = at + BLOCK_BYTES;
+        let cut = match bytes[at + BLOCK_BYTES / 2..limit]
+            .iter()
+            .rposition(|&b| b == b'\n')
+        {
+            Some(i) => at + BLOCK_BYTES / 2 + i + 1,
+            None => (at + 1..=limit)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .expect("a character is at most 4 bytes"),
+        };
+        starts.push(cut as u32);
+        at = cut;
+    }
+    starts
 }
 
 impl FileText {
     /// Keeps `text`, compressed where that makes it smaller.
     pub fn new(text: String) -> FileText {
         let len = u32::try_from(text.len()).expect("a scanned file's text is under 4 GiB");
+        let starts = block_starts(&text);
         let packed = Contexts::with(|c| {
-            c.scratch.clear();
-            c.scratch
-                .reserve(zstd::zstd_safe::compress_bound(text.len()));
-            match c
-                .compressor
-                .compress_to_buffer(text.as_bytes(), &mut c.scratch)
-            {
-                Ok(n) if n < text.len() => Some(Box::from(&c.scratch[..n])),
-                _ => None,
+            let mut frames = Vec::new();
+            let mut cuts = Vec::with_capacity(starts.len());
+            let ends = starts.iter().map(|&s| s as usize).chain([text.len()]);
+            let mut from = 0;
+            for (b, end) in ends.enumerate() {
+                if b > 0 {
+                    let frame = u32::try_from(frames.len()).ok()?;
+                    cuts.push(Cut {
+                        text: from as u32,
+                        frame,
+                    });
+                }
+                let block = &text.as_bytes()[from..end];
+                c.scratch.clear();
+                c.scratch
+                    .reserve(zstd::zstd_safe::compress_bound(block.len()));
+                let n = c
+                    .compressor
+                    .compress_to_buffer(block, &mut c.scratch)
+                    .ok()?;
+                frames.extend_from_slice(&c.scratch[..n]);
+                if frames.len() >= text.len() {
+                    return None;
+                }
+                from = end;
             }
+            Some((frames.into_boxed_slice(), cuts.into_boxed_slice()))
         });
-        FileText {
-            id: match packed {
-                Some(_) => NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                None => 0,
+        let ascii = text.is_ascii();
+        match packed {
+            Some((bytes, cuts)) => FileText {
+                id: NEXT_ID.fetch_add(2 + cuts.len() as u64, Ordering::Relaxed),
+                len,
+                ascii,
+                bytes,
+                cuts,
             },
-            len,
-            ascii: text.is_ascii(),
-            bytes: packed.unwrap_or_else(|| text.into_bytes().into_boxed_slice()),
+            None => FileText {
+                id: 0,
+                len,
+                ascii,
+                bytes: text.into_bytes().into_boxed_slice(),
+                cuts: Box::default(),
+            },
         }
     }
 
@@ -194,21 +269,70 @@ impl FileText {
         if let Some(text) = Recent::with(|r| r.get(self.id)) {
             return Text::Shared(text);
         }
-        let text: Arc<str> = Arc::from(self.unpack());
+        let text: Arc<str> = Arc::from(self.unpack(0..self.blocks()));
         Recent::with(|r| r.keep(self.id, &text));
         Text::Shared(text)
     }
 
-    /// The packed text, decompressed.
-    fn unpack(&self) -> String {
-        let bytes = Contexts::with(|c| {
-            let mut out = Vec::with_capacity(self.len as usize);
-            c.decompressor
-                .decompress_to_buffer(&self.bytes, &mut out)
-                .expect("a packed FileText holds the zstd frame it made");
-            out
+    /// How many blocks it is read back in (1 for a plain text).
+    fn blocks(&self) -> usize {
+        self.cuts.len() + 1
+    }
+
+    /// Where block `b` starts in the text and its frame starts in `bytes`.
+    fn block_start(&self, b: usize) -> Cut {
+        match b {
+            0 => Cut { text: 0, frame: 0 },
+            _ if b == self.blocks() => Cut {
+                text: self.len,
+                frame: self.bytes.len() as u32,
+            },
+            _ => self.cuts[b - 1],
+        }
+    }
+
+    /// The block that holds bytes `range` of the text whole, if one does.
+    fn block_of(&self, range: &Range<usize>) -> Option<usize> {
+        let b = self
+            .cuts
+            .partition_point(|c| c.text as usize <= range.start);
+        (range.end <= self.block_start(b + 1).text as usize).then_some(b)
+    }
+
+    /// Block `b` of the text, decompressed (or taken from the recent
+    /// texts); with one block, the text.
+    fn block(&self, b: usize) -> Text<'_> {
+        if self.blocks() == 1 {
+            return self.get();
+        }
+        let id = self.id + 1 + b as u64;
+        if let Some(text) = Recent::with(|r| r.get(id)) {
+            return Text::Shared(text);
+        }
+        let text: Arc<str> = Arc::from(self.unpack(b..b + 1));
+        Recent::with(|r| r.keep(id, &text));
+        Text::Shared(text)
+    }
+
+    /// Blocks `blocks` of the packed text, decompressed.
+    fn unpack(&self, blocks: Range<usize>) -> String {
+        let (first, past) = (self.block_start(blocks.start), self.block_start(blocks.end));
+        let mut out = vec![0; (past.text - first.text) as usize];
+        Contexts::with(|c| {
+            for b in blocks {
+                let (from, to) = (self.block_start(b), self.block_start(b + 1));
+                let into = (from.text - first.text) as usize..(to.text - first.text) as usize;
+                let n = c
+                    .decompressor
+                    .decompress_to_buffer(
+                        &self.bytes[from.frame as usize..to.frame as usize],
+                        &mut out[into.clone()],
+                    )
+                    .expect("a packed FileText holds the zstd frames it made");
+                assert_eq!(n, into.len(), "a block unpacks to its own length");
+            }
         });
-        String::from_utf8(bytes).expect("a packed FileText unpacks to the str it was given")
+        String::from_utf8(out).expect("a packed FileText's blocks unpack to whole characters")
     }
 
     /// Whether the text is `text` (read back only when the lengths agree).
@@ -238,7 +362,82 @@ impl FileText {
 
     /// Bytes it holds on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.len()
+        self.bytes.len() + std::mem::size_of_val(&*self.cuts)
+    }
+}
+
+/// A text read by byte ranges: a `str`, or a [`FileText`] through a
+/// [`Reader`], which reads back only the blocks the ranges lie in.
+pub trait Slices {
+    /// The text's length in bytes.
+    fn text_len(&self) -> usize;
+
+    /// Bytes `range` of the text, if they lie in it on character
+    /// boundaries (as [`str::get`]).
+    fn slice(&self, range: Range<usize>) -> Option<&str>;
+}
+
+impl Slices for str {
+    fn text_len(&self) -> usize {
+        self.len()
+    }
+
+    fn slice(&self, range: Range<usize>) -> Option<&str> {
+        self.get(range)
+    }
+}
+
+/// A [`FileText`] as one answer reads it: each block read back on its
+/// first need, once, and the whole text only when it is asked for or a
+/// range spans blocks.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    text: &'a FileText,
+    whole: OnceLock<Text<'a>>,
+    /// Its blocks, when it has more than one.
+    blocks: Box<[OnceLock<Text<'a>>]>,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `text`, nothing read back yet.
+    pub fn new(text: &'a FileText) -> Reader<'a> {
+        let blocks = match text.blocks() {
+            1 => Box::default(),
+            n => (0..n).map(|_| OnceLock::new()).collect(),
+        };
+        Reader {
+            text,
+            whole: OnceLock::new(),
+            blocks,
+        }
+    }
+
+    /// The whole text, read back on the first call.
+    pub fn whole(&self) -> &str {
+        self.whole.get_or_init(|| self.text.get())
+    }
+}
+
+impl Slices for Reader<'_> {
+    fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
+    fn slice(&self, range: Range<usize>) -> Option<&str> {
+        if let Some(whole) = self.whole.get() {
+            return whole.get(range);
+        }
+        if range.start > range.end || range.end > self.text.len() {
+            return None;
+        }
+        match self.text.block_of(&range) {
+            Some(b) if !self.blocks.is_empty() => {
+                let block = self.blocks[b].get_or_init(|| self.text.block(b));
+                let base = self.text.block_start(b).text as usize;
+                block.get(range.start - base..range.end - base)
+            }
+            _ => self.whole().get(range),
+        }
     }
 }
 
@@ -309,6 +508,89 @@ mod tests {
         for (k, t) in kept.iter().zip(&texts) {
             assert_eq!(k.get(), t.as_str());
         }
+    }
+
+    /// A text of `lines` lines of C, each naming `word`.
+    fn long_code(lines: usize, word: &str) -> String {
+        (0..lines)
+            .map(|i| format!("    reg_{word}_{i} = read(base + 0x{i:x}); /* {word} */\n"))
+            .collect()
+    }
+
+    #[test]
+    fn a_large_text_is_read_back_a_block_at_a_time() {
+        let text = long_code(20_000, "café");
+        let kept = FileText::new(text.clone());
+        assert!(kept.blocks() > 10, "{} blocks", kept.blocks());
+        for b in 1..kept.blocks() {
+            let start = kept.block_start(b).text as usize;
+            assert_eq!(&text[start - 1..start], "\n", "block {b} starts a line");
+            let length = start - kept.block_start(b - 1).text as usize;
+            assert!(
+                (BLOCK_BYTES / 2..=BLOCK_BYTES).contains(&length),
+                "{length}"
+            );
+        }
+        assert_eq!(kept.get(), text.as_str());
+        // Ranges within a block, across blocks, at the ends, and refused.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let reader = Reader::new(&kept);
+        for _ in 0..2_000 {
+            let start = next(text.len() + 2);
+            let end = start + next(300);
+            assert_eq!(
+                reader.slice(start..end),
+                text.get(start..end),
+                "{start}..{end}"
+            );
+        }
+        assert_eq!(reader.slice(text.len()..text.len()), Some(""));
+        assert_eq!(reader.text_len(), text.len());
+        // Within one block, only that block is read back.
+        let fresh = Reader::new(&kept);
+        let line = fresh.slice(BLOCK_BYTES * 3..BLOCK_BYTES * 3 + 20);
+        assert_eq!(line, text.get(BLOCK_BYTES * 3..BLOCK_BYTES * 3 + 20));
+        assert!(
+            fresh.whole.get().is_none(),
+            "the whole text was not read back"
+        );
+        assert_eq!(fresh.blocks.iter().filter(|b| b.get().is_some()).count(), 1);
+    }
+
+    #[test]
+    fn a_text_without_line_breaks_is_cut_between_characters() {
+        let text = "日本語🦀é".repeat(BLOCK_BYTES / 4);
+        let starts = block_starts(&text);
+        assert!(!starts.is_empty());
+        assert!(starts.iter().all(|&s| text.is_char_boundary(s as usize)));
+        let kept = FileText::new(text.clone());
+        assert!(kept.is_packed());
+        assert_eq!(kept.get(), text.as_str());
+        assert_eq!(
+            kept.heap_bytes(),
+            kept.bytes.len() + 8 * starts.len(),
+            "its cuts are counted"
+        );
+        let reader = Reader::new(&kept);
+        let at = starts[0] as usize;
+        assert_eq!(reader.slice(at - 3..at + 4), text.get(at - 3..at + 4));
+        assert_eq!(
+            reader.slice(at - 1..at),
+            None,
+            "not on a character boundary"
+        );
+    }
+
+    #[test]
+    fn a_text_of_one_block_is_not_cut() {
+        assert!(block_starts(&"x".repeat(BLOCK_BYTES)).is_empty());
+        assert_eq!(block_starts(&"x\n".repeat(BLOCK_BYTES / 2 + 1)).len(), 1);
     }
 
     #[test]

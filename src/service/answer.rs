@@ -22,6 +22,7 @@ use crate::engine::grammar::Registry;
 use crate::engine::index::FileView;
 use crate::engine::matching::{content_hash, renamed, NearMiss, SnippetMatch, Span};
 use crate::engine::symbols::Symbol;
+use crate::engine::text::Slices;
 use crate::engine::tokens::{LineIndex, Mode, Token, Tokens};
 
 /// A range of text in a file, as answers report it.
@@ -201,7 +202,7 @@ impl Duplication {
     pub(crate) fn of_match(
         place: Place,
         m: SnippetMatch,
-        snippet: (&(impl Tokens + ?Sized), &str),
+        snippet: (&(impl Tokens + ?Sized), &(impl Slices + ?Sized)),
         view: &FileView<'_>,
         registry: &Registry,
         mode: Mode,
@@ -213,7 +214,7 @@ impl Duplication {
             other: Place::quoted(view, registry, m.codebase, run.b, last),
             tokens: m.matched(),
             content_hash: content_hash(file.tokens.within(run.b as usize..last as usize + 1), mode),
-            renamed: renamed(m.pairs(), snippet, (&file.tokens, view.text()), mode),
+            renamed: renamed(m.pairs(), snippet, (&file.tokens, view), mode),
             near: m.near.map(Near::of),
             added_lines: None,
             place,

@@ -23,6 +23,7 @@ use crate::engine::clones::ClonePair;
 use crate::engine::grammar::{FormatId, Registry};
 use crate::engine::index::{FileView, SourceFile, Views};
 use crate::engine::matching::{content_hash, renamed, Span};
+use crate::engine::text::Slices;
 use crate::engine::tokens::{Mode, Token, Tokens};
 use crate::project::config::Config;
 use crate::project::listing::{self, span, Listing};
@@ -390,8 +391,8 @@ fn duplication<'s>(
         .collect();
     let renamed = renamed(
         (c.parts().into_iter()).flat_map(|(a, b, len)| (0..len).map(move |i| (a + i, b + i))),
-        (&first.file.file.tokens, first.file.text()),
-        (&second.file.file.tokens, second.file.text()),
+        (&first.file.file.tokens, &*first.file),
+        (&second.file.file.tokens, &*second.file),
         mode,
     );
     let place = |at: At<'_>, quoted: bool| Place {
@@ -516,9 +517,8 @@ pub(crate) fn detail(
     let place = |at: &At<'_>, tokens: &[u32]| {
         let (file, span) = (&at.file, at.span);
         let text: Vec<&str> = file
-            .text()
+            .lines(span.start.line, span.lines())
             .split('\n')
-            .skip(span.start.line as usize - 1)
             .take(span.lines() as usize)
             .map(|line| line.strip_suffix('\r').unwrap_or(line))
             .collect();
@@ -556,7 +556,8 @@ pub(crate) fn detail(
 /// The source text of token `i` of `file`.
 fn text_of<'v>(file: &'v FileView<'_>, i: u32) -> &'v str {
     let token = file.file.tokens.at(i as usize);
-    &file.text()[token.start as usize..token.end() as usize]
+    file.slice(token.start as usize..token.end() as usize)
+        .expect("a token lies in its file's text, on character boundaries")
 }
 
 /// A clone's id: a hash of its places and size ([`listing::id`]).

@@ -957,7 +957,7 @@ impl Found {
             ..Duplication::of_match(
                 place,
                 self.m.clone(),
-                (&new.file.tokens, new.text()),
+                (&new.file.tokens, new),
                 &views.of(&self.file),
                 registry,
                 mode,

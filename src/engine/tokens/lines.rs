@@ -6,6 +6,10 @@
 //! line's start as an offset from its block's (test:
 //! `line_starts_are_kept_exactly_at_the_limits`).
 
+use std::ops::Range;
+
+use crate::engine::text::Slices;
+
 /// Lines per block of line starts.
 const BLOCK: usize = 64;
 
@@ -102,19 +106,19 @@ impl LineIndex {
     }
 
     /// Position of the character starting at byte `offset`.
-    pub(crate) fn start_position(&self, text: &str, offset: u32) -> Position {
+    pub(crate) fn start_position(&self, text: &(impl Slices + ?Sized), offset: u32) -> Position {
         let line = self.line_of(offset);
         let line_start = self.start(line as usize - 1) as usize;
-        let column = text[line_start..offset as usize].chars().count() as u32 + 1;
+        let column = columns(text, line_start..offset as usize) + 1;
         Position { line, column }
     }
 
     /// Position just after a range ending (exclusive) at byte `end`: the line
     /// of its last character, and the column after that character.
-    pub(crate) fn end_position(&self, text: &str, end: u32) -> Position {
+    pub(crate) fn end_position(&self, text: &(impl Slices + ?Sized), end: u32) -> Position {
         let line = self.line_of(end.saturating_sub(1));
         let line_start = self.start(line as usize - 1) as usize;
-        let column = text[line_start..end as usize].chars().count() as u32 + 1;
+        let column = columns(text, line_start..end as usize) + 1;
         Position { line, column }
     }
 
@@ -177,6 +181,14 @@ impl LineIndex {
             n
         }
     }
+}
+
+/// Characters in bytes `range` of `text` (a part of one line).
+fn columns(text: &(impl Slices + ?Sized), range: Range<usize>) -> u32 {
+    text.slice(range)
+        .expect("a position lies in its text, on a character boundary")
+        .chars()
+        .count() as u32
 }
 
 #[cfg(test)]
