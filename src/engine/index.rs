@@ -125,13 +125,28 @@ impl SourceFile {
         tokens: impl Into<PackedTokens>,
         meta: FileMeta,
     ) -> SourceFile {
+        let lines = LineIndex::new(&text);
+        SourceFile::of_parts(path, rel, format, FileText::new(text), lines, tokens, meta)
+    }
+
+    /// A file of a text already kept (packed by an earlier run) and its
+    /// line table, whose tokens are known.
+    pub(crate) fn of_parts(
+        path: String,
+        rel: String,
+        format: &Format,
+        text: FileText,
+        lines: LineIndex,
+        tokens: impl Into<PackedTokens>,
+        meta: FileMeta,
+    ) -> SourceFile {
         SourceFile {
             path,
             rel,
             format: format.id,
             family: format.family_id,
-            lines: LineIndex::new(&text),
-            text: FileText::new(text),
+            lines,
+            text,
             tokens: tokens.into(),
             meta,
             definitions: Definitions::default(),

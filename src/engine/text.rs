@@ -171,6 +171,36 @@ pub struct FileText {
     cuts: Box<[Cut]>,
 }
 
+/// A packed text's zstd frames, as [`FileText::frames`] gives them and
+/// [`FileText::from_frames`] takes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frames {
+    /// The frames, one per block, end to end.
+    pub bytes: Vec<u8>,
+    /// Where each block after the first starts: in the text, and its frame
+    /// in `bytes`.
+    pub cuts: Vec<(u32, u32)>,
+}
+
+impl Frames {
+    /// Whether they are laid out as the frames of a packed text of `len`
+    /// bytes are: fewer bytes than the text, and each cut inside both and
+    /// after the one before. (What they unpack to is not checked: a cache
+    /// is checksummed, and the text it was made of has the file's hash.)
+    pub fn fit(&self, len: usize) -> bool {
+        let mut before = (0, 0);
+        let in_order = self.cuts.iter().all(|&(text, frame)| {
+            let ok = text > before.0
+                && frame > before.1
+                && (text as usize) < len
+                && (frame as usize) < self.bytes.len();
+            before = (text, frame);
+            ok
+        });
+        in_order && self.bytes.len() < len && u32::try_from(len).is_ok()
+    }
+}
+
 /// The start of a block: in the text, and of its frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Cut {
@@ -272,6 +302,32 @@ impl FileText {
         let text: Arc<str> = Arc::from(self.unpack(0..self.blocks()));
         Recent::with(|r| r.keep(self.id, &text));
         Text::Shared(text)
+    }
+
+    /// A packed text's zstd frames, one per block, and where each block
+    /// after the first starts; `None` for a plain text. (What a cache
+    /// keeps, so that a warm start need not compress again.)
+    pub fn frames(&self) -> Option<(&[u8], impl ExactSizeIterator<Item = (u32, u32)> + '_)> {
+        let cuts = self.cuts.iter().map(|c| (c.text, c.frame));
+        self.is_packed().then_some((&*self.bytes, cuts))
+    }
+
+    /// The packed text of `len` bytes (ASCII or not) that `frames` holds,
+    /// or `None` if they are not laid out as a packed text's are
+    /// ([`Frames::fit`]).
+    pub fn from_frames(len: usize, ascii: bool, frames: Frames) -> Option<FileText> {
+        if !frames.fit(len) {
+            return None;
+        }
+        Some(FileText {
+            id: NEXT_ID.fetch_add(2 + frames.cuts.len() as u64, Ordering::Relaxed),
+            len: len as u32,
+            ascii,
+            bytes: frames.bytes.into_boxed_slice(),
+            cuts: (frames.cuts.into_iter())
+                .map(|(text, frame)| Cut { text, frame })
+                .collect(),
+        })
     }
 
     /// How many blocks it is read back in (1 for a plain text).
@@ -561,6 +617,48 @@ mod tests {
             "the whole text was not read back"
         );
         assert_eq!(fresh.blocks.iter().filter(|b| b.get().is_some()).count(), 1);
+    }
+
+    #[test]
+    fn a_packed_text_is_made_again_from_its_frames_and_cuts_only_if_they_are_in_order() {
+        let text = long_code(5_000, "frame");
+        let kept = FileText::new(text.clone());
+        let (bytes, cuts) = kept.frames().expect("packed");
+        let frames = Frames {
+            bytes: bytes.to_vec(),
+            cuts: cuts.collect(),
+        };
+        let cuts = frames.cuts.clone();
+        assert!(cuts.len() > 2);
+        let again =
+            FileText::from_frames(text.len(), true, frames.clone()).expect("laid out as made");
+        assert_eq!(again.get(), text.as_str());
+        assert_ne!(again.id, kept.id, "its own place among the recent texts");
+        let reader = Reader::new(&again);
+        assert_eq!(reader.slice(100_000..100_050), text.get(100_000..100_050));
+        let from = |len: usize, frames: &Frames, cuts: Vec<(u32, u32)>| {
+            let frames = Frames {
+                bytes: frames.bytes.clone(),
+                cuts,
+            };
+            FileText::from_frames(len, true, frames).is_some()
+        };
+        let mut swapped = cuts.clone();
+        swapped.swap(0, 1);
+        assert!(!from(text.len(), &frames, swapped), "cuts out of order");
+        let (len, packed) = (text.len() as u32, frames.bytes.len() as u32);
+        let mut past = cuts.clone();
+        past.push((len, packed - 1));
+        assert!(!from(text.len(), &frames, past), "a cut at the text's end");
+        let mut beyond = cuts.clone();
+        beyond.push((len - 1, packed));
+        assert!(!from(text.len(), &frames, beyond), "a cut past the frames");
+        assert!(
+            !from(packed as usize, &frames, cuts.clone()),
+            "not smaller than the text"
+        );
+        assert!(from(text.len(), &frames, cuts));
+        assert!(FileText::new("plain".to_owned()).frames().is_none());
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! Layout (little-endian): magic, format version, key, entry count, entries
 //! in path order (path, size, mtime, content hash, tokens as the index
 //! packs them: the file's distinct kinds, then per token its start and its
-//! kind's place; definitions), the index's
+//! kind's place; definitions; the text's zstd frames when the index
+//! keeps it packed, so that a warm start does not compress it again: their
+//! length, 0 for a text kept plain and so not stored, then where each
+//! block after the first starts and the frames), the index's
 //! posting lists (per family, the fingerprints' then the seeds', each a
 //! count and its postings sorted by hash, entry and position), then an
 //! XXH3 checksum of everything before it. A warm start takes the lists of
@@ -22,9 +25,9 @@
 //!
 //! Invariants: a cache is never trusted. A wrong magic, version, key or
 //! checksum, a truncated file, or entries that do not fit their file's text
-//! (or a kind's place outside its file's table) make it ignored (and
-//! rebuilt); a file is only reused when its size and
-//! content hash match. Writes go to a temporary file renamed into place, so
+//! (or a kind's place outside its file's table, or frames not laid out as
+//! a packed text's) make it ignored (and rebuilt); a file is only reused
+//! when its size and content hash match. Writes go to a temporary file renamed into place, so
 //! a crash never leaves half a cache.
 
 use std::io::{Read, Seek, Write};
@@ -34,6 +37,7 @@ use std::sync::Arc;
 use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
+use crate::engine::text::Frames;
 use crate::engine::tokens::{Normalization, PackedTokens, Tokens};
 use crate::project::config::Config;
 
@@ -43,8 +47,9 @@ pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// (2: a token's third number packs its length and class; 3: fingerprints
 /// are not kept; 4: the index's posting lists are; 5: each entry's
 /// definitions follow its tokens; 6: tokens packed, a table of each file's
-/// kinds, then per token its start and its kind's place.)
-pub const FORMAT_VERSION: u32 = 6;
+/// kinds, then per token its start and its kind's place; 7: each entry's
+/// packed text follows its definitions.)
+pub const FORMAT_VERSION: u32 = 7;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
@@ -61,6 +66,8 @@ pub struct CachedFile {
     pub tokens: PackedTokens,
     /// Its definitions.
     pub definitions: Definitions,
+    /// Its text's zstd frames, if the index kept it packed.
+    pub frames: Option<Frames>,
     /// Whether a scan took the tokens (and so may take the postings).
     pub taken: bool,
 }
@@ -408,6 +415,18 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
         piece.extend_from_slice(&d.name_len.to_le_bytes());
         piece.extend_from_slice(&d.packed.to_le_bytes());
     }
+    match file.text.frames() {
+        None => piece.extend_from_slice(&0u32.to_le_bytes()),
+        Some((bytes, cuts)) => {
+            piece.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            piece.extend_from_slice(&(cuts.len() as u32).to_le_bytes());
+            for (text, frame) in cuts {
+                piece.extend_from_slice(&text.to_le_bytes());
+                piece.extend_from_slice(&frame.to_le_bytes());
+            }
+            piece.extend_from_slice(bytes);
+        }
+    }
 }
 
 /// The bytes [`put_entry`] writes for `file`.
@@ -420,10 +439,12 @@ pub(super) fn entry_len(file: &SourceFile) -> usize {
         + file.tokens.len() * TOKEN_BYTES
         + 4
         + file.definitions.as_slice().len() * DEFINITION_BYTES
+        + 4
+        + file
+            .text
+            .frames()
+            .map_or(0, |(bytes, cuts)| 4 + cuts.len() * CUT_BYTES + bytes.len())
 }
-
-/// One entry of a cache or a journal: path, metadata, tokens, definitions.
-pub(super) type Entry = (String, FileMeta, PackedTokens, Definitions);
 
 /// The bytes of the cache of `index` made with `key`.
 #[cfg(test)]
@@ -458,6 +479,9 @@ const TOKEN_BYTES: usize = 8;
 
 /// Bytes per definition in a cache entry.
 const DEFINITION_BYTES: usize = 16;
+
+/// Bytes per block start of a packed text in a cache entry.
+const CUT_BYTES: usize = 8;
 
 /// Bytes per posting in a posting list.
 const POSTING_BYTES: usize = 16;
@@ -504,25 +528,15 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
     let mut sizes: Vec<u32> = Vec::new();
     let mut previous_rel = String::new();
     for entry in 0..count {
-        let (rel, meta, tokens, definitions) = r.entry()?;
+        let (rel, file) = r.entry(entry as u32)?;
         // In path order, as the index numbers its files (a posting list
         // stays sorted as the entries become a scan's files).
         if entry > 0 && rel <= previous_rel {
             return Err("entries out of order");
         }
         previous_rel.clone_from(&rel);
-        sizes.push(tokens.len() as u32);
-        let entry = entry as u32;
-        files.insert(
-            rel,
-            CachedFile {
-                entry,
-                meta,
-                tokens,
-                definitions,
-                taken: false,
-            },
-        );
+        sizes.push(file.tokens.len() as u32);
+        files.insert(rel, file);
     }
     let lists = r.u32()?;
     if lists % 2 != 0 || lists > MOST_LISTS {
@@ -728,7 +742,7 @@ impl<R: std::io::Read> Reader<R> {
     /// The next `n` bytes, read in pieces (a damaged length allocates no
     /// more than the input holds).
     pub(super) fn bytes(&mut self, n: usize) -> Result<Vec<u8>, &'static str> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(n.min(1 << 24));
         (&mut self.input)
             .take(n as u64)
             .read_to_end(&mut out)
@@ -778,10 +792,11 @@ impl<R: std::io::Read> Reader<R> {
         Ok(u64::from_le_bytes(b))
     }
 
-    /// One entry, as [`put_entry`] lays it out: its path, metadata,
-    /// tokens, which must be few enough for its file's size, and
-    /// definitions, each inside the file, sorted, of a known kind.
-    pub(super) fn entry(&mut self) -> Result<Entry, &'static str> {
+    /// Entry number `entry`, as [`put_entry`] lays it out: its path,
+    /// metadata, tokens, which must be few enough for its file's size,
+    /// definitions, each inside the file, sorted, of a known kind, and its
+    /// text's frames, laid out as a packed text's.
+    pub(super) fn entry(&mut self, entry: u32) -> Result<(String, CachedFile), &'static str> {
         let rel_len = self.u32()? as usize;
         let rel = String::from_utf8(self.bytes(rel_len)?).map_err(|_| "bad path")?;
         let meta = FileMeta {
@@ -826,7 +841,35 @@ impl<R: std::io::Read> Reader<R> {
                 d.fits(meta.size).then_some(d)
             })?;
         let definitions = Definitions::checked(definitions).ok_or("definitions out of order")?;
-        Ok((rel, meta, tokens, definitions))
+        let packed = self.u32()? as usize;
+        let frames = match packed {
+            0 => None,
+            _ if packed as u64 >= meta.size => return Err("a packed text larger than its file"),
+            _ => {
+                let n = self.u32()? as usize;
+                if n > packed {
+                    return Err("more blocks than the packed text can have");
+                }
+                let cuts = self.records::<CUT_BYTES, _>(n, "bad block", |c| {
+                    Some((le32(&c[..4]), le32(&c[4..])))
+                })?;
+                let frames = Frames {
+                    bytes: self.bytes(packed)?,
+                    cuts,
+                };
+                let size = usize::try_from(meta.size).map_err(|_| "bad size")?;
+                Some(frames.fit(size).then_some(frames).ok_or("bad blocks")?)
+            }
+        };
+        let file = CachedFile {
+            entry,
+            meta,
+            tokens,
+            definitions,
+            frames,
+            taken: false,
+        };
+        Ok((rel, file))
     }
 
     /// The version and key after the magic: the layout must be this one and
@@ -936,6 +979,11 @@ mod tests {
         assert_eq!(py.definitions.as_slice().len(), 4);
         assert_eq!(py.definitions, index.files[2].definitions);
         assert!(entry.fits(&index.files[1].text.get()));
+        // The packed text's frames, so that a warm start does not compress
+        // it again.
+        let (bytes, cuts) = index.files[1].text.frames().expect("packed");
+        let frames = entry.frames.as_ref().expect("kept");
+        assert_eq!((&frames.bytes[..], frames.cuts.len()), (bytes, cuts.len()));
         let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
         let read: Vec<&[Posting]> = (loaded.lists.postings.iter().chain(&loaded.lists.seeds))
             .map(|l| &l[..])
@@ -968,8 +1016,8 @@ mod tests {
     fn an_entry_holds_no_more_than_its_file_can_make() {
         // One file of 10 bytes with `kinds` kinds of token (text hash i,
         // length 1, class other) and tokens of these places in the table,
-        // in an otherwise valid cache.
-        let cache = |kinds: u32, places: &[u32]| {
+        // then `packed` (its text's frames), in an otherwise valid cache.
+        let with_text = |kinds: u32, places: &[u32], packed: &[u8]| {
             let mut body = MAGIC.to_vec();
             body.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
             body.extend_from_slice(&7u64.to_le_bytes());
@@ -990,13 +1038,15 @@ mod tests {
                     body.extend_from_slice(&u32::to_le_bytes(v));
                 }
             }
-            // No definitions, no posting lists.
+            // No definitions, the text, no posting lists.
             body.extend_from_slice(&0u32.to_le_bytes());
+            body.extend_from_slice(packed);
             body.extend_from_slice(&0u32.to_le_bytes());
             let checksum = xxhash_rust::xxh3::xxh3_64(&body);
             body.extend_from_slice(&checksum.to_le_bytes());
             body
         };
+        let cache = |kinds: u32, places: &[u32]| with_text(kinds, places, &0u32.to_le_bytes());
         // 21 tokens are the most 10 bytes can have (one per byte, and a
         // wall between any two), and so are 21 kinds.
         let framed = |tokens: u32| cache(1, &vec![0; tokens as usize]);
@@ -1025,6 +1075,28 @@ mod tests {
             let mut huge = cache(1, &[]);
             huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
             assert!(decode(&huge, 7).is_err());
+        }
+        // A packed text: its length, block starts after the first (text,
+        // frame) and frames, fewer bytes than the file's 10.
+        let packed = |len: u32, cuts: &[(u32, u32)], frames: usize| {
+            let mut bytes = len.to_le_bytes().to_vec();
+            bytes.extend_from_slice(&(cuts.len() as u32).to_le_bytes());
+            for &(text, frame) in cuts {
+                bytes.extend_from_slice(&text.to_le_bytes());
+                bytes.extend_from_slice(&frame.to_le_bytes());
+            }
+            bytes.extend(std::iter::repeat_n(0x5a, frames));
+            with_text(1, &[0], &bytes)
+        };
+        let read = decode(&packed(6, &[(5, 3)], 6), 7).unwrap();
+        let frames = read.files["a"].frames.as_ref().expect("kept");
+        assert_eq!((frames.bytes.len(), &frames.cuts[..]), (6, &[(5, 3)][..]));
+        assert_eq!(
+            decode(&packed(10, &[], 10), 7).unwrap_err(),
+            "a packed text larger than its file"
+        );
+        for cuts in [&[(0, 3)][..], &[(10, 3)], &[(5, 6)], &[(5, 3), (4, 4)]] {
+            assert_eq!(decode(&packed(6, cuts, 6), 7).unwrap_err(), "bad blocks");
         }
     }
 

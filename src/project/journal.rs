@@ -234,7 +234,8 @@ fn apply_record(
     let changed = r.u32()? as usize;
     let mut given = Vec::with_capacity(changed.min(payload.len() / 40));
     for _ in 0..changed {
-        given.push(r.entry()?);
+        let entry = u32::try_from(*next + given.len()).map_err(|_| "too many entries")?;
+        given.push(r.entry(entry)?);
     }
     if !r.at_end() {
         return Err("trailing bytes");
@@ -242,16 +243,8 @@ fn apply_record(
     for rel in gone {
         files.remove(&rel);
     }
-    for (rel, meta, tokens, definitions) in given {
-        let entry = u32::try_from(*next).map_err(|_| "too many entries")?;
-        *next += 1;
-        let file = CachedFile {
-            entry,
-            meta,
-            tokens,
-            definitions,
-            taken: false,
-        };
+    *next += given.len();
+    for (rel, file) in given {
         files.insert(rel, file);
     }
     Ok(())

@@ -27,7 +27,8 @@ use crate::engine::grammar::Registry;
 use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::index::{FileMeta, Index, PostingLists, SourceFile};
 use crate::engine::parse::{Budget, ParseError};
-use crate::engine::tokens::tokenize_defined;
+use crate::engine::text::FileText;
+use crate::engine::tokens::{tokenize_defined, LineIndex};
 use crate::project::cache::{Cached, CachedFile};
 use crate::project::config::Config;
 use crate::project::generated::generated;
@@ -385,7 +386,7 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
     let same = |m: &FileMeta| m.content_hash == meta.content_hash && m.size == meta.size;
     let known = previous
         .filter(|p| same(&p.meta))
-        .map(|p| (p.tokens.clone(), p.definitions.clone()))
+        .map(|p| (p.tokens.clone(), p.definitions.clone(), None))
         .or_else(|| {
             // Taken, not copied: the cache's tokens are the index's from
             // here on, so a warm start holds them once (1.5 GB for the
@@ -401,11 +402,12 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
                 (
                     std::mem::take(&mut cached.tokens),
                     std::mem::take(&mut cached.definitions),
+                    cached.frames.take(),
                 )
             })
         });
     let parsed = known.is_none();
-    let (tokens, definitions) = match known {
+    let (tokens, definitions, frames) = match known {
         Some(known) => known,
         // The generated-file rule reads the text before it is packed.
         None => match tokenize_defined(
@@ -414,7 +416,7 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
             &config.normalization,
             &Budget::for_file(text.len()),
         ) {
-            Ok((tokens, definitions)) => (tokens.into(), definitions),
+            Ok((tokens, definitions)) => (tokens.into(), definitions, None),
             Err(ParseError::Timeout) => return Outcome::Skipped(SkipReason::ParseTimeout),
             Err(ParseError::Memory) => return Outcome::Skipped(SkipReason::ParseMemory),
             Err(ParseError::Stopped) => return Outcome::Stopped,
@@ -423,7 +425,12 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
     if generated(config, format, &text, &tokens) {
         return Outcome::Skipped(SkipReason::Generated);
     }
-    let file = SourceFile::with_tokens(path, c.rel.clone(), format, text, tokens, meta)
+    // The cache's packed text is this text (the same hash), so it is not
+    // compressed again.
+    let lines = LineIndex::new(&text);
+    let packed = frames.and_then(|f| FileText::from_frames(text.len(), text.is_ascii(), f));
+    let text = packed.unwrap_or_else(|| FileText::new(text));
+    let file = SourceFile::of_parts(path, c.rel.clone(), format, text, lines, tokens, meta)
         .with_definitions(definitions);
     Outcome::Indexed {
         file: Arc::new(file),

@@ -457,3 +457,107 @@ fn no_cache_writes_nothing_and_cache_dir_moves_it() {
     });
     assert!(!server.dir.join(".dupcheck-cache").exists());
 }
+
+/// A file of 150 KB (its text packed in blocks of 64 KiB) with a copied
+/// function in its third block, among lines of accented comments: a warm
+/// start takes its packed text from the cache, and every answer quoting
+/// it (a check, the clone list, a clone's lines) is the cold start's, to
+/// the column.
+#[cfg(unix)]
+#[test]
+fn a_warm_start_quotes_a_large_file_from_its_kept_text_as_the_cold_one_did() {
+    needs_formats!("c");
+    const COPIED: &str = "\
+int copied_sum(const int *values, int count)
+{
+\t/* somme été */ int total = 0;
+\tfor (int i = 0; i < count; i++) {
+\t\tif (values[i] > 0)
+\t\t\ttotal += values[i] * 2;
+\t\telse
+\t\t\ttotal -= values[i];
+\t}
+\treturn total;
+}";
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir = temp.path();
+    let filler = |from: usize, to: usize| -> String {
+        (from..to)
+            .map(|i| format!("int reg_{i} = 0x{i:x}; /* registre n° {i}, réglé */\n"))
+            .collect()
+    };
+    // The copy starts on line 3,001, past 130,000 bytes.
+    let big = format!("{}{COPIED}\n{}", filler(0, 3_000), filler(3_000, 3_400));
+    assert!(big.len() > 150_000 && big[..big.find("int copied").unwrap()].len() > 131_072);
+    write(dir, "big.c", &big);
+    write(dir, "small.c", format!("/* la copie */\n{COPIED}\n"));
+    let args = ["--mode", "strict", "--no-watch"];
+    let answers = |server: &Server| {
+        let (status, check) = server.check(json!({"code": COPIED, "format": "c"}));
+        assert_eq!(status, 200, "{check}");
+        let (status, list) = server.get("/api/clones?limit=10");
+        assert_eq!(status, 200, "{list}");
+        let id = list["clones"][0]["id"].as_str().expect("an id").to_owned();
+        let (status, clone) = server.get(&format!("/api/clone?id={id}"));
+        assert_eq!(status, 200, "{clone}");
+        (check, list, clone)
+    };
+
+    let mut cold = Server::spawn(dir, &args);
+    cold.wait_ready();
+    let cold_answers = answers(&cold);
+    assert_eq!(cold.terminate(), Some(0));
+    let (summary, child) = start_and_read_summary(dir, &["--mode", "strict"]);
+    assert_eq!(parsed_reused(&summary), "(0 parsed, 2 reused)", "{summary}");
+    stop(child);
+    let mut warm = Server::spawn(dir, &args);
+    warm.wait_ready();
+    let warm_answers = answers(&warm);
+    assert_eq!(warm.terminate(), Some(0));
+
+    let (check, list, clone) = &cold_answers;
+    let in_big: Vec<&Value> = check["duplications"]
+        .as_array()
+        .expect("duplications")
+        .iter()
+        .filter(|d| d["codebaseLocation"]["file"] == "big.c")
+        .collect();
+    assert_eq!(in_big.len(), 1, "{check}");
+    let at = &in_big[0]["codebaseLocation"];
+    assert_eq!(
+        (
+            &at["startLine"],
+            &at["endLine"],
+            &at["startColumn"],
+            &at["endColumn"]
+        ),
+        (&json!(3001), &json!(3011), &json!(1), &json!(2)),
+        "{at}"
+    );
+    assert_eq!(at["fragment"], COPIED);
+    assert_eq!(list["clones"].as_array().map(Vec::len), Some(1), "{list}");
+    // The clone's lines, and the columns of a token after accented
+    // letters (in characters: 18, where bytes would say 19).
+    let side = |file: &str| {
+        ["first", "second"]
+            .into_iter()
+            .map(|side| &clone[side])
+            .find(|place| place["file"] == file)
+            .unwrap_or_else(|| panic!("{file} in {clone}"))
+    };
+    let (first, second) = (side("big.c"), side("small.c"));
+    assert_eq!(
+        (&first["startLine"], &first["endLine"]),
+        (&json!(3001), &json!(3011))
+    );
+    assert_eq!(
+        (&first["text"], &second["text"]),
+        (&json!(COPIED), &json!(COPIED))
+    );
+    let int_at = |place: &Value, line: u64| {
+        let tokens = place["tokens"].as_array().expect("tokens");
+        tokens.contains(&json!([line, 18, line, 21]))
+    };
+    assert!(int_at(first, 3003) && int_at(second, 4), "{clone}");
+    assert_eq!(warm_answers, cold_answers);
+}
