@@ -3,10 +3,13 @@
 //!
 //! In: a file's [`Token`]s. Out: [`PackedTokens`], the same tokens in
 //! fewer bytes: a table of the file's distinct kinds (text hash, length
-//! and class: 12 bytes each), and per token its start (4 bytes) and its
-//! kind's place in the table (2 bytes, or 4 in a file of more than 65,536
-//! kinds). A text's hash is kept once per file however often it occurs:
-//! about 7 bytes a token where a [`Token`] is 16.
+//! and class: 12 bytes each), and per token its start and its kind's
+//! place in the table. A start takes 2 bytes, its distance from the start
+//! of the first of its block of [`START_BLOCK`] tokens (whose start takes
+//! 4), or 4 in a file where some block spans 64 KiB or more; a place
+//! takes 2 bytes, or 4 in a file of more than 65,536 kinds. A text's hash
+//! is kept once per file however often it occurs: about 5 bytes a token
+//! where a [`Token`] is 16.
 //!
 //! Invariants: [`PackedTokens::at`] gives back exactly the token packed
 //! there (test `packing_gives_back_every_token`); every kind's place is
@@ -109,6 +112,150 @@ type Kind = [u32; 3];
 /// Most kinds a file has for its places to take 2 bytes.
 const NARROW_KINDS: usize = 1 << 16;
 
+/// Tokens per block of starts.
+const START_BLOCK: usize = 64;
+
+/// Per token, the byte offset of its first byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Starts {
+    /// Per block of [`START_BLOCK`] tokens its first token's start, and per
+    /// token its distance from that start: where no block spans 64 KiB.
+    Narrow {
+        bases: Box<[u32]>,
+        offsets: Box<[u16]>,
+    },
+    /// Each start whole.
+    Wide(Box<[u32]>),
+}
+
+impl Default for Starts {
+    fn default() -> Starts {
+        Starts::Narrow {
+            bases: Box::default(),
+            offsets: Box::default(),
+        }
+    }
+}
+
+impl Starts {
+    /// `starts` (in order) kept narrow where every block allows.
+    fn new(starts: Vec<u32>) -> Starts {
+        let bases: Vec<u32> = starts.iter().step_by(START_BLOCK).copied().collect();
+        let narrow = starts.iter().enumerate().all(|(i, &start)| {
+            start
+                .checked_sub(bases[i / START_BLOCK])
+                .is_some_and(|d| d <= u32::from(u16::MAX))
+        });
+        if !narrow {
+            return Starts::Wide(starts.into_boxed_slice());
+        }
+        let offsets = (starts.iter().enumerate())
+            .map(|(i, &start)| (start - bases[i / START_BLOCK]) as u16)
+            .collect();
+        Starts::Narrow {
+            bases: bases.into_boxed_slice(),
+            offsets,
+        }
+    }
+
+    /// How many.
+    fn len(&self) -> usize {
+        match self {
+            Starts::Narrow { offsets, .. } => offsets.len(),
+            Starts::Wide(starts) => starts.len(),
+        }
+    }
+
+    /// Start `i`, if there is one.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<u32> {
+        match self {
+            Starts::Narrow { bases, offsets } => offsets
+                .get(i)
+                .map(|&d| bases[i / START_BLOCK] + u32::from(d)),
+            Starts::Wide(starts) => starts.get(i).copied(),
+        }
+    }
+
+    /// Those of `range`, in order.
+    #[inline]
+    fn within(&self, range: Range<usize>) -> StartIter<'_> {
+        match self {
+            Starts::Narrow { bases, offsets } => {
+                assert!(
+                    range.start <= range.end && range.end <= offsets.len(),
+                    "tokens {range:?} of {}",
+                    offsets.len()
+                );
+                StartIter::Narrow {
+                    bases,
+                    offsets,
+                    front: range.start,
+                    back: range.end,
+                }
+            }
+            Starts::Wide(starts) => StartIter::Wide(starts[range].iter()),
+        }
+    }
+
+    /// Bytes it holds.
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Starts::Narrow { bases, offsets } => {
+                std::mem::size_of_val::<[u32]>(bases) + std::mem::size_of_val::<[u16]>(offsets)
+            }
+            Starts::Wide(starts) => std::mem::size_of_val::<[u32]>(starts),
+        }
+    }
+}
+
+/// The starts of a range of tokens.
+#[derive(Debug, Clone)]
+enum StartIter<'a> {
+    Narrow {
+        bases: &'a [u32],
+        offsets: &'a [u16],
+        front: usize,
+        back: usize,
+    },
+    Wide(std::slice::Iter<'a, u32>),
+}
+
+impl StartIter<'_> {
+    #[inline(always)]
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            StartIter::Narrow {
+                bases,
+                offsets,
+                front,
+                back,
+            } => (*front < *back).then(|| {
+                let i = *front;
+                *front += 1;
+                bases[i / START_BLOCK] + u32::from(offsets[i])
+            }),
+            StartIter::Wide(starts) => starts.next().copied(),
+        }
+    }
+
+    #[inline(always)]
+    fn next_back(&mut self) -> Option<u32> {
+        match self {
+            StartIter::Narrow {
+                bases,
+                offsets,
+                front,
+                back,
+            } => (*front < *back).then(|| {
+                *back -= 1;
+                bases[*back / START_BLOCK] + u32::from(offsets[*back])
+            }),
+            StartIter::Wide(starts) => starts.next_back().copied(),
+        }
+    }
+}
+
 /// Per token, its kind's place in the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Places {
@@ -131,7 +278,7 @@ pub struct PackedTokens {
     /// The distinct kinds, in order of first occurrence.
     kinds: Box<[Kind]>,
     /// Per token, the byte offset of its first byte.
-    starts: Box<[u32]>,
+    starts: Starts,
     /// Per token, its kind's place in `kinds`.
     places: Places,
 }
@@ -205,7 +352,7 @@ impl PackedTokens {
         };
         PackedTokens {
             kinds: kinds.into_boxed_slice(),
-            starts: starts.into_boxed_slice(),
+            starts: Starts::new(starts),
             places,
         }
     }
@@ -220,7 +367,9 @@ impl PackedTokens {
 
     /// Per token, its start and its kind's place.
     pub(crate) fn places(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + '_ {
-        (0..self.starts.len()).map(|i| (self.starts[i], self.place(i) as u32))
+        (self.each())
+            .enumerate()
+            .map(|(i, t)| (t.start, self.place(i) as u32))
     }
 
     /// Bytes it holds (its parts are boxed: exactly as long as they are).
@@ -229,9 +378,7 @@ impl PackedTokens {
             Places::Narrow(p) => std::mem::size_of_val::<[u16]>(p),
             Places::Wide(p) => std::mem::size_of_val::<[u32]>(p),
         };
-        std::mem::size_of_val::<[Kind]>(&self.kinds)
-            + std::mem::size_of_val::<[u32]>(&self.starts)
-            + places
+        std::mem::size_of_val::<[Kind]>(&self.kinds) + self.starts.heap_bytes() + places
     }
 
     /// Token `i`'s kind's place.
@@ -276,7 +423,7 @@ impl Tokens for PackedTokens {
             text: u64::from(kind[0]) | u64::from(kind[1]) << 32,
             // As long as the places (whose index panics past the end): a
             // loop that compares identities reads no start.
-            start: self.starts.get(i).copied().unwrap_or(0),
+            start: self.starts.get(i).unwrap_or(0),
             len_class: kind[2],
         }
     }
@@ -289,7 +436,7 @@ impl Tokens for PackedTokens {
         };
         PackedIter {
             kinds: &self.kinds,
-            starts: self.starts[range].iter(),
+            starts: self.starts.within(range),
             places,
         }
     }
@@ -301,7 +448,7 @@ impl Tokens for PackedTokens {
 #[derive(Debug, Clone)]
 pub struct PackedIter<'a> {
     kinds: &'a [Kind],
-    starts: std::slice::Iter<'a, u32>,
+    starts: StartIter<'a>,
     places: PlaceIter<'a>,
 }
 
@@ -336,13 +483,16 @@ impl Iterator for PackedIter<'_> {
         };
         // As long as the places: a loop that compares identities reads no
         // start.
-        let start = self.starts.next().copied().unwrap_or(0);
+        let start = self.starts.next().unwrap_or(0);
         Some(self.token(start, place))
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.starts.size_hint()
+        match &self.places {
+            PlaceIter::Narrow(p) => p.size_hint(),
+            PlaceIter::Wide(p) => p.size_hint(),
+        }
     }
 }
 
@@ -353,7 +503,7 @@ impl DoubleEndedIterator for PackedIter<'_> {
             PlaceIter::Narrow(p) => usize::from(*p.next_back()?),
             PlaceIter::Wide(p) => *p.next_back()? as usize,
         };
-        let start = self.starts.next_back().copied().unwrap_or(0);
+        let start = self.starts.next_back().unwrap_or(0);
         Some(self.token(start, place))
     }
 }
@@ -413,10 +563,10 @@ mod tests {
         check(&[], true);
         let packed = PackedTokens::new(&tokens);
         assert_eq!(packed.kinds.len(), 7 + 4 + 1);
-        // 12 bytes a kind, 6 a token.
+        // 12 bytes a kind, 4 a token, 4 a block of 64 tokens.
         assert_eq!(
             packed.heap_bytes(),
-            packed.kinds.len() * 12 + tokens.len() * 6
+            packed.kinds.len() * 12 + tokens.len() * 4 + tokens.len().div_ceil(64) * 4
         );
     }
 
@@ -432,9 +582,32 @@ mod tests {
         check(&more, false);
         let packed = PackedTokens::new(&more);
         assert_eq!(packed.at(more.len() - 1), token(7));
+        // (Its last two tokens start before the one they follow, so its
+        // starts are whole too.)
         assert_eq!(
             packed.heap_bytes(),
             (NARROW_KINDS + 1) * 12 + more.len() * 8
+        );
+    }
+
+    #[test]
+    fn a_file_where_a_block_of_64_tokens_spans_64_kib_keeps_whole_starts() {
+        let token = |start: u32| Token::new(7, TokenClass::Other, start, start + 1);
+        let narrow = |tokens: &[Token]| {
+            let packed = PackedTokens::new(tokens);
+            check(tokens, true);
+            matches!(packed.starts, Starts::Narrow { .. })
+        };
+        // The first block spans 65,535 bytes; the second starts 1 MiB on.
+        let mut tokens: Vec<Token> = (0..63).map(token).chain([token(65_535)]).collect();
+        tokens.extend((0..100).map(|i| token((1 << 20) + i * 1000)));
+        assert!(narrow(&tokens));
+        // One byte more in the first block: every start is whole.
+        tokens[63] = token(65_536);
+        assert!(!narrow(&tokens));
+        assert_eq!(
+            PackedTokens::new(&tokens).heap_bytes(),
+            12 + tokens.len() * 6
         );
     }
 
