@@ -130,14 +130,14 @@ where
         return None;
     }
     let back = query
-        .within(0..a)
+        .kinds_within(0..a)
         .rev()
-        .zip(target.within(0..b).rev())
+        .zip(target.kinds_within(0..b).rev())
         .take_while(equal)
         .count();
     let forward = query
-        .within(a..query.len())
-        .zip(target.within(b..target.len()))
+        .kinds_within(a..query.len())
+        .zip(target.kinds_within(b..target.len()))
         .take_while(equal)
         .count();
     Some(Run {

@@ -50,6 +50,12 @@ pub trait Tokens {
         self.within(0..self.len())
     }
 
+    /// The tokens of `range` for a loop that compares their kinds alone
+    /// (text hash, length, class): their starts may read as 0.
+    fn kinds_within(&self, range: Range<usize>) -> Self::Iter<'_> {
+        self.within(range)
+    }
+
     /// The first token for which `pred` is false, or the length: `pred`
     /// must hold for every token before some point and none after it (as
     /// [`slice::partition_point`]).
@@ -170,9 +176,7 @@ impl Starts {
     #[inline(always)]
     fn get(&self, i: usize) -> Option<u32> {
         match self {
-            Starts::Narrow { bases, offsets } => offsets
-                .get(i)
-                .map(|&d| bases[i / START_BLOCK] + u32::from(d)),
+            Starts::Narrow { bases, offsets } => narrow_start(bases, offsets, i),
             Starts::Wide(starts) => starts.get(i).copied(),
         }
     }
@@ -209,6 +213,14 @@ impl Starts {
     }
 }
 
+/// Start `i` of narrow starts. It cannot panic, so that a loop that reads
+/// tokens for their kinds alone (extending a run) computes no start.
+#[inline(always)]
+fn narrow_start(bases: &[u32], offsets: &[u16], i: usize) -> Option<u32> {
+    let base = bases.get(i / START_BLOCK)?;
+    Some(base + u32::from(*offsets.get(i)?))
+}
+
 /// The starts of a range of tokens.
 #[derive(Debug, Clone)]
 enum StartIter<'a> {
@@ -219,6 +231,8 @@ enum StartIter<'a> {
         back: usize,
     },
     Wide(std::slice::Iter<'a, u32>),
+    /// Starts not read (each reads as 0).
+    Unread,
 }
 
 impl StartIter<'_> {
@@ -231,11 +245,11 @@ impl StartIter<'_> {
                 front,
                 back,
             } => (*front < *back).then(|| {
-                let i = *front;
                 *front += 1;
-                bases[i / START_BLOCK] + u32::from(offsets[i])
+                narrow_start(bases, offsets, *front - 1).unwrap_or(0)
             }),
             StartIter::Wide(starts) => starts.next().copied(),
+            StartIter::Unread => None,
         }
     }
 
@@ -249,9 +263,10 @@ impl StartIter<'_> {
                 back,
             } => (*front < *back).then(|| {
                 *back -= 1;
-                bases[*back / START_BLOCK] + u32::from(offsets[*back])
+                narrow_start(bases, offsets, *back).unwrap_or(0)
             }),
             StartIter::Wide(starts) => starts.next_back().copied(),
+            StartIter::Unread => None,
         }
     }
 }
@@ -438,6 +453,14 @@ impl Tokens for PackedTokens {
             kinds: &self.kinds,
             starts: self.starts.within(range),
             places,
+        }
+    }
+
+    #[inline]
+    fn kinds_within(&self, range: Range<usize>) -> PackedIter<'_> {
+        PackedIter {
+            starts: StartIter::Unread,
+            ..self.within(range)
         }
     }
 }
