@@ -20,7 +20,7 @@
 
 use std::ops::Range;
 
-use super::{Token, TokenClass, MAX_TOKEN_LEN};
+use super::{Token, TokenClass, MAX_TOKEN_LEN, WALL};
 use crate::engine::hash::HashMap;
 
 /// A token stream read token by token: a slice of [`Token`]s, or a file's
@@ -405,6 +405,18 @@ impl PackedTokens {
         }
     }
 
+    /// How many of its tokens are walls ([`WALL`]): a count of one kind's
+    /// places, with no token unpacked (0 where no kind is the wall).
+    pub fn walls(&self) -> usize {
+        let Some(wall) = self.kinds().position(|(text, _)| text == WALL) else {
+            return 0;
+        };
+        match &self.places {
+            Places::Narrow(p) => p.iter().filter(|&&x| usize::from(x) == wall).count(),
+            Places::Wide(p) => p.iter().filter(|&&x| x as usize == wall).count(),
+        }
+    }
+
     /// The tokens, unpacked.
     pub fn to_vec(&self) -> Vec<Token> {
         self.each().collect()
@@ -632,6 +644,18 @@ mod tests {
             PackedTokens::new(&tokens).heap_bytes(),
             12 + tokens.len() * 6
         );
+    }
+
+    #[test]
+    fn walls_are_counted_from_their_kind_alone() {
+        let token = |text: u64, start: u32| Token::new(text, TokenClass::Other, start, start + 1);
+        let tokens: Vec<Token> = (0..300u32)
+            .map(|i| token(if i % 7 == 3 { WALL } else { u64::from(i % 5) }, i))
+            .collect();
+        let walls = tokens.iter().filter(|t| t.is_wall()).count();
+        assert_eq!(walls, 43);
+        assert_eq!(PackedTokens::new(&tokens).walls(), walls);
+        assert_eq!(PackedTokens::new(&tokens[..3]).walls(), 0);
     }
 
     #[test]
