@@ -259,6 +259,7 @@ fn closed(index: &Index, clone: ClonePair, mode: Mode, similarity: f64) -> Clone
                 len: clone.len,
             }],
             shared: 0,
+            whole: false,
         },
     };
     let parts = chain.parts.len();
@@ -734,6 +735,7 @@ mod tests {
                 file: 1,
                 parts,
                 shared: 0,
+                whole: false,
             }))
         };
         // The same 40 tokens matched from the same two places, the gap on

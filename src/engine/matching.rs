@@ -151,8 +151,9 @@ where
 pub(crate) struct NearMiss {
     /// Tokens matched, in its parts.
     pub matched: u32,
-    /// Tokens spanned, on the side that spans more.
-    pub spanned: u32,
+    /// Twice the tokens spanned that the similarity divides by
+    /// ([`near_miss::Chain::spanned_twice`]).
+    pub spanned_twice: u32,
     /// The unmatched ranges between its parts, in order.
     pub gaps: Vec<GapSpans>,
     /// Its parts: each as its first token in the snippet and in the
@@ -163,7 +164,7 @@ pub(crate) struct NearMiss {
 impl NearMiss {
     /// Matched tokens over spanned tokens.
     pub(crate) fn similarity(&self) -> f64 {
-        f64::from(self.matched) / f64::from(self.spanned.max(1))
+        2.0 * f64::from(self.matched) / f64::from(self.spanned_twice.max(1))
     }
 }
 
@@ -320,7 +321,7 @@ pub(crate) fn snippet_matches(
                 },
                 near: Some(NearMiss {
                     matched: chain.matched(),
-                    spanned: a.len().max(b.len()) as u32,
+                    spanned_twice: chain.spanned_twice(),
                     gaps,
                     parts: chain.parts.iter().map(|p| (p.a, p.b, p.len)).collect(),
                 }),

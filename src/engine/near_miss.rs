@@ -66,6 +66,10 @@ pub(crate) struct Chain {
     /// when it copies one unit whole in strict or mild mode ([`shared`]);
     /// 0 otherwise.
     pub shared: u32,
+    /// Whether it copies one unit whole in strict or mild mode
+    /// ([`copies_whole`]): its similarity is then taken over the mean of
+    /// the two sides' spans ([`Chain::similarity`]).
+    pub whole: bool,
 }
 
 /// What a chain leaves unmatched between two parts: token ranges of the
@@ -94,10 +98,32 @@ impl Chain {
         self.parts.iter().map(|p| p.len).sum::<u32>() + self.shared
     }
 
-    /// Matched tokens over the tokens spanned on the longer side.
+    /// Matched tokens over the tokens spanned ([`Chain::spanned_twice`]).
     pub(crate) fn similarity(&self) -> f64 {
-        let spanned = self.a().len().max(self.b().len());
-        f64::from(self.matched()) / spanned as f64
+        2.0 * f64::from(self.matched()) / f64::from(self.spanned_twice().max(1))
+    }
+
+    /// Twice the tokens the similarity divides by: those spanned on the
+    /// longer side; or, when the chain copies one unit whole (`whole`) and
+    /// it is less, the mean of both sides' spans, a changed statement (a
+    /// gap on both sides) counted at its longer side on both. So a
+    /// statement inserted or deleted in a unit copied whole costs its
+    /// tokens on its own side alone, half of them in the mean (Baxter et
+    /// al.'s similarity, `2S / (2S + L + R)`, ICSM 1998), and a changed one
+    /// all of its longer side, as over the longer side.
+    pub(crate) fn spanned_twice(&self) -> u32 {
+        let (a, b) = (self.a().len() as u32, self.b().len() as u32);
+        let longer = 2 * a.max(b);
+        if !self.whole {
+            return longer;
+        }
+        let padding: u32 = self
+            .gaps()
+            .iter()
+            .filter(|g| !g.a.is_empty() && !g.b.is_empty())
+            .map(|g| g.a.len().abs_diff(g.b.len()) as u32)
+            .sum();
+        longer.min(a + b + padding)
     }
 
     /// The unmatched ranges between consecutive parts.
@@ -410,6 +436,7 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
     }
     // What the gaps share only when the parts alone fall short: `trimmed`
     // counts it anyway.
+    candidate.whole = copies_whole(&candidate, side);
     if candidate.similarity() < similarity {
         candidate.shared = shared(&candidate, side);
     }
@@ -823,6 +850,7 @@ fn chains_in_file(
             file,
             parts: indices.iter().map(|&k| parts[k]).collect(),
             shared: 0,
+            whole: false,
         };
         grow(&mut chain, side, &mut next);
         // An end reached across a changed statement costs that statement's
@@ -856,15 +884,17 @@ fn chains_in_file(
 /// repeated.
 fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) -> Option<Chain> {
     let (ids, mode) = (side.ids, side.mode);
+    let file = chain.file;
     let similarity_of = |parts: &[Run]| {
         Chain {
-            file: chain.file,
+            file,
             parts: parts.to_vec(),
             shared: 0,
+            whole: false,
         }
         .similarity()
     };
-    chain.shared = shared(&chain, side);
+    assess(&mut chain, side);
     while chain.parts.len() >= 2 && chain.similarity() < similarity {
         let n = chain.parts.len();
         if similarity_of(&chain.parts[1..]) > similarity_of(&chain.parts[..n - 1]) {
@@ -872,7 +902,7 @@ fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) 
         } else {
             chain.parts.pop();
         }
-        chain.shared = shared(&chain, side);
+        assess(&mut chain, side);
     }
     if chain.parts.len() < 2 || chain.similarity() < similarity {
         return None;
@@ -893,7 +923,7 @@ fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) 
     // included ([`shared`]), are the evidence, and `similarity` alone
     // bounds what the edits take; but in weak mode, for the same reason as
     // above.
-    let whole = copies_whole(&chain, side);
+    let whole = chain.whole;
     let changed: u32 = chain
         .gaps()
         .iter()
@@ -937,6 +967,13 @@ const MIN_SHARED_RUN: usize = 4;
 /// edits are inside what it copies.
 fn copies_whole(chain: &Chain, side: &Side<'_>) -> bool {
     side.mode != Mode::Weak && (chain.a() == (0..side.ids.len() as u32) || encloses(chain, side))
+}
+
+/// Sets whether `chain` copies one unit whole ([`copies_whole`]) and what
+/// its gaps still share ([`shared`]).
+fn assess(chain: &mut Chain, side: &Side<'_>) {
+    chain.whole = copies_whole(chain, side);
+    chain.shared = shared(chain, side);
 }
 
 /// What `chain`'s gaps still share ([`gap_shared`]) when it copies one
@@ -1232,6 +1269,7 @@ mod tests {
                 file: 0,
                 parts: parts.to_vec(),
                 shared: 0,
+                whole: false,
             };
             super::encloses(&chain, &side)
         };
@@ -1413,6 +1451,7 @@ mod tests {
                 file: 0,
                 parts: vec![run(0, 0, common)],
                 shared: 0,
+                whole: false,
             };
             close_end(&mut chain, (a, b), Mode::Strict, 0.8, a.len());
             chain.parts
