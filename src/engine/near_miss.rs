@@ -1341,16 +1341,17 @@ mod tests {
 
     /// The chains of the copy in the original, in `mode`.
     fn adjacent_chains(mode: Mode) -> Vec<Chain> {
+        chains_of_copy(ADJACENT_COPY, ADJACENT_ORIGINAL, mode)
+    }
+
+    /// The chains of `copy` in `original` (JavaScript), in `mode`.
+    fn chains_of_copy(copy: &str, original: &str, mode: Mode) -> Vec<Chain> {
         let registry = crate::engine::grammar::Registry::builtin();
         let files = crate::engine::index::js_files(
             &registry,
-            &[
-                ("copy.js", ADJACENT_COPY),
-                ("original.js", ADJACENT_ORIGINAL),
-            ],
+            &[("copy.js", copy), ("original.js", original)],
         );
         let (query, target) = (&files[0].tokens, &files[1].tokens);
-        assert_eq!((query.len(), target.len()), (84, 81));
         let ids: Vec<u64> = query.each().map(|t| t.id_in(mode)).collect();
         let (q, t): (Vec<Token>, Vec<Token>) = (query.each().collect(), target.each().collect());
         let parts = common_parts(&q, &t, mode);
@@ -1359,6 +1360,63 @@ mod tests {
             mode,
         };
         chains(&parts, &ids, files, 50, 0.8, none)
+    }
+
+    /// `ADJACENT_ORIGINAL` with its three lines after `const mean` (19
+    /// tokens) deleted, or changed into `with`.
+    fn edited_after_mean(with: &str) -> String {
+        let lines: Vec<&str> = ADJACENT_ORIGINAL.lines().collect();
+        let mut copy: Vec<&str> = lines[..8].to_vec();
+        copy.extend(with.lines());
+        copy.extend(&lines[11..]);
+        copy.join("\n") + "\n"
+    }
+
+    #[test]
+    fn a_unit_copied_whole_with_statements_deleted_costs_them_on_its_own_side_alone() {
+        // 62 matched over 81 and 62 spanned: 0.77 of the longer side, 0.87
+        // of the mean, the chain from `function` to the closing `}`.
+        let copy = edited_after_mean("");
+        let chains = chains_of_copy(&copy, ADJACENT_ORIGINAL, Mode::Mild);
+        assert_eq!(chains.len(), 1);
+        let chain = &chains[0];
+        assert_eq!((chain.a(), chain.b()), (0..62, 0..81));
+        assert_eq!(chain.gaps(), [Gap { a: 54..54, b: 54..73 }]);
+        assert!(chain.whole);
+        assert_eq!((chain.matched(), chain.spanned_twice()), (62, 143));
+        // The same parts not known to copy a unit whole: over the longer
+        // side.
+        let part = Chain {
+            whole: false,
+            ..chain.clone()
+        };
+        assert_eq!(part.spanned_twice(), 162);
+        assert!(part.similarity() < 0.8);
+        // In weak mode no chain copies a unit whole.
+        assert_eq!(chains_of_copy(&copy, ADJACENT_ORIGINAL, Mode::Weak), []);
+    }
+
+    #[test]
+    fn a_changed_statement_costs_its_longer_side_on_both_in_a_unit_copied_whole() {
+        // The 19 tokens changed into `while ( x ) { }`, 6: the mean of 81
+        // and 68 would give 0.83, but the change counts 19 on both sides:
+        // 62 matched over 81, 0.77.
+        let copy = edited_after_mean("  while (x) {}");
+        assert_eq!(chains_of_copy(&copy, ADJACENT_ORIGINAL, Mode::Mild), []);
+        // Spanned twice: both sides' spans, each changed statement's
+        // shorter side padded to its longer one; never more than twice the
+        // longer side.
+        let chain = |parts: Vec<Run>| Chain {
+            file: 0,
+            parts,
+            shared: 0,
+            whole: true,
+        };
+        let changed = chain(vec![run(0, 0, 54), run(60, 73, 8)]);
+        assert_eq!(changed.spanned_twice(), 68 + 81 + 13);
+        let both_ways = chain(vec![run(0, 0, 30), run(40, 35, 30), run(75, 75, 30)]);
+        assert_eq!((both_ways.a(), both_ways.b()), (0..105, 0..105));
+        assert_eq!(both_ways.spanned_twice(), 2 * 105);
     }
 
     #[test]

@@ -276,6 +276,9 @@ mod tests {
         let found = clones(&index);
         assert!(found.0.iter().any(|c| c.near.is_none()), "{found:?}");
         assert!(found.0.iter().any(|c| c.near.is_some()), "{found:?}");
+        // A near-miss copy of the function whole: the list keeps that too.
+        let whole = |c: &ClonePair| c.near.as_ref().is_some_and(|n| n.whole);
+        assert!(found.0.iter().any(whole), "{found:?}");
         let dir = tempfile::tempdir().unwrap();
         let key = key(7, "strict", &index);
         save(dir.path(), key, &found).unwrap();
