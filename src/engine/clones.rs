@@ -103,8 +103,8 @@ impl ClonePair {
         }
     }
 
-    /// Matched tokens over the tokens spanned on the longer side, of a
-    /// near-miss clone.
+    /// Matched tokens over the tokens spanned ([`near_miss::Chain::similarity`]),
+    /// of a near-miss clone.
     pub(crate) fn similarity(&self) -> Option<f64> {
         self.near.as_ref().map(|chain| chain.similarity())
     }

@@ -47,9 +47,8 @@ const MIN_CLOSING_PART: usize = 1;
 /// Tokens of an inserted or deleted statement that cost no evidence in
 /// strict and mild mode ([`trimmed`]): a log line, a short assignment.
 const FREE_INSERTION: u32 = 10;
-/// The least similarity (matched tokens over the tokens spanned, on the
-/// longer side) of a near-miss duplication, unless `--similarity` says
-/// otherwise.
+/// The least similarity ([`Chain::similarity`]) of a near-miss
+/// duplication, unless `--similarity` says otherwise.
 pub(crate) const DEFAULT_SIMILARITY: f64 = 0.8;
 /// Parts of one indexed file chained at most (the longest are kept): a
 /// query that shares that much with one file is a copy of its pieces.
@@ -1381,7 +1380,13 @@ mod tests {
         assert_eq!(chains.len(), 1);
         let chain = &chains[0];
         assert_eq!((chain.a(), chain.b()), (0..62, 0..81));
-        assert_eq!(chain.gaps(), [Gap { a: 54..54, b: 54..73 }]);
+        assert_eq!(
+            chain.gaps(),
+            [Gap {
+                a: 54..54,
+                b: 54..73
+            }]
+        );
         assert!(chain.whole);
         assert_eq!((chain.matched(), chain.spanned_twice()), (62, 143));
         // The same parts not known to copy a unit whole: over the longer
