@@ -116,11 +116,10 @@ impl Chain {
         if !self.whole {
             return longer;
         }
-        let padding: u32 = self
-            .gaps()
-            .iter()
-            .filter(|g| !g.a.is_empty() && !g.b.is_empty())
-            .map(|g| g.a.len().abs_diff(g.b.len()) as u32)
+        let padding: u32 = (self.parts.windows(2))
+            .map(|w| (w[1].a - (w[0].a + w[0].len), w[1].b - (w[0].b + w[0].len)))
+            .filter(|&(a, b)| a > 0 && b > 0)
+            .map(|(a, b)| a.abs_diff(b))
             .sum();
         longer.min(a + b + padding)
     }
@@ -433,11 +432,13 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
     if !reached || candidate.parts.len() > MAX_GAPS + 1 {
         return None;
     }
-    // What the gaps share only when the parts alone fall short: `trimmed`
-    // counts it anyway.
-    candidate.whole = copies_whole(&candidate, side);
+    // Whether it copies a unit whole, and what the gaps share, only when
+    // the parts alone fall short: `trimmed` sets both anyway.
     if candidate.similarity() < similarity {
-        candidate.shared = shared(&candidate, side);
+        candidate.whole = copies_whole(&candidate, side);
+        if candidate.similarity() < similarity {
+            candidate.shared = shared(&candidate, side);
+        }
     }
     (candidate.similarity() >= similarity).then_some(candidate)
 }
