@@ -103,8 +103,8 @@ impl ClonePair {
         }
     }
 
-    /// Matched tokens over the tokens spanned on the longer side, of a
-    /// near-miss clone.
+    /// Matched tokens over the tokens spanned ([`near_miss::Chain::similarity`]),
+    /// of a near-miss clone.
     pub(crate) fn similarity(&self) -> Option<f64> {
         self.near.as_ref().map(|chain| chain.similarity())
     }
@@ -259,6 +259,7 @@ fn closed(index: &Index, clone: ClonePair, mode: Mode, similarity: f64) -> Clone
                 len: clone.len,
             }],
             shared: 0,
+            whole: false,
         },
     };
     let parts = chain.parts.len();
@@ -734,6 +735,7 @@ mod tests {
                 file: 1,
                 parts,
                 shared: 0,
+                whole: false,
             }))
         };
         // The same 40 tokens matched from the same two places, the gap on

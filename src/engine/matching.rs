@@ -156,8 +156,9 @@ where
 pub(crate) struct NearMiss {
     /// Tokens matched, in its parts.
     pub matched: u32,
-    /// Tokens spanned, on the side that spans more.
-    pub spanned: u32,
+    /// Twice the tokens spanned that the similarity divides by
+    /// ([`near_miss::Chain::spanned_twice`]).
+    pub spanned_twice: u32,
     /// The unmatched ranges between its parts, in order.
     pub gaps: Vec<GapSpans>,
     /// Its parts: each as its first token in the snippet and in the
@@ -168,7 +169,7 @@ pub(crate) struct NearMiss {
 impl NearMiss {
     /// Matched tokens over spanned tokens.
     pub(crate) fn similarity(&self) -> f64 {
-        f64::from(self.matched) / f64::from(self.spanned.max(1))
+        2.0 * f64::from(self.matched) / f64::from(self.spanned_twice.max(1))
     }
 }
 
@@ -325,7 +326,7 @@ pub(crate) fn snippet_matches(
                 },
                 near: Some(NearMiss {
                     matched: chain.matched(),
-                    spanned: a.len().max(b.len()) as u32,
+                    spanned_twice: chain.spanned_twice(),
                     gaps,
                     parts: chain.parts.iter().map(|p| (p.a, p.b, p.len)).collect(),
                 }),
@@ -1151,8 +1152,11 @@ mod tests {
         assert_eq!(parts[1].0, parts[0].2);
         assert_eq!(parts[1].1, parts[0].2 + inserted);
         assert_eq!(clone.len, a.tokens.len() as u32);
+        // The function is copied whole: the similarity is over the mean of
+        // both sides, the inserted line costing its tokens on its side.
         let similarity = clone.similarity().unwrap();
-        assert!((similarity - f64::from(clone.len) / b.tokens.len() as f64).abs() < 1e-9);
+        let mean = (a.tokens.len() + b.tokens.len()) as f64 / 2.0;
+        assert!((similarity - f64::from(clone.len) / mean).abs() < 1e-9);
         // In strict mode the same, as nothing is renamed; nothing else.
         let strict = project_clones(&idx, settings(Mode::Strict, t, false, Some(0.8))).0;
         assert_eq!(strict, clones);

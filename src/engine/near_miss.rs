@@ -47,9 +47,8 @@ const MIN_CLOSING_PART: usize = 1;
 /// Tokens of an inserted or deleted statement that cost no evidence in
 /// strict and mild mode ([`trimmed`]): a log line, a short assignment.
 const FREE_INSERTION: u32 = 10;
-/// The least similarity (matched tokens over the tokens spanned, on the
-/// longer side) of a near-miss duplication, unless `--similarity` says
-/// otherwise.
+/// The least similarity ([`Chain::similarity`]) of a near-miss
+/// duplication, unless `--similarity` says otherwise.
 pub(crate) const DEFAULT_SIMILARITY: f64 = 0.8;
 /// Parts of one indexed file chained at most (the longest are kept): a
 /// query that shares that much with one file is a copy of its pieces.
@@ -66,6 +65,10 @@ pub(crate) struct Chain {
     /// when it copies one unit whole in strict or mild mode ([`shared`]);
     /// 0 otherwise.
     pub shared: u32,
+    /// Whether it copies one unit whole in strict or mild mode
+    /// ([`copies_whole`]): its similarity is then taken over the mean of
+    /// the two sides' spans ([`Chain::similarity`]).
+    pub whole: bool,
 }
 
 /// What a chain leaves unmatched between two parts: token ranges of the
@@ -94,10 +97,31 @@ impl Chain {
         self.parts.iter().map(|p| p.len).sum::<u32>() + self.shared
     }
 
-    /// Matched tokens over the tokens spanned on the longer side.
+    /// Matched tokens over the tokens spanned ([`Chain::spanned_twice`]).
     pub(crate) fn similarity(&self) -> f64 {
-        let spanned = self.a().len().max(self.b().len());
-        f64::from(self.matched()) / spanned as f64
+        2.0 * f64::from(self.matched()) / f64::from(self.spanned_twice().max(1))
+    }
+
+    /// Twice the tokens the similarity divides by: those spanned on the
+    /// longer side; or, when the chain copies one unit whole (`whole`) and
+    /// it is less, the mean of both sides' spans, a changed statement (a
+    /// gap on both sides) counted at its longer side on both. So a
+    /// statement inserted or deleted in a unit copied whole costs its
+    /// tokens on its own side alone, half of them in the mean (Baxter et
+    /// al.'s similarity, `2S / (2S + L + R)`, ICSM 1998), and a changed one
+    /// all of its longer side, as over the longer side.
+    pub(crate) fn spanned_twice(&self) -> u32 {
+        let (a, b) = (self.a().len() as u32, self.b().len() as u32);
+        let longer = 2 * a.max(b);
+        if !self.whole {
+            return longer;
+        }
+        let padding: u32 = (self.parts.windows(2))
+            .map(|w| (w[1].a - (w[0].a + w[0].len), w[1].b - (w[0].b + w[0].len)))
+            .filter(|&(a, b)| a > 0 && b > 0)
+            .map(|(a, b)| a.abs_diff(b))
+            .sum();
+        longer.min(a + b + padding)
     }
 
     /// The unmatched ranges between consecutive parts.
@@ -408,10 +432,13 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
     if !reached || candidate.parts.len() > MAX_GAPS + 1 {
         return None;
     }
-    // What the gaps share only when the parts alone fall short: `trimmed`
-    // counts it anyway.
+    // Whether it copies a unit whole, and what the gaps share, only when
+    // the parts alone fall short: `trimmed` sets both anyway.
     if candidate.similarity() < similarity {
-        candidate.shared = shared(&candidate, side);
+        candidate.whole = copies_whole(&candidate, side);
+        if candidate.similarity() < similarity {
+            candidate.shared = shared(&candidate, side);
+        }
     }
     (candidate.similarity() >= similarity).then_some(candidate)
 }
@@ -823,6 +850,7 @@ fn chains_in_file(
             file,
             parts: indices.iter().map(|&k| parts[k]).collect(),
             shared: 0,
+            whole: false,
         };
         grow(&mut chain, side, &mut next);
         // An end reached across a changed statement costs that statement's
@@ -856,15 +884,17 @@ fn chains_in_file(
 /// repeated.
 fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) -> Option<Chain> {
     let (ids, mode) = (side.ids, side.mode);
+    let file = chain.file;
     let similarity_of = |parts: &[Run]| {
         Chain {
-            file: chain.file,
+            file,
             parts: parts.to_vec(),
             shared: 0,
+            whole: false,
         }
         .similarity()
     };
-    chain.shared = shared(&chain, side);
+    assess(&mut chain, side);
     while chain.parts.len() >= 2 && chain.similarity() < similarity {
         let n = chain.parts.len();
         if similarity_of(&chain.parts[1..]) > similarity_of(&chain.parts[..n - 1]) {
@@ -872,7 +902,7 @@ fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) 
         } else {
             chain.parts.pop();
         }
-        chain.shared = shared(&chain, side);
+        assess(&mut chain, side);
     }
     if chain.parts.len() < 2 || chain.similarity() < similarity {
         return None;
@@ -893,7 +923,7 @@ fn trimmed(mut chain: Chain, side: &Side<'_>, min_tokens: u32, similarity: f64) 
     // included ([`shared`]), are the evidence, and `similarity` alone
     // bounds what the edits take; but in weak mode, for the same reason as
     // above.
-    let whole = copies_whole(&chain, side);
+    let whole = chain.whole;
     let changed: u32 = chain
         .gaps()
         .iter()
@@ -937,6 +967,13 @@ const MIN_SHARED_RUN: usize = 4;
 /// edits are inside what it copies.
 fn copies_whole(chain: &Chain, side: &Side<'_>) -> bool {
     side.mode != Mode::Weak && (chain.a() == (0..side.ids.len() as u32) || encloses(chain, side))
+}
+
+/// Sets whether `chain` copies one unit whole ([`copies_whole`]) and what
+/// its gaps still share ([`shared`]).
+fn assess(chain: &mut Chain, side: &Side<'_>) {
+    chain.whole = copies_whole(chain, side);
+    chain.shared = shared(chain, side);
 }
 
 /// What `chain`'s gaps still share ([`gap_shared`]) when it copies one
@@ -1232,6 +1269,7 @@ mod tests {
                 file: 0,
                 parts: parts.to_vec(),
                 shared: 0,
+                whole: false,
             };
             super::encloses(&chain, &side)
         };
@@ -1303,16 +1341,17 @@ mod tests {
 
     /// The chains of the copy in the original, in `mode`.
     fn adjacent_chains(mode: Mode) -> Vec<Chain> {
+        chains_of_copy(ADJACENT_COPY, ADJACENT_ORIGINAL, mode)
+    }
+
+    /// The chains of `copy` in `original` (JavaScript), in `mode`.
+    fn chains_of_copy(copy: &str, original: &str, mode: Mode) -> Vec<Chain> {
         let registry = crate::engine::grammar::Registry::builtin();
         let files = crate::engine::index::js_files(
             &registry,
-            &[
-                ("copy.js", ADJACENT_COPY),
-                ("original.js", ADJACENT_ORIGINAL),
-            ],
+            &[("copy.js", copy), ("original.js", original)],
         );
         let (query, target) = (&files[0].tokens, &files[1].tokens);
-        assert_eq!((query.len(), target.len()), (84, 81));
         let ids: Vec<u64> = query.each().map(|t| t.id_in(mode)).collect();
         let (q, t): (Vec<Token>, Vec<Token>) = (query.each().collect(), target.each().collect());
         let parts = common_parts(&q, &t, mode);
@@ -1321,6 +1360,69 @@ mod tests {
             mode,
         };
         chains(&parts, &ids, files, 50, 0.8, none)
+    }
+
+    /// `ADJACENT_ORIGINAL` with its three lines after `const mean` (19
+    /// tokens) deleted, or changed into `with`.
+    fn edited_after_mean(with: &str) -> String {
+        let lines: Vec<&str> = ADJACENT_ORIGINAL.lines().collect();
+        let mut copy: Vec<&str> = lines[..8].to_vec();
+        copy.extend(with.lines());
+        copy.extend(&lines[11..]);
+        copy.join("\n") + "\n"
+    }
+
+    #[test]
+    fn a_unit_copied_whole_with_statements_deleted_costs_them_on_its_own_side_alone() {
+        // 62 matched over 81 and 62 spanned: 0.77 of the longer side, 0.87
+        // of the mean, the chain from `function` to the closing `}`.
+        let copy = edited_after_mean("");
+        let chains = chains_of_copy(&copy, ADJACENT_ORIGINAL, Mode::Mild);
+        assert_eq!(chains.len(), 1);
+        let chain = &chains[0];
+        assert_eq!((chain.a(), chain.b()), (0..62, 0..81));
+        assert_eq!(
+            chain.gaps(),
+            [Gap {
+                a: 54..54,
+                b: 54..73
+            }]
+        );
+        assert!(chain.whole);
+        assert_eq!((chain.matched(), chain.spanned_twice()), (62, 143));
+        // The same parts not known to copy a unit whole: over the longer
+        // side.
+        let part = Chain {
+            whole: false,
+            ..chain.clone()
+        };
+        assert_eq!(part.spanned_twice(), 162);
+        assert!(part.similarity() < 0.8);
+        // In weak mode no chain copies a unit whole.
+        assert_eq!(chains_of_copy(&copy, ADJACENT_ORIGINAL, Mode::Weak), []);
+    }
+
+    #[test]
+    fn a_changed_statement_costs_its_longer_side_on_both_in_a_unit_copied_whole() {
+        // The 19 tokens changed into `while ( x ) { }`, 6: the mean of 81
+        // and 68 would give 0.83, but the change counts 19 on both sides:
+        // 62 matched over 81, 0.77.
+        let copy = edited_after_mean("  while (x) {}");
+        assert_eq!(chains_of_copy(&copy, ADJACENT_ORIGINAL, Mode::Mild), []);
+        // Spanned twice: both sides' spans, each changed statement's
+        // shorter side padded to its longer one; never more than twice the
+        // longer side.
+        let chain = |parts: Vec<Run>| Chain {
+            file: 0,
+            parts,
+            shared: 0,
+            whole: true,
+        };
+        let changed = chain(vec![run(0, 0, 54), run(60, 73, 8)]);
+        assert_eq!(changed.spanned_twice(), 68 + 81 + 13);
+        let both_ways = chain(vec![run(0, 0, 30), run(40, 35, 30), run(75, 75, 30)]);
+        assert_eq!((both_ways.a(), both_ways.b()), (0..105, 0..105));
+        assert_eq!(both_ways.spanned_twice(), 2 * 105);
     }
 
     #[test]
@@ -1413,6 +1515,7 @@ mod tests {
                 file: 0,
                 parts: vec![run(0, 0, common)],
                 shared: 0,
+                whole: false,
             };
             close_end(&mut chain, (a, b), Mode::Strict, 0.8, a.len());
             chain.parts

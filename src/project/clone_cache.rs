@@ -10,7 +10,8 @@
 //! Layout (little-endian): magic, version, key, clone count, capped lookups,
 //! the clones (first file and token, second file and token, tokens, then
 //! the near-miss chain: its part count, `u32::MAX` for an exact clone, its
-//! file, the tokens its gaps share and its parts), then an XXH3 checksum of everything before it.
+//! file, the tokens its gaps share, whether it copies one unit whole (1 or
+//! 0) and its parts), then an XXH3 checksum of everything before it.
 //!
 //! Invariants: the key hashes the index cache's key, the settings clone
 //! detection ran with, and every file of the index in order (path, size,
@@ -31,7 +32,7 @@ use crate::project::cache;
 /// The first bytes of a clone list file.
 const MAGIC: &[u8; 16] = b"DUPCHECK-CLONES\n";
 /// The layout's version, after the magic.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const FILE_NAME: &str = "clones-v1.bin";
 /// The part count of an exact clone.
 const EXACT: u32 = u32::MAX;
@@ -116,6 +117,7 @@ fn encode(key: u64, (clones, capped): &Clones) -> Vec<u8> {
                 put(chain.parts.len() as u32);
                 put(chain.file);
                 put(chain.shared);
+                put(u32::from(chain.whole));
                 for part in &chain.parts {
                     for v in [part.a, part.file, part.b, part.len] {
                         put(v);
@@ -171,6 +173,7 @@ fn decode(bytes: &[u8], key: u64, index: &Index) -> Result<Clones, &'static str>
                 file,
                 parts: Vec::new(),
                 shared: r.u32()?,
+                whole: r.u32()? != 0,
             };
             for _ in 0..parts {
                 let [a, part_file, b, len] = [r.u32()?, r.u32()?, r.u32()?, r.u32()?];
@@ -273,6 +276,9 @@ mod tests {
         let found = clones(&index);
         assert!(found.0.iter().any(|c| c.near.is_none()), "{found:?}");
         assert!(found.0.iter().any(|c| c.near.is_some()), "{found:?}");
+        // A near-miss copy of the function whole: the list keeps that too.
+        let whole = |c: &ClonePair| c.near.as_ref().is_some_and(|n| n.whole);
+        assert!(found.0.iter().any(whole), "{found:?}");
         let dir = tempfile::tempdir().unwrap();
         let key = key(7, "strict", &index);
         save(dir.path(), key, &found).unwrap();

@@ -256,7 +256,7 @@ pub(crate) fn renaming(pairs: &[(String, String)]) -> Option<String> {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Near {
     /// Matched tokens over the tokens spanned, on the side that spans more
-    /// (unrounded).
+    /// or, for a copy of one unit whole, both sides' mean (unrounded).
     pub similarity: f64,
     /// What is unmatched between its parts, in order.
     pub gaps: Vec<Gap>,

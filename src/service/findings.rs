@@ -34,8 +34,10 @@ pub(crate) struct Finding {
     pub content_hash: u64,
     /// What it reports.
     pub rule: Rule,
-    /// Of a near-miss copy: matched tokens over the tokens spanned on the
-    /// longer side (below 1). `None` for an exact copy.
+    /// Of a near-miss copy: matched tokens over the tokens spanned
+    /// ([`Chain::similarity`], below 1). `None` for an exact copy.
+    ///
+    /// [`Chain::similarity`]: crate::engine::near_miss::Chain::similarity
     pub similarity: Option<f64>,
     /// What the related places renamed (pairs of source texts, this
     /// place's first), when they all renamed the same; empty otherwise.

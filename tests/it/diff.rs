@@ -274,7 +274,7 @@ fn a_copy_edited_after_it_was_pasted_is_reported_whole_with_its_gap() {
         "tokens": 128,
         "format": "javascript",
         "addedLines": 17,
-        "similarity": 0.883,
+        "similarity": 0.938,
         "gaps": [{"snippet": {"startLine": 12, "endLine": 14}, "codebase": null}],
         "renamed": read_terms_renamed()
     });

@@ -638,7 +638,7 @@ async fn a_near_miss_argument_answers_as_the_rest_field() {
     }
     assert_eq!(
         similarities,
-        [vec![json!(0.845)], vec![json!(0.845)], vec![]]
+        [vec![json!(0.871)], vec![json!(0.871)], vec![]]
     );
     let bad = json!({"code": code, "format": "js", "nearMiss": "no"});
     assert_tool_error(

@@ -240,14 +240,15 @@ fn a_baseline_survives_unrelated_edits_and_a_new_copy_fails() {
         "base/dupcheck-report.json",
         "--fail-on-new",
     ];
-    // Lines inserted above the clone on both sides, and edits elsewhere.
-    for rel in ["b.js", "lib/a.js"] {
+    // Lines inserted above the clone on both sides, and edits elsewhere,
+    // different in each file (the same lines around both would be a copy
+    // of lib/a.js whole, two statements inserted in b.js).
+    for (rel, above, below) in [
+        ("b.js", "const y = 2;", "let z = 3;"),
+        ("lib/a.js", "const w = 5;", "let q = 4;"),
+    ] {
         let text = std::fs::read_to_string(dir.join(rel)).expect("read");
-        write(
-            dir,
-            rel,
-            format!("// moved\nconst y = 2;\n\n{text}let z = 3;\n"),
-        );
+        write(dir, rel, format!("// moved\n{above}\n\n{text}{below}\n"));
     }
     let out = report(dir, &baseline, b"");
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));

@@ -153,7 +153,7 @@ pub struct ScanArgs {
     /// Report checked snippets' near-miss copies (a few statements inserted, deleted or changed) only as their exact parts, unless a check asks for them ("nearMiss": true)
     #[arg(long)]
     pub no_near_miss: bool,
-    /// Least similarity of a near-miss duplication: matched tokens over tokens spanned, on the longer side [default: 0.8]
+    /// Least similarity of a near-miss duplication: matched tokens over tokens spanned, on the longer side (for a copy of one unit whole, over both sides' mean) [default: 0.8]
     #[arg(long, value_name = "RATIO", value_parser = parse_similarity)]
     pub similarity: Option<f64>,
     /// Skip files larger than this (100kb, 1mb, plain bytes) [default: 1mb]
