@@ -296,12 +296,7 @@ impl FileText {
                     .expect("a plain FileText holds the str it was given"),
             );
         }
-        if let Some(text) = Recent::with(|r| r.get(self.id)) {
-            return Text::Shared(text);
-        }
-        let text: Arc<str> = Arc::from(self.unpack(0..self.blocks()));
-        Recent::with(|r| r.keep(self.id, &text));
-        Text::Shared(text)
+        self.recent_or_unpack(self.id, 0..self.blocks())
     }
 
     /// A packed text's zstd frames, one per block, and where each block
@@ -355,17 +350,19 @@ impl FileText {
         (range.end <= self.block_start(b + 1).text as usize).then_some(b)
     }
 
-    /// Block `b` of the text, decompressed (or taken from the recent
-    /// texts); with one block, the text.
+    /// Block `b` of a packed text of more than one block, decompressed
+    /// (or taken from the recent texts).
     fn block(&self, b: usize) -> Text<'_> {
-        if self.blocks() == 1 {
-            return self.get();
-        }
-        let id = self.id + 1 + b as u64;
+        self.recent_or_unpack(self.id + 1 + b as u64, b..b + 1)
+    }
+
+    /// Blocks `blocks` of the packed text, kept among the recent texts as
+    /// `id`: taken from there, or decompressed and kept.
+    fn recent_or_unpack(&self, id: u64, blocks: Range<usize>) -> Text<'_> {
         if let Some(text) = Recent::with(|r| r.get(id)) {
             return Text::Shared(text);
         }
-        let text: Arc<str> = Arc::from(self.unpack(b..b + 1));
+        let text: Arc<str> = Arc::from(self.unpack(blocks));
         Recent::with(|r| r.keep(id, &text));
         Text::Shared(text)
     }

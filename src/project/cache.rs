@@ -858,7 +858,10 @@ impl<R: std::io::Read> Reader<R> {
                     cuts,
                 };
                 let size = usize::try_from(meta.size).map_err(|_| "bad size")?;
-                Some(frames.fit(size).then_some(frames).ok_or("bad blocks")?)
+                if !frames.fit(size) {
+                    return Err("bad blocks");
+                }
+                Some(frames)
             }
         };
         let file = CachedFile {
