@@ -174,7 +174,7 @@ fn file_clones(
         &tokens[..],
         fingerprints,
         index,
-        Postings::Fingerprints,
+        (Postings::Fingerprints, mode),
         file.family,
         (Some(fa), None),
         keep,
@@ -577,8 +577,10 @@ mod tests {
         build_for(20, old, files)
     }
 
+    /// The index of `files` as a strict-mode scan makes it (tags of
+    /// strict mode), built on `old`.
     fn build_for(min_tokens: u32, old: Option<&Index>, files: Vec<Arc<SourceFile>>) -> Index {
-        let winnow = Winnow::for_min_tokens(min_tokens as usize);
+        let winnow = Winnow::for_min_tokens(min_tokens as usize).tagged(Mode::Strict);
         Index::build_on(old, files, &Registry::builtin(), winnow)
     }
 

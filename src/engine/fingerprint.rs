@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::hash::mix64;
+use crate::engine::tokens::Mode;
 
 /// Multiplier of the rolling polynomial: a large odd constant.
 pub(crate) const BASE: u64 = 0x100_0000_01b3;
@@ -35,13 +36,19 @@ pub struct Fingerprint {
     pub pos: u32,
 }
 
-/// Winnowing parameters: k-gram length and window size.
+/// Winnowing parameters: k-gram length and window size, and the mode of
+/// the tags an index keeps beside its fingerprints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Winnow {
     /// Tokens per k-gram.
     pub k: usize,
     /// K-grams per window.
     pub w: usize,
+    /// The mode whose identities tag each fingerprint's k-gram in an
+    /// index (docs/matching.md, "Tags"): a lookup in that mode, or a
+    /// stricter one, tries only the places whose k-gram is equal in it.
+    /// [`Mode::Weak`], where every fingerprint is its own tag: none kept.
+    pub tags: Mode,
 }
 
 impl Winnow {
@@ -54,7 +61,20 @@ impl Winnow {
         Winnow {
             k,
             w: min_tokens - k + 1,
+            tags: Mode::Weak,
         }
+    }
+
+    /// These parameters, with tags of `mode`.
+    pub(crate) fn tagged(self, mode: Mode) -> Winnow {
+        Winnow { tags: mode, ..self }
+    }
+
+    /// Whether a lookup in `mode` may skip the places whose tag differs
+    /// from its k-gram's: two k-grams equal in `mode` are equal in the
+    /// tags' mode.
+    pub(crate) fn tags_serve(&self, mode: Mode) -> bool {
+        self.tags != Mode::Weak && mode.at_least_as_strict_as(self.tags)
     }
 
     /// The hash of one k-gram, `ids` (its `k` identities): what
@@ -159,12 +179,23 @@ mod tests {
             assert!(win.k >= 1 && win.w >= 1);
             assert_eq!(win.w + win.k - 1, min_tokens, "{min_tokens}");
         }
-        assert_eq!(Winnow::for_min_tokens(50), Winnow { k: 16, w: 35 });
+        assert_eq!(
+            Winnow::for_min_tokens(50),
+            Winnow {
+                k: 16,
+                w: 35,
+                tags: Mode::Weak
+            }
+        );
     }
 
     #[test]
     fn rolling_hash_equals_direct_hash() {
-        let win = Winnow { k: 5, w: 4 };
+        let win = Winnow {
+            k: 5,
+            w: 4,
+            tags: Mode::Weak,
+        };
         let ids = stream(1, 40, 1000);
         let rolled = win.kgram_hashes(&ids);
         for (i, &h) in rolled.iter().enumerate() {
@@ -179,6 +210,7 @@ mod tests {
             let win = Winnow {
                 k: 1 + (seed as usize % 4),
                 w: 1 + (seed as usize % 9),
+                tags: Mode::Weak,
             };
             // Alphabet 3 makes many equal hashes: ties must go right.
             let ids = stream(seed, 300, if seed % 2 == 0 { 3 } else { 1 << 20 });

@@ -28,7 +28,7 @@ use crate::engine::symbols::Symbol;
 use crate::engine::text::{FileText, Reader, Slices};
 #[cfg(test)]
 use crate::engine::tokens::{tokenize_defined, Normalization};
-use crate::engine::tokens::{LineIndex, PackedTokens, Position, Tokens};
+use crate::engine::tokens::{LineIndex, Mode, PackedTokens, Position, Tokens};
 
 /// What identifies a file's content on disk: compared to decide whether
 /// tokens from a previous scan or the cache can be reused.
@@ -365,6 +365,9 @@ pub(crate) struct Posting {
     pub file: u32,
     /// Token position of the k-gram in that file.
     pub pos: u32,
+    /// The k-gram's tag ([`tag_at`]) in a table that keeps tags; 0
+    /// otherwise.
+    pub tag: u8,
 }
 
 impl From<&Posting> for Fingerprint {
@@ -436,6 +439,8 @@ pub(crate) struct PostingLists {
     pub postings: Vec<Vec<Posting>>,
     /// Per family, of the seeds.
     pub seeds: Vec<Vec<Posting>>,
+    /// The mode of the fingerprints' tags ([`Winnow::tags`]).
+    pub tags: Mode,
 }
 
 /// What one table of a new index takes from an older one.
@@ -572,7 +577,10 @@ impl Index {
     ) -> Index {
         files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let families = registry.families().len();
-        if cached.postings.len() != families || cached.seeds.len() != families {
+        if cached.postings.len() != families
+            || cached.seeds.len() != families
+            || cached.tags != winnow.tags
+        {
             return Index::assemble(Vec::new(), Vec::new(), files, registry, winnow);
         }
         let mut moved = vec![u32::MAX; count];
@@ -656,35 +664,52 @@ impl Index {
                 .collect()
         });
         let families = registry.families().len();
+        let tagged = winnow.tags != Mode::Weak;
+        // Per fresh file, the tags of its fingerprints, in their order.
+        let tags: Option<Vec<Vec<u8>>> = tagged.then(|| {
+            prints
+                .par_iter()
+                .map(|(file, prints, _)| tags_of(&files[*file as usize].tokens, prints, winnow))
+                .collect()
+        });
         // Per family, the postings of the fresh files' fingerprints (or
-        // seeds), as `of` picks them.
-        let by_family = |of: fn(&Prints) -> &[Fingerprint]| {
+        // seeds), as `of` picks them, with their tags (`None`: 0).
+        let by_family = |of: fn(&Prints) -> &[Fingerprint], tags: Option<&[Vec<u8>]>| {
             let mut lists: Vec<Vec<Posting>> = vec![Vec::new(); families];
-            for printed in &prints {
+            for (i, printed) in prints.iter().enumerate() {
                 let file = printed.0;
-                lists[files[file as usize].family].extend(of(printed).iter().map(|f| Posting {
-                    hash: f.hash,
-                    file,
-                    pos: f.pos,
-                }));
+                let tag = |j: usize| tags.map_or(0, |tags| tags[i][j]);
+                lists[files[file as usize].family].extend(of(printed).iter().enumerate().map(
+                    |(j, f)| Posting {
+                        hash: f.hash,
+                        file,
+                        pos: f.pos,
+                        tag: tag(j),
+                    },
+                ));
             }
             lists
         };
-        let fresh_postings = by_family(|p| &p.1);
-        let fresh_seeds = by_family(|p| &p.2);
-        drop(prints);
+        let fresh_postings = by_family(|p| &p.1, tags.as_deref());
+        let fresh_seeds = by_family(|p| &p.2, None);
+        drop((prints, tags));
         let jobs: Vec<(Option<Old<'_>>, Vec<Posting>)> = olds
             .into_iter()
             .map(Some)
             .chain(std::iter::repeat_with(|| None))
             .zip(fresh_postings.into_iter().chain(fresh_seeds))
             .collect();
+        // The fingerprints' tables (the first `families`) keep tags.
         let mut tables: Vec<Table> = jobs
             .into_par_iter()
-            .map(|(old, list)| match old {
-                Some(Old::Table(old)) => old.merged(&moved, list),
-                Some(Old::List(old)) => Table::taken(old, &moved, list),
-                None => Table::new(list),
+            .enumerate()
+            .map(|(i, (old, list))| {
+                let tagged = tagged && i < families;
+                match old {
+                    Some(Old::Table(old)) => old.merged(&moved, list, tagged),
+                    Some(Old::List(old)) => Table::taken(old, &moved, list, tagged),
+                    None => Table::new(list, tagged),
+                }
             })
             .collect();
         let seeds = tables.split_off(families);
@@ -826,9 +851,10 @@ impl Index {
 struct Table {
     /// The postings, `width` bytes each, little-endian, then
     /// [`Table::PADDING`] zero bytes (so that every posting is read as one
-    /// `u128`). A posting is `rest << (file_bits + pos_bits) | file <<
-    /// pos_bits | pos`, `rest` the hash's low `shift` bits: sorted by
-    /// hash, file and position within a bucket, as the numbers are.
+    /// `u128`). A posting is `rest << (file_bits + pos_bits + tag_bits) |
+    /// file << (pos_bits + tag_bits) | pos << tag_bits | tag`, `rest` the
+    /// hash's low `shift` bits: sorted by hash, file and position within a
+    /// bucket, as the numbers are.
     records: Vec<u8>,
     /// How many postings.
     len: usize,
@@ -838,6 +864,8 @@ struct Table {
     file_bits: u32,
     /// Bits of a posting's position: those of the largest.
     pos_bits: u32,
+    /// Bits of a posting's tag: 8 in a table that keeps tags, else 0.
+    tag_bits: u32,
     /// `starts[b]`: the first posting whose hash's bucket is `b` or more;
     /// one more entry than there are buckets.
     starts: Vec<u32>,
@@ -867,6 +895,11 @@ impl<'a> Found<'a> {
     /// How many.
     pub(crate) fn len(&self) -> usize {
         self.to - self.from
+    }
+
+    /// Whether the postings carry their k-grams' tags.
+    pub(crate) fn tagged(&self) -> bool {
+        self.table.is_some_and(|t| t.tag_bits > 0)
     }
 
     /// Those after `(file, pos)`, by file and position: found by bisection,
@@ -952,7 +985,7 @@ impl Table {
     /// The table of `postings`, sorted by hash, file and position: placed
     /// by bucket first (a counting sort on the top bits of the hash, which
     /// are uniform), then each bucket, of about one posting, sorted alone.
-    fn new(postings: Vec<Posting>) -> Table {
+    fn new(postings: Vec<Posting>, tagged: bool) -> Table {
         let bits = Table::bits_for(postings.len());
         let shift = u64::BITS - bits;
         let bucket = |p: &Posting| (p.hash >> shift) as usize;
@@ -969,6 +1002,7 @@ impl Table {
             hash: 0,
             file: 0,
             pos: 0,
+            tag: 0,
         };
         let mut sorted = vec![blank; postings.len()];
         let mut next = starts.clone();
@@ -980,22 +1014,30 @@ impl Table {
         for b in starts.windows(2) {
             sorted[b[0] as usize..b[1] as usize].sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
         }
-        Table::packed(&sorted, starts, shift)
+        Table::packed(&sorted, starts, shift, tagged)
     }
 
     /// The table of `sorted` (by hash, file and position), whose buckets
-    /// of `hash >> shift` start at `starts`.
-    fn packed(sorted: &[Posting], starts: Vec<u32>, shift: u32) -> Table {
+    /// of `hash >> shift` start at `starts`; with the postings' tags if
+    /// `tagged` and a posting has room for them (always but for file and
+    /// position numbers near 2^32).
+    fn packed(sorted: &[Posting], starts: Vec<u32>, shift: u32, tagged: bool) -> Table {
         let bits_of = |max: u32| u32::BITS - max.leading_zeros();
         let file_bits = bits_of(sorted.iter().map(|p| p.file).max().unwrap_or(0));
         let pos_bits = bits_of(sorted.iter().map(|p| p.pos).max().unwrap_or(0));
-        let width = (shift + file_bits + pos_bits).div_ceil(8).max(1) as usize;
+        let tag_bits = match tagged && shift + file_bits + pos_bits + u8::BITS <= u128::BITS {
+            true => u8::BITS,
+            false => 0,
+        };
+        let width = (shift + file_bits + pos_bits + tag_bits).div_ceil(8).max(1) as usize;
         let mut records = Vec::with_capacity(sorted.len() * width + Table::PADDING);
         let rest_mask = (1u64 << shift) - 1;
+        let tag_mask = (1u128 << tag_bits) - 1;
         for p in sorted {
-            let record = u128::from(p.hash & rest_mask) << (file_bits + pos_bits)
-                | u128::from(p.file) << pos_bits
-                | u128::from(p.pos);
+            let record = u128::from(p.hash & rest_mask) << (file_bits + pos_bits + tag_bits)
+                | u128::from(p.file) << (pos_bits + tag_bits)
+                | u128::from(p.pos) << tag_bits
+                | u128::from(p.tag) & tag_mask;
             records.extend_from_slice(&record.to_le_bytes()[..width]);
         }
         records.resize(records.len() + Table::PADDING, 0);
@@ -1005,6 +1047,7 @@ impl Table {
             width,
             file_bits,
             pos_bits,
+            tag_bits,
             starts,
             shift,
         }
@@ -1026,7 +1069,7 @@ impl Table {
     /// The low `shift` bits of the hash of posting `i`.
     #[inline]
     fn rest(&self, i: usize) -> u64 {
-        (self.record(i) >> (self.file_bits + self.pos_bits)) as u64
+        (self.record(i) >> (self.file_bits + self.pos_bits + self.tag_bits)) as u64
     }
 
     /// Posting `i`, whose hash is `hash`.
@@ -1036,8 +1079,9 @@ impl Table {
         let low = |bits: u32, shift: u32| ((record >> shift) as u64 & ((1u64 << bits) - 1)) as u32;
         Posting {
             hash,
-            file: low(self.file_bits, self.pos_bits),
-            pos: low(self.pos_bits, 0),
+            file: low(self.file_bits, self.pos_bits + self.tag_bits),
+            pos: low(self.pos_bits, self.tag_bits),
+            tag: low(self.tag_bits, 0) as u8,
         }
     }
 
@@ -1056,16 +1100,21 @@ impl Table {
     /// This table's postings of the files that `moved` maps to a new id
     /// (`u32::MAX`: gone), under their new ids, with `fresh` added: one pass
     /// over the postings, which stay sorted, as the files keep their order.
-    fn merged(&self, moved: &[u32], fresh: Vec<Posting>) -> Table {
+    fn merged(&self, moved: &[u32], fresh: Vec<Posting>, tagged: bool) -> Table {
         let kept = self.iter().filter_map(|p| {
             let file = moved[p.file as usize];
             (file != u32::MAX).then_some(Posting { file, ..p })
         });
-        Table::merge(kept, self.len, fresh)
+        Table::merge(kept, self.len, fresh, tagged)
     }
 
     /// The table of `kept` (sorted, about `len` of them) and `fresh`.
-    fn merge(kept: impl Iterator<Item = Posting>, len: usize, mut fresh: Vec<Posting>) -> Table {
+    fn merge(
+        kept: impl Iterator<Item = Posting>,
+        len: usize,
+        mut fresh: Vec<Posting>,
+        tagged: bool,
+    ) -> Table {
         fresh.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
         let mut postings = Vec::with_capacity(len + fresh.len());
         let mut fresh = fresh.into_iter().peekable();
@@ -1077,27 +1126,27 @@ impl Table {
             postings.push(p);
         }
         postings.extend(fresh);
-        Table::of_sorted(postings)
+        Table::of_sorted(postings, tagged)
     }
 
     /// The table of `old` (a cache's list, sorted), its postings of the
     /// files that `moved` maps to a new id kept under their new ids, with
     /// `fresh` added.
-    fn taken(mut old: Vec<Posting>, moved: &[u32], fresh: Vec<Posting>) -> Table {
+    fn taken(mut old: Vec<Posting>, moved: &[u32], fresh: Vec<Posting>, tagged: bool) -> Table {
         old.retain_mut(|p| {
             let file = moved.get(p.file as usize).copied().unwrap_or(u32::MAX);
             p.file = file;
             file != u32::MAX
         });
         if fresh.is_empty() {
-            return Table::of_sorted(old);
+            return Table::of_sorted(old, tagged);
         }
         let len = old.len();
-        Table::merge(old.into_iter(), len, fresh)
+        Table::merge(old.into_iter(), len, fresh, tagged)
     }
 
     /// The table of `postings`, already sorted by hash, file and position.
-    fn of_sorted(postings: Vec<Posting>) -> Table {
+    fn of_sorted(postings: Vec<Posting>, tagged: bool) -> Table {
         let bits = Table::bits_for(postings.len());
         let shift = u64::BITS - bits;
         let mut starts = vec![0u32; (1usize << bits) + 1];
@@ -1107,7 +1156,7 @@ impl Table {
         for b in 1..starts.len() {
             starts[b] += starts[b - 1];
         }
-        Table::packed(&postings, starts, shift)
+        Table::packed(&postings, starts, shift, tagged)
     }
 
     /// Bucket bits for `n` postings: about one bucket per posting.
@@ -1195,6 +1244,31 @@ fn moved(previous: &Index, files: &[Arc<SourceFile>]) -> Vec<u32> {
         }
     }
     moved
+}
+
+/// The tag of the k-gram of `winnow` at `pos` of `tokens`: 8 bits of a
+/// hash of its identities in the mode of [`Winnow::tags`] (docs/matching.md,
+/// "Tags"). Two k-grams equal in that mode have one tag; two that differ
+/// have one in 256.
+pub(crate) fn tag_at(tokens: &(impl Tokens + ?Sized), pos: u32, winnow: Winnow) -> u8 {
+    let pos = pos as usize;
+    let end = (pos + winnow.k).min(tokens.len());
+    let ids = tokens
+        .kinds_within(pos.min(end)..end)
+        .map(|t| t.id_in(winnow.tags));
+    (winnow.kgram_hash(ids) >> 56) as u8
+}
+
+/// The tags ([`tag_at`]) of `prints`, fingerprints of `tokens`, in order.
+pub(crate) fn tags_of(
+    tokens: &(impl Tokens + ?Sized),
+    prints: &[Fingerprint],
+    winnow: Winnow,
+) -> Vec<u8> {
+    prints
+        .iter()
+        .map(|f| tag_at(tokens, f.pos, winnow))
+        .collect()
 }
 
 /// The winnowed fingerprints of a token stream, made of its weak ids (the
@@ -1292,6 +1366,7 @@ mod tests {
         let cached = || PostingLists {
             postings: lists[..half].to_vec(),
             seeds: lists[half..].to_vec(),
+            tags: Mode::Weak,
         };
         // The same files: everything from the lists.
         let entries: HashMap<String, u32> = [("a.js", 0), ("b.js", 1), ("c.js", 2)]
@@ -1308,6 +1383,15 @@ mod tests {
         let fresh = Index::build(now, &registry, winnow);
         assert_eq!(all_postings(&warm), all_postings(&fresh));
         assert!(fresh.posting_lists().any(|l| l.len() > 1));
+        // Lists tagged in another mode than the index's are not taken.
+        let strict = winnow.tagged(Mode::Strict);
+        let tagged =
+            Index::build_on_cached(cached(), &entries, 3, files.clone(), &registry, strict);
+        assert_eq!(
+            all_postings(&tagged),
+            all_postings(&Index::build(files, &registry, strict))
+        );
+        assert_ne!(all_postings(&tagged), lists);
     }
 
     #[test]
@@ -1326,11 +1410,12 @@ mod tests {
                     hash,
                     file: (x >> 40) as u32 % 50,
                     pos: i,
+                    tag: x as u8,
                 }
             })
             .collect();
         postings.reverse();
-        let table = Table::new(postings.clone());
+        let table = Table::new(postings.clone(), true);
         postings.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
         assert_eq!(table.iter().collect::<Vec<_>>(), postings);
         for p in &postings {
@@ -1355,7 +1440,7 @@ mod tests {
                 assert_eq!(after, kept);
             }
         }
-        assert_eq!(Table::new(Vec::new()).lookup(1).len(), 0);
+        assert_eq!(Table::new(Vec::new(), false).lookup(1).len(), 0);
     }
 
     #[test]
@@ -1454,7 +1539,13 @@ mod tests {
 
     #[test]
     fn a_packed_table_keeps_every_bit_at_the_limits() {
-        let posting = |hash, file, pos| Posting { hash, file, pos };
+        let posting = |hash, file, pos| Posting {
+            hash,
+            file,
+            pos,
+            tag: (hash ^ u64::from(pos)) as u8,
+        };
+        let untagged = |p: &Posting| Posting { tag: 0, ..*p };
         // Hashes that differ in their lowest bit only, or in the bits just
         // below the bucket's, and the widest files and positions.
         let limits = vec![
@@ -1471,18 +1562,25 @@ mod tests {
             posting(1 << 63, 1, 0),
         ];
         let small = vec![posting(5, 0, 0), posting(5, 0, 1), posting(6, 1, 0)];
-        let mut many = limits.clone();
-        many.extend((0..3000u32).map(|i| posting(mix64(u64::from(i % 1000)), i % 3, i)));
-        for postings in [limits, small, many] {
-            let table = Table::new(postings.clone());
+        let many: Vec<Posting> = (0..3000u32)
+            .map(|i| posting(mix64(u64::from(i % 1000)), i % 3, i))
+            .collect();
+        let mut all = limits.clone();
+        all.extend_from_slice(&many);
+        for (postings, tagged) in [(limits, false), (small, true), (many, true), (all, false)] {
+            let table = Table::new(postings.clone(), tagged);
             let mut sorted = postings.clone();
             sorted.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+            if !tagged {
+                sorted.iter_mut().for_each(|p| *p = untagged(p));
+            }
             assert_eq!(table.iter().collect::<Vec<_>>(), sorted);
-            let of_sorted = Table::of_sorted(sorted.clone());
+            let of_sorted = Table::of_sorted(sorted.clone(), tagged);
             assert_eq!(
                 (&of_sorted.records, of_sorted.width),
                 (&table.records, table.width)
             );
+            assert_eq!(table.lookup(sorted[0].hash).tagged(), tagged);
             for p in &sorted {
                 let found: Vec<Posting> = table.lookup(p.hash).iter().collect();
                 let expected: Vec<Posting> = sorted
@@ -1504,12 +1602,18 @@ mod tests {
         }
         // Widths: all of a hash below one bucket bit, and the widest file
         // and position, need 16 bytes; one file and position 0 none.
-        let widest = Table::new(vec![posting(u64::MAX, u32::MAX, u32::MAX)]);
+        let widest = Table::new(vec![posting(u64::MAX, u32::MAX, u32::MAX)], false);
         assert_eq!((widest.shift, widest.width), (63, 16));
-        let narrow = Table::new(vec![posting(7, 0, 0)]);
+        let narrow = Table::new(vec![posting(7, 0, 0)], false);
         assert_eq!(narrow.width, 8);
-        // The kernel's C: 2^24 buckets, 16 bits of files, 19 of positions.
-        assert_eq!((64 - Table::MAX_BITS + 16 + 19).div_ceil(8), 10);
+        // A tag takes a byte more, where a posting has room for it.
+        assert_eq!(Table::new(vec![posting(7, 0, 0)], true).width, 9);
+        let no_room = Table::new(vec![posting(u64::MAX, u32::MAX, u32::MAX)], true);
+        assert_eq!((no_room.width, no_room.tag_bits), (16, 0));
+        assert!(!no_room.lookup(u64::MAX).tagged());
+        // The kernel's C: 2^24 buckets, 16 bits of files, 19 of positions,
+        // and a tag.
+        assert_eq!((64 - Table::MAX_BITS + 16 + 19 + 8).div_ceil(8), 11);
     }
 
     #[test]
@@ -1529,9 +1633,10 @@ mod tests {
                     hash,
                     file: (i % 7) as u32,
                     pos: i as u32,
+                    tag: 0,
                 })
                 .collect();
-            let table = Table::new(postings.clone());
+            let table = Table::new(postings.clone(), false);
             let probes = hashes
                 .iter()
                 .copied()

@@ -238,7 +238,7 @@ pub(crate) fn snippet_matches(
         tokens,
         &fps,
         index,
-        Postings::Fingerprints,
+        (Postings::Fingerprints, mode),
         family,
         (None, Some(deadline)),
         |f, p| uncapped(exclude.capped_fingerprints, f) && keep(p),
@@ -1485,6 +1485,9 @@ mod tests {
                 .collect();
             let (code, query) = text_and_tokens(&piece(&mut rng));
             let index = index_of(&files, winnow);
+            // Indexes whose fingerprints keep tags of one mode.
+            let tagged =
+                [Mode::Strict, Mode::Mild].map(|tags| index_of(&files, winnow.tagged(tags)));
             for (m, mode) in [Mode::Strict, Mode::Mild, Mode::Weak]
                 .into_iter()
                 .enumerate()
@@ -1502,6 +1505,20 @@ mod tests {
                 let got = check(&index, &query, mode);
                 let expected = check(&per_mode, &tokenized_in(&query, mode), Mode::Strict);
                 assert_eq!(got, expected, "round {round}, {mode:?}");
+                // Tags skip places, never a duplication.
+                for tagged in &tagged {
+                    let tags = tagged.winnow.tags;
+                    assert_eq!(
+                        check(tagged, &query, mode),
+                        got,
+                        "{round} {mode:?} {tags:?}"
+                    );
+                    assert_eq!(
+                        project_clones(tagged, settings(mode, t, false, None)),
+                        project_clones(&index, settings(mode, t, false, None)),
+                        "round {round}, {mode:?}, tags {tags:?}"
+                    );
+                }
                 // Nothing is missed: every maximal run that qualifies.
                 let mut brute: Vec<(u32, u32, u32, u32)> = Vec::new();
                 for (f, file) in index.files.iter().enumerate() {
@@ -1534,6 +1551,63 @@ mod tests {
             found[0] > 0 && found[0] < found[1] && found[1] < found[2],
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn tags_skip_the_files_with_no_equal_kgram_and_keep_every_place_of_the_others() {
+        let registry = Registry::builtin();
+        let original = "function f(alpha, beta) { let gamma = alpha * beta + 1; \
+                        gamma = gamma * alpha - beta; return gamma + alpha * beta; }\n";
+        let renamed = original
+            .replace("alpha", "one")
+            .replace("beta", "two")
+            .replace("gamma", "three");
+        let both = format!("{original}{renamed}");
+        let texts = [("b.js", renamed.as_str()), ("c.js", both.as_str())];
+        let query = crate::engine::index::js_files(&registry, &[("q.js", original)]);
+        let query = &query[0].tokens;
+        let family = registry.lookup("js").unwrap().family_id;
+        let winnow = Winnow::for_min_tokens(10);
+        // The files (by name) and query positions of the weak runs found.
+        let runs = |winnow: Winnow, mode: Mode| {
+            let index = Index::build(
+                crate::engine::index::js_files(&registry, &texts),
+                &registry,
+                winnow,
+            );
+            let fps = fingerprints(query, winnow);
+            let which = (Postings::Fingerprints, mode);
+            let (runs, _) = find_runs(query, &fps, &index, which, family, (None, None), |_, _| {
+                true
+            })
+            .unwrap();
+            let mut found: Vec<(String, u32, u32)> = runs
+                .iter()
+                .map(|r| (index.files[r.file as usize].rel.clone(), r.b, r.len))
+                .collect();
+            found.sort();
+            found
+        };
+        let all = runs(winnow, Mode::Strict);
+        let n = query.len() as u32;
+        assert_eq!(
+            all,
+            [
+                ("b.js".into(), 0, n),
+                ("c.js".into(), 0, n),
+                ("c.js".into(), n, n)
+            ]
+        );
+        // Tagged in strict mode: b.js shares no k-gram equal in it; c.js
+        // does, and its renamed copy is tried too.
+        let strict = winnow.tagged(Mode::Strict);
+        assert_eq!(runs(strict, Mode::Strict), all[1..]);
+        // Tags in mild mode keep all in strict and mild mode; weak-mode
+        // lookups ignore tags of any mode.
+        assert_eq!(runs(winnow.tagged(Mode::Mild), Mode::Strict), all);
+        assert_eq!(runs(winnow.tagged(Mode::Mild), Mode::Mild), all);
+        assert_eq!(runs(strict, Mode::Mild), all);
+        assert_eq!(runs(strict, Mode::Weak), all);
     }
 
     #[test]

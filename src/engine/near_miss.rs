@@ -259,7 +259,8 @@ pub(crate) fn parts(
     seeking: (Option<u32>, Option<Instant>),
     keep: impl FnMut(&Fingerprint, &Posting) -> bool,
 ) -> Result<Vec<Run>, Expired> {
-    let (mut weak, _) = find_runs(query, seeds, index, Postings::Seeds, family, seeking, keep)?;
+    let which = (Postings::Seeds, mode);
+    let (mut weak, _) = find_runs(query, seeds, index, which, family, seeking, keep)?;
     // A maximal weak run is the same whichever print found it: those the
     // fingerprints found are cut already.
     let mut cut = runs.to_vec();

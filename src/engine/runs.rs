@@ -15,8 +15,8 @@
 use std::time::Instant;
 
 use crate::engine::fingerprint::Fingerprint;
-use crate::engine::hash::HashMap;
-use crate::engine::index::{Index, Posting, Postings};
+use crate::engine::hash::{HashMap, HashSet};
+use crate::engine::index::{tag_at, Index, Posting, Postings};
 use crate::engine::tokens::{Mode, Token, Tokens, ABSTRACT_LITERALS, TABLE_SEPARATORS};
 
 /// Fingerprints occurring in more places than this are skipped by
@@ -56,14 +56,18 @@ pub(crate) struct Run {
 /// ([`SEED_CAP`] for seeds); with the count of those ([`split`] cuts them
 /// for another mode). When `first` is the indexed file the query is (each
 /// pair of places sought from its first place), only postings after the
-/// query's own place are tried; of those, `keep` decides. Fails once past
-/// `deadline`, if any.
+/// query's own place are tried; of those, `keep` decides. Where the
+/// postings keep tags that serve `mode` (the mode the runs are wanted in),
+/// a place whose k-gram's tag differs from the query's is not tried: the
+/// two are not equal in `mode` there, and every run equal in `mode` of
+/// min-tokens holds a fingerprint equal in it (docs/matching.md, "Tags").
+/// Fails once past `deadline`, if any.
 #[allow(clippy::too_many_arguments)] // Each is one part of the question.
 pub(crate) fn find_runs(
     query: &(impl Tokens + ?Sized),
     fps: &[Fingerprint],
     index: &Index,
-    which: Postings,
+    (which, mode): (Postings, Mode),
     family: usize,
     (first, deadline): (Option<u32>, Option<Instant>),
     mut keep: impl FnMut(&Fingerprint, &Posting) -> bool,
@@ -78,6 +82,11 @@ pub(crate) fn find_runs(
     // End of the last run found per (file, diagonal): fingerprints come in
     // increasing query position, so one inside it belongs to that run.
     let mut covered: HashMap<(u32, i64), u32> = HashMap::new();
+    // Each fingerprint's postings to try (those after the query's own
+    // place when it is an indexed file), with the tag of the query's
+    // k-gram where the table's tags serve `mode`.
+    let tags_serve = index.winnow.tags_serve(mode);
+    let mut lookups = Vec::with_capacity(fps.len());
     for fp in fps {
         let postings = index.lookup_in(which, family, fp.hash);
         if postings.len() > cap {
@@ -88,8 +97,30 @@ pub(crate) fn find_runs(
             Some(file) => postings.after(file, fp.pos),
             None => postings,
         };
+        if postings.len() == 0 {
+            continue;
+        }
+        let tag = (tags_serve && postings.tagged()).then(|| tag_at(query, fp.pos, index.winnow));
+        lookups.push((fp, postings, tag));
+    }
+    // The files that share a k-gram equal in the tags' mode with the
+    // query: all of their places are tried, as the parts of a near-miss
+    // copy may lie on diagonals none of whose k-grams are equal; the
+    // places of other files only where the tags agree.
+    let mut met: HashSet<u32> = HashSet::new();
+    for (fp, postings, tag) in &lookups {
+        if let Some(tag) = *tag {
+            for posting in *postings {
+                if posting.tag == tag && !met.contains(&posting.file) && keep(fp, &posting) {
+                    met.insert(posting.file);
+                }
+            }
+        }
+    }
+    for (fp, postings, tag) in lookups {
         for posting in postings {
-            if !keep(fp, &posting) {
+            let differs = tag.is_some_and(|tag| tag != posting.tag);
+            if differs && !met.contains(&posting.file) || !keep(fp, &posting) {
                 continue;
             }
             tried += 1;

@@ -38,7 +38,7 @@ use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
 use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
 use crate::engine::text::Frames;
-use crate::engine::tokens::{Normalization, PackedTokens, Tokens};
+use crate::engine::tokens::{Mode, Normalization, PackedTokens, Tokens};
 use crate::project::config::Config;
 
 /// The first bytes of an index cache file.
@@ -48,8 +48,9 @@ pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// are not kept; 4: the index's posting lists are; 5: each entry's
 /// definitions follow its tokens; 6: tokens packed, a table of each file's
 /// kinds, then per token its start and its kind's place; 7: each entry's
-/// packed text follows its definitions.)
-pub const FORMAT_VERSION: u32 = 7;
+/// packed text follows its definitions; 8: the posting lists' tag mode
+/// precedes them, and each posting ends with its tag.)
+pub const FORMAT_VERSION: u32 = 8;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
@@ -340,17 +341,17 @@ impl<W: Write> Hashing<W> {
 /// and the cache's checksum.
 fn encode_to<W: Write>(out: W, key: u64, index: &Index) -> std::io::Result<(W, u64)> {
     let lists = index.posting_lists().map(|l| (l.len(), l.iter())).collect();
-    encode_parts(out, key, &index.files, lists)
+    encode_parts(out, key, &index.files, (index.winnow.tags, lists))
 }
 
 /// Writes a cache of `files` and posting `lists` (each its length and its
-/// postings) made with `key` to `out`; returns `out` and the cache's
-/// checksum.
+/// postings, tagged in `tags`' mode) made with `key` to `out`; returns
+/// `out` and the cache's checksum.
 fn encode_parts<W: Write, L: Iterator<Item = Posting>>(
     out: W,
     key: u64,
     files: &[Arc<SourceFile>],
-    lists: Vec<(usize, L)>,
+    (tags, lists): (Mode, Vec<(usize, L)>),
 ) -> std::io::Result<(W, u64)> {
     let mut out = Hashing {
         out,
@@ -366,6 +367,7 @@ fn encode_parts<W: Write, L: Iterator<Item = Posting>>(
         put_entry(&mut piece, f);
         out.put(&piece)?;
     }
+    out.put(&[tag_code(tags)])?;
     out.put(&(lists.len() as u32).to_le_bytes())?;
     for (len, list) in lists {
         out.put(&(len as u64).to_le_bytes())?;
@@ -374,6 +376,7 @@ fn encode_parts<W: Write, L: Iterator<Item = Posting>>(
             piece.extend_from_slice(&p.hash.to_le_bytes());
             piece.extend_from_slice(&p.file.to_le_bytes());
             piece.extend_from_slice(&p.pos.to_le_bytes());
+            piece.push(p.tag);
             if piece.len() >= 1 << 16 {
                 out.put(&piece)?;
                 piece.clear();
@@ -484,7 +487,16 @@ const DEFINITION_BYTES: usize = 16;
 const CUT_BYTES: usize = 8;
 
 /// Bytes per posting in a posting list.
-const POSTING_BYTES: usize = 16;
+const POSTING_BYTES: usize = 17;
+
+/// The byte that stands for the mode of the posting lists' tags.
+fn tag_code(mode: Mode) -> u8 {
+    match mode {
+        Mode::Weak => 0,
+        Mode::Strict => 1,
+        Mode::Mild => 2,
+    }
+}
 
 /// The most posting lists a cache holds: two per family, and no grammar
 /// set has this many families.
@@ -538,6 +550,12 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
         sizes.push(file.tokens.len() as u32);
         files.insert(rel, file);
     }
+    let mut code = [0; 1];
+    r.fill(&mut code)?;
+    let tags = [Mode::Weak, Mode::Strict, Mode::Mild]
+        .into_iter()
+        .find(|&m| tag_code(m) == code[0])
+        .ok_or("bad tag mode")?;
     let lists = r.u32()?;
     if lists % 2 != 0 || lists > MOST_LISTS {
         return Err("bad posting lists");
@@ -551,7 +569,8 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
             let p = Posting {
                 hash: le64(&c[..8]),
                 file: le32(&c[8..12]),
-                pos: le32(&c[12..]),
+                pos: le32(&c[12..16]),
+                tag: c[16],
             };
             let size = sizes.get(p.file as usize)?;
             (p.pos < *size).then_some(p)
@@ -581,6 +600,7 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
         lists: PostingLists {
             postings: all,
             seeds,
+            tags,
         },
         base: Some(Base {
             checksum: made,
@@ -1041,9 +1061,10 @@ mod tests {
                     body.extend_from_slice(&u32::to_le_bytes(v));
                 }
             }
-            // No definitions, the text, no posting lists.
+            // No definitions, the text, no tags and no posting lists.
             body.extend_from_slice(&0u32.to_le_bytes());
             body.extend_from_slice(packed);
+            body.push(0);
             body.extend_from_slice(&0u32.to_le_bytes());
             let checksum = xxhash_rust::xxh3::xxh3_64(&body);
             body.extend_from_slice(&checksum.to_le_bytes());
@@ -1122,7 +1143,7 @@ mod tests {
         let with = |edit: &dyn Fn(&mut Vec<Vec<Posting>>)| {
             let mut lists = lists.clone();
             edit(&mut lists);
-            let bytes = encode_parts(Vec::new(), 7, &index.files, parts(&lists))
+            let bytes = encode_parts(Vec::new(), 7, &index.files, (Mode::Weak, parts(&lists)))
                 .unwrap()
                 .0;
             decode(&bytes, 7).map(|cached| cached.entries)
@@ -1144,10 +1165,31 @@ mod tests {
         // Entries in another order than their paths'.
         let mut files = index.files.clone();
         files.swap(0, 1);
-        let bytes = encode_parts(Vec::new(), 7, &files, parts(&lists))
+        let bytes = encode_parts(Vec::new(), 7, &files, (Mode::Weak, parts(&lists)))
             .unwrap()
             .0;
         assert_eq!(decode(&bytes, 7).unwrap_err(), "entries out of order");
+    }
+
+    #[test]
+    fn postings_keep_their_tags_and_the_mode_of_them() {
+        let untagged = index();
+        let files = untagged.files.clone();
+        let winnow = untagged.winnow.tagged(Mode::Mild);
+        let index = Index::build(files, &Registry::builtin(), winnow);
+        let bytes = encode(7, &index);
+        let cached = decode(&bytes, 7).unwrap();
+        assert_eq!(cached.lists.tags, Mode::Mild);
+        let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
+        let half = lists.len() / 2;
+        assert_eq!(cached.lists.postings, lists[..half]);
+        assert_eq!(cached.lists.seeds, lists[half..]);
+        assert!(cached.lists.postings.iter().flatten().any(|p| p.tag != 0));
+        assert!(cached.lists.seeds.iter().flatten().all(|p| p.tag == 0));
+        assert_eq!(
+            decode(&encode(7, &untagged), 7).unwrap().lists.tags,
+            Mode::Weak
+        );
     }
 
     #[test]

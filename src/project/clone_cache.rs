@@ -31,8 +31,9 @@ use crate::project::cache;
 
 /// The first bytes of a clone list file.
 const MAGIC: &[u8; 16] = b"DUPCHECK-CLONES\n";
-/// The layout's version, after the magic.
-const VERSION: u32 = 3;
+/// The layout's version, after the magic (4: lists found since detection
+/// skips the places whose tags differ, docs/matching.md "Tags").
+const VERSION: u32 = 4;
 const FILE_NAME: &str = "clones-v1.bin";
 /// The part count of an exact clone.
 const EXACT: u32 = u32::MAX;

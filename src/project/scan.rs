@@ -211,7 +211,7 @@ pub(crate) fn gather(
 ) -> Result<Gathered, ScanError> {
     let started = Instant::now();
     progress.files();
-    let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize);
+    let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize).tagged(config.mode);
     let pending = Pending::default();
     let (walked, outcomes) = std::thread::scope(|s| {
         let walk = s.spawn(|| {

@@ -95,6 +95,17 @@ impl Mode {
         }
     }
 
+    /// Whether two tokens equal in this mode are equal in `other`: strict
+    /// is stricter than mild, mild than weak.
+    pub(crate) fn at_least_as_strict_as(self, other: Mode) -> bool {
+        let rank = |m: Mode| match m {
+            Mode::Strict => 0,
+            Mode::Mild => 1,
+            Mode::Weak => 2,
+        };
+        rank(self) <= rank(other)
+    }
+
     /// Whether identifiers of this mode are reduced to their class.
     fn abstracts_identifiers(self) -> bool {
         self != Mode::Strict
