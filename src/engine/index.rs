@@ -433,20 +433,22 @@ impl FilePrints {
 /// The postings of an index as a cache keeps them: per family, the files'
 /// fingerprints, then their seeds, each list sorted by hash, file and
 /// position, the files numbered as the cache's entries.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub(crate) struct PostingLists {
     /// Per family, of the fingerprints.
-    pub postings: Vec<Vec<Posting>>,
+    pub postings: Vec<CachedTable>,
     /// Per family, of the seeds.
-    pub seeds: Vec<Vec<Posting>>,
+    pub seeds: Vec<CachedTable>,
     /// The mode of the fingerprints' tags ([`Winnow::tags`]).
     pub tags: Mode,
 }
 
 /// What one table of a new index takes from an older one.
 enum Old<'a> {
+    /// The table of a previous index.
     Table(&'a Table),
-    List(Vec<Posting>),
+    /// A cache's table: kept as it is where every file is its own.
+    Owned(Table),
 }
 
 /// Which fingerprints a lookup searches.
@@ -595,7 +597,7 @@ impl Index {
             .postings
             .into_iter()
             .chain(cached.seeds)
-            .map(Old::List);
+            .map(|t| Old::Owned(t.0));
         Index::assemble(olds.collect(), moved, files, registry, winnow)
     }
 
@@ -693,6 +695,9 @@ impl Index {
         let fresh_postings = by_family(|p| &p.1, tags.as_deref());
         let fresh_seeds = by_family(|p| &p.2, None);
         drop((prints, tags));
+        // Every file the old tables' under its own id: nothing to renumber.
+        let same_files = moved.len() == files.len()
+            && (moved.iter().enumerate()).all(|(id, &to)| to as usize == id);
         let jobs: Vec<(Option<Old<'_>>, Vec<Posting>)> = olds
             .into_iter()
             .map(Some)
@@ -707,7 +712,8 @@ impl Index {
                 let tagged = tagged && i < families;
                 match old {
                     Some(Old::Table(old)) => old.merged(&moved, list, tagged),
-                    Some(Old::List(old)) => Table::taken(old, &moved, list, tagged),
+                    Some(Old::Owned(old)) if same_files && list.is_empty() => old,
+                    Some(Old::Owned(old)) => old.merged(&moved, list, tagged),
                     None => Table::new(list, tagged),
                 }
             })
@@ -969,9 +975,120 @@ impl<'a> PostingList<'a> {
         self.0.len
     }
 
+    /// The bits of each posting's file, position and tag.
+    pub(crate) fn bits(&self) -> [u32; 3] {
+        [self.0.file_bits, self.0.pos_bits, self.0.tag_bits]
+    }
+
+    /// How many postings each bucket holds, bucket by bucket.
+    pub(crate) fn bucket_sizes(&self) -> impl ExactSizeIterator<Item = u32> + 'a {
+        self.0.starts.windows(2).map(|w| w[1] - w[0])
+    }
+
+    /// The postings' bytes, as the table packs them ([`Table::records`]).
+    pub(crate) fn records(&self) -> &'a [u8] {
+        &self.0.records[..self.0.len * self.0.width]
+    }
+
     /// The postings, sorted by hash, file and position.
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {
         self.0.iter()
+    }
+}
+
+/// A cache's posting table, checked ([`CachedTable::from_parts`]).
+#[derive(Debug)]
+pub(crate) struct CachedTable(Table);
+
+impl CachedTable {
+    /// Bytes to spare after a table's records (each is read as 16 bytes).
+    pub(crate) const PADDING: usize = Table::PADDING;
+
+    /// How many buckets a table of `len` postings has.
+    pub(crate) fn buckets(len: usize) -> usize {
+        1 << Table::bits_for(len)
+    }
+
+    /// Bytes per posting of a table of `len` postings with these `bits` of
+    /// file, position and tag; `None` if they cannot be a table's.
+    pub(crate) fn width(len: usize, [file_bits, pos_bits, tag_bits]: [u32; 3]) -> Option<usize> {
+        let shift = u64::BITS - Table::bits_for(len);
+        let bits = shift + file_bits + pos_bits + tag_bits;
+        let fits = file_bits <= 32 && pos_bits <= 32 && matches!(tag_bits, 0 | 8) && bits <= 128;
+        fits.then(|| bits.div_ceil(8).max(1) as usize)
+    }
+
+    /// The table of a cache's parts, as [`PostingList`] gives them: `len`
+    /// postings of the `bits` of their file, position and tag, how many
+    /// each bucket holds (`sizes`, as many as a table of `len` has
+    /// buckets) and their `records` (`len` of them, each as wide as the
+    /// bits make it), of files and positions that `valid` accepts. `None`
+    /// when these are not the parts of a table, or a posting is refused
+    /// or out of order.
+    pub(crate) fn from_parts(
+        len: usize,
+        [file_bits, pos_bits, tag_bits]: [u32; 3],
+        sizes: &[u32],
+        mut records: Vec<u8>,
+        valid: impl Fn(u32, u32) -> bool,
+    ) -> Option<CachedTable> {
+        let shift = u64::BITS - Table::bits_for(len);
+        let bits = shift + file_bits + pos_bits + tag_bits;
+        let width = CachedTable::width(len, [file_bits, pos_bits, tag_bits])?;
+        if sizes.len() != CachedTable::buckets(len) || Some(records.len()) != len.checked_mul(width)
+        {
+            return None;
+        }
+        let mut starts = Vec::with_capacity(sizes.len() + 1);
+        let mut at = 0u32;
+        starts.push(0);
+        for &size in sizes {
+            at = at.checked_add(size)?;
+            starts.push(at);
+        }
+        if at as usize != len {
+            return None;
+        }
+        records.resize(records.len() + Table::PADDING, 0);
+        let table = Table {
+            records,
+            len,
+            width,
+            file_bits,
+            pos_bits,
+            tag_bits,
+            starts,
+            shift,
+        };
+        // Every posting's bits inside its own, every file and position
+        // valid, and within a bucket each after the one before.
+        let above = |record: u128| bits < 128 && record >> bits != 0;
+        let ordered = table.starts.windows(2).all(|w| {
+            let mut previous = None;
+            (w[0] as usize..w[1] as usize).all(|i| {
+                let record = table.record(i);
+                let p = table.posting(i, 0);
+                let key = record >> tag_bits;
+                let ok = !above(record) && valid(p.file, p.pos) && previous < Some(key);
+                previous = Some(key);
+                ok
+            })
+        });
+        ordered.then_some(CachedTable(table))
+    }
+
+    /// Its postings, as an index's table gives them.
+    #[cfg(test)]
+    pub(crate) fn list(&self) -> PostingList<'_> {
+        PostingList(&self.0)
+    }
+
+    /// The table of `postings`, packed in the order given (sorted or not,
+    /// as a damaged cache could hold them).
+    #[cfg(test)]
+    pub(crate) fn packed_as_given(postings: Vec<Posting>, tagged: bool) -> CachedTable {
+        CachedTable(Table::of_sorted(postings, tagged))
     }
 }
 
@@ -1127,22 +1244,6 @@ impl Table {
         }
         postings.extend(fresh);
         Table::of_sorted(postings, tagged)
-    }
-
-    /// The table of `old` (a cache's list, sorted), its postings of the
-    /// files that `moved` maps to a new id kept under their new ids, with
-    /// `fresh` added.
-    fn taken(mut old: Vec<Posting>, moved: &[u32], fresh: Vec<Posting>, tagged: bool) -> Table {
-        old.retain_mut(|p| {
-            let file = moved.get(p.file as usize).copied().unwrap_or(u32::MAX);
-            p.file = file;
-            file != u32::MAX
-        });
-        if fresh.is_empty() {
-            return Table::of_sorted(old, tagged);
-        }
-        let len = old.len();
-        Table::merge(old.into_iter(), len, fresh, tagged)
     }
 
     /// The table of `postings`, already sorted by hash, file and position.
@@ -1363,9 +1464,14 @@ mod tests {
         let old = Index::build(files.clone(), &registry, winnow);
         let lists: Vec<Vec<Posting>> = all_postings(&old);
         let half = lists.len() / 2;
+        let tables = |lists: &[Vec<Posting>]| {
+            (lists.iter())
+                .map(|l| CachedTable::packed_as_given(l.clone(), false))
+                .collect()
+        };
         let cached = || PostingLists {
-            postings: lists[..half].to_vec(),
-            seeds: lists[half..].to_vec(),
+            postings: tables(&lists[..half]),
+            seeds: tables(&lists[half..]),
             tags: Mode::Weak,
         };
         // The same files: everything from the lists.

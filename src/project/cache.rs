@@ -6,16 +6,21 @@
 //!
 //! Layout (little-endian): magic, format version, key, entry count, entries
 //! in path order (path, size, mtime, content hash, tokens as the index
-//! packs them: the file's distinct kinds, then per token its start and its
-//! kind's place; definitions; the text's zstd frames when the index
+//! packs them: the file's distinct kinds, a byte for the layout, then the
+//! starts, per block of 64 tokens a base and per token 2 bytes from it
+//! (or each whole), and per token its kind's place, 2 bytes (or 4);
+//! definitions; the text's zstd frames when the index
 //! keeps it packed, so that a warm start does not compress it again: their
 //! length, 0 for a text kept plain and so not stored, then where each
-//! block after the first starts and the frames), the index's
-//! posting lists (per family, the fingerprints' then the seeds', each a
-//! count and its postings sorted by hash, entry and position), then an
-//! XXH3 checksum of everything before it. A warm start takes the lists of
-//! the files it reuses instead of fingerprinting them and sorting their
-//! postings again. The key hashes everything that changes
+//! block after the first starts and the frames), the index's posting
+//! tables (per family, the fingerprints' then the seeds': each its count,
+//! the bits of its postings' file, position and tag, a byte per bucket of
+//! how many it holds, and its postings packed as the index holds them),
+//! then an XXH3 checksum of everything before it. Tokens and tables are
+//! read into the index's own layout, not built again: a warm start that
+//! reuses every file keeps each table as read; one that does not keeps
+//! the postings of the files it reuses, instead of fingerprinting them and
+//! sorting their postings again. The key hashes everything that changes
 //! tokens: dupcheck's version, the normalization version, the
 //! [`Normalization`] (`--ignoreCase`, `--ignore-pattern`s,
 //! `--keep-imports`), `grammars.toml` (and the markup formats whose script
@@ -26,9 +31,11 @@
 //! Invariants: a cache is never trusted. A wrong magic, version, key or
 //! checksum, a truncated file, or entries that do not fit their file's text
 //! (or a kind's place outside its file's table, or frames not laid out as
-//! a packed text's) make it ignored (and rebuilt); a file is only reused
-//! when its size and content hash match. Writes go to a temporary file renamed into place, so
-//! a crash never leaves half a cache.
+//! a packed text's, or a table whose buckets do not hold its postings, or
+//! a posting out of order or of no token) make it ignored (and rebuilt);
+//! a file is only reused when its size and content hash match. Writes go
+//! to a temporary file renamed into place, so a crash never leaves half a
+//! cache.
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -36,9 +43,11 @@ use std::sync::Arc;
 
 use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
-use crate::engine::index::{FileMeta, Index, Posting, PostingLists, SourceFile};
+use crate::engine::index::{CachedTable, FileMeta, Index, PostingList, PostingLists, SourceFile};
 use crate::engine::text::Frames;
-use crate::engine::tokens::{Mode, Normalization, PackedTokens, Tokens};
+use crate::engine::tokens::{
+    Mode, Normalization, PackedTokens, TokenPlaces, TokenStarts, Tokens, TOKEN_BLOCK,
+};
 use crate::project::config::Config;
 
 /// The first bytes of an index cache file.
@@ -50,7 +59,7 @@ pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// kinds, then per token its start and its kind's place; 7: each entry's
 /// packed text follows its definitions; 8: the posting lists' tag mode
 /// precedes them, and each posting ends with its tag.)
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
@@ -105,12 +114,15 @@ impl CachedFile {
     /// character boundaries and in order.
     pub fn fits(&self, text: &str) -> bool {
         let mut previous_end = 0;
+        // In ASCII every byte starts a character.
+        let ascii = text.is_ascii();
         self.tokens.each().all(|t| {
             let ok = previous_end <= t.start
                 && (t.start < t.end() || t.is_wall())
                 && (t.end() as usize) <= text.len()
-                && text.is_char_boundary(t.start as usize)
-                && text.is_char_boundary(t.end() as usize);
+                && (ascii
+                    || text.is_char_boundary(t.start as usize)
+                        && text.is_char_boundary(t.end() as usize));
             previous_end = t.end();
             ok
         })
@@ -340,18 +352,17 @@ impl<W: Write> Hashing<W> {
 /// Writes the cache of `index` made with `key` to `out`; returns `out`
 /// and the cache's checksum.
 fn encode_to<W: Write>(out: W, key: u64, index: &Index) -> std::io::Result<(W, u64)> {
-    let lists = index.posting_lists().map(|l| (l.len(), l.iter())).collect();
+    let lists = index.posting_lists().collect();
     encode_parts(out, key, &index.files, (index.winnow.tags, lists))
 }
 
-/// Writes a cache of `files` and posting `lists` (each its length and its
-/// postings, tagged in `tags`' mode) made with `key` to `out`; returns
-/// `out` and the cache's checksum.
-fn encode_parts<W: Write, L: Iterator<Item = Posting>>(
+/// Writes a cache of `files` and posting `lists` (tagged in `tags`' mode)
+/// made with `key` to `out`; returns `out` and the cache's checksum.
+fn encode_parts<W: Write>(
     out: W,
     key: u64,
     files: &[Arc<SourceFile>],
-    (tags, lists): (Mode, Vec<(usize, L)>),
+    (tags, lists): (Mode, Vec<PostingList<'_>>),
 ) -> std::io::Result<(W, u64)> {
     let mut out = Hashing {
         out,
@@ -369,24 +380,33 @@ fn encode_parts<W: Write, L: Iterator<Item = Posting>>(
     }
     out.put(&[tag_code(tags)])?;
     out.put(&(lists.len() as u32).to_le_bytes())?;
-    for (len, list) in lists {
-        out.put(&(len as u64).to_le_bytes())?;
+    for list in lists {
         piece.clear();
-        for p in list {
-            piece.extend_from_slice(&p.hash.to_le_bytes());
-            piece.extend_from_slice(&p.file.to_le_bytes());
-            piece.extend_from_slice(&p.pos.to_le_bytes());
-            piece.push(p.tag);
-            if piece.len() >= 1 << 16 {
-                out.put(&piece)?;
-                piece.clear();
-            }
-        }
+        put_table_head(&mut piece, &list);
         out.put(&piece)?;
+        out.put(list.records())?;
     }
     let checksum = out.hasher.digest();
     out.out.write_all(&checksum.to_le_bytes())?;
     Ok((out.out, checksum))
+}
+
+/// Appends what comes before a posting table's records to `piece`: how
+/// many postings, the bits of their file, position and tag, a byte per
+/// bucket of how many it holds ([`BIG_BUCKET`]: that many or more), and
+/// how many those buckets hold each.
+fn put_table_head(piece: &mut Vec<u8>, list: &PostingList<'_>) {
+    piece.extend_from_slice(&(list.len() as u64).to_le_bytes());
+    piece.extend(list.bits().map(|b| b as u8));
+    let mut big = Vec::new();
+    for size in list.bucket_sizes() {
+        piece.push(size.min(u32::from(BIG_BUCKET)) as u8);
+        if size >= u32::from(BIG_BUCKET) {
+            big.push(size);
+        }
+    }
+    piece.extend_from_slice(&(big.len() as u32).to_le_bytes());
+    put_all(piece, big.iter().map(|b| b.to_le_bytes()));
 }
 
 /// Appends the entry of `file` (path, size, mtime, content hash, tokens,
@@ -405,9 +425,22 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
         piece.extend_from_slice(&len_class.to_le_bytes());
     }
     piece.extend_from_slice(&(file.tokens.len() as u32).to_le_bytes());
-    for (start, place) in file.tokens.places() {
-        piece.extend_from_slice(&start.to_le_bytes());
-        piece.extend_from_slice(&place.to_le_bytes());
+    let (starts, places) = file.tokens.parts();
+    let wide_starts = matches!(starts, TokenStarts::Wide(_));
+    let wide_places = matches!(places, TokenPlaces::Wide(_));
+    piece.push(
+        if wide_starts { WIDE_STARTS } else { 0 } | if wide_places { WIDE_PLACES } else { 0 },
+    );
+    match starts {
+        TokenStarts::Narrow { bases, offsets } => {
+            put_all(piece, bases.iter().map(|b| b.to_le_bytes()));
+            put_all(piece, offsets.iter().map(|o| o.to_le_bytes()));
+        }
+        TokenStarts::Wide(starts) => put_all(piece, starts.iter().map(|s| s.to_le_bytes())),
+    }
+    match places {
+        TokenPlaces::Narrow(places) => put_all(piece, places.iter().map(|p| p.to_le_bytes())),
+        TokenPlaces::Wide(places) => put_all(piece, places.iter().map(|p| p.to_le_bytes())),
     }
     let definitions = file.definitions.as_slice();
     piece.extend_from_slice(&(definitions.len() as u32).to_le_bytes());
@@ -432,6 +465,28 @@ pub(super) fn put_entry(piece: &mut Vec<u8>, file: &SourceFile) {
     }
 }
 
+/// Appends each of `items` (numbers' little-endian bytes) to `piece`.
+fn put_all<const N: usize>(piece: &mut Vec<u8>, items: impl ExactSizeIterator<Item = [u8; N]>) {
+    piece.reserve(items.len() * N);
+    for item in items {
+        piece.extend_from_slice(&item);
+    }
+}
+
+/// The bytes [`put_entry`] writes for the tokens' starts and places.
+fn packed_len(tokens: &PackedTokens) -> usize {
+    let (starts, places) = tokens.parts();
+    let starts = match starts {
+        TokenStarts::Narrow { bases, offsets } => bases.len() * 4 + offsets.len() * 2,
+        TokenStarts::Wide(starts) => starts.len() * 4,
+    };
+    let places = match places {
+        TokenPlaces::Narrow(places) => places.len() * 2,
+        TokenPlaces::Wide(places) => places.len() * 4,
+    };
+    1 + starts + places
+}
+
 /// The bytes [`put_entry`] writes for `file`.
 pub(super) fn entry_len(file: &SourceFile) -> usize {
     4 + file.rel.len()
@@ -439,7 +494,7 @@ pub(super) fn entry_len(file: &SourceFile) -> usize {
         + 4
         + file.tokens.kinds().len() * KIND_BYTES
         + 4
-        + file.tokens.len() * TOKEN_BYTES
+        + packed_len(&file.tokens)
         + 4
         + file.definitions.as_slice().len() * DEFINITION_BYTES
         + 4
@@ -477,8 +532,13 @@ pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
 /// Bytes per kind (text hash, length and class) in a cache entry.
 const KIND_BYTES: usize = 12;
 
-/// Bytes per token (start, kind's place) in a cache entry.
-const TOKEN_BYTES: usize = 8;
+/// In the byte before an entry's starts and places: its starts are whole
+/// (not a base per block and 2 bytes a token).
+const WIDE_STARTS: u8 = 1;
+
+/// In the byte before an entry's starts and places: its places take 4
+/// bytes (not 2).
+const WIDE_PLACES: u8 = 2;
 
 /// Bytes per definition in a cache entry.
 const DEFINITION_BYTES: usize = 16;
@@ -486,8 +546,9 @@ const DEFINITION_BYTES: usize = 16;
 /// Bytes per block start of a packed text in a cache entry.
 const CUT_BYTES: usize = 8;
 
-/// Bytes per posting in a posting list.
-const POSTING_BYTES: usize = 17;
+/// A bucket's byte in a posting table that holds this many postings or
+/// more: its size follows the bytes, among the big ones'.
+const BIG_BUCKET: u8 = u8::MAX;
 
 /// The byte that stands for the mode of the posting lists' tags.
 fn tag_code(mode: Mode) -> u8 {
@@ -562,23 +623,7 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
     }
     let mut all = Vec::with_capacity(lists as usize);
     for _ in 0..lists {
-        // A count beyond what follows fails as truncated, having
-        // allocated no more than was read.
-        let n = usize::try_from(r.u64()?).map_err(|_| "bad posting lists")?;
-        let list = r.records::<POSTING_BYTES, _>(n, "bad posting", |c| {
-            let p = Posting {
-                hash: le64(&c[..8]),
-                file: le32(&c[8..12]),
-                pos: le32(&c[12..16]),
-                tag: c[16],
-            };
-            let size = sizes.get(p.file as usize)?;
-            (p.pos < *size).then_some(p)
-        })?;
-        let key = |p: &Posting| (p.hash, p.file, p.pos);
-        if list.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
-            return Err("posting list out of order");
-        }
+        let list = r.table(|file, pos| sizes.get(file as usize).is_some_and(|&n| pos < n))?;
         all.push(list);
     }
     let seeds = all.split_off(all.len() / 2);
@@ -612,7 +657,7 @@ fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'st
 
 /// A cache file's bytes, and the checksum of its body (all but the last 8
 /// bytes, the checksum stored) made as they are read.
-trait Checked: std::io::Read {
+pub(super) trait Checked: std::io::Read {
     /// Bytes of the body not read yet.
     fn left(&self) -> u64;
     /// The checksum of the body, once it is read.
@@ -745,6 +790,56 @@ fn le32(b: &[u8]) -> u32 {
     u32::from_le_bytes(a)
 }
 
+impl<C: Checked> Reader<C> {
+    /// The next `n` bytes, in a vector with `room` bytes more to spare;
+    /// `n` is refused beyond the bytes left, before anything is allocated.
+    fn bytes_with_room(&mut self, n: usize, room: usize) -> Result<Vec<u8>, &'static str> {
+        if n as u64 > self.input.left() {
+            return Err("truncated");
+        }
+        let mut out = Vec::with_capacity(n + room);
+        (&mut self.input)
+            .take(n as u64)
+            .read_to_end(&mut out)
+            .map_err(|_| "truncated")?;
+        if out.len() < n {
+            return Err("truncated");
+        }
+        Ok(out)
+    }
+
+    /// The next posting table, as [`put_table_head`] and the records lay
+    /// it out, whose postings' files and positions `valid` accepts.
+    fn table(&mut self, valid: impl Fn(u32, u32) -> bool) -> Result<CachedTable, &'static str> {
+        let bad = "bad posting list";
+        let len = usize::try_from(self.u64()?).map_err(|_| bad)?;
+        let mut bits = [0; 3];
+        self.fill(&mut bits)?;
+        let bits = bits.map(u32::from);
+        let small = self.bytes_with_room(CachedTable::buckets(len), 0)?;
+        let big = self.u32()? as usize;
+        if big > small.len() {
+            return Err(bad);
+        }
+        let big = self.u32s(big)?;
+        let mut bigs = big.iter().copied();
+        let sizes: Vec<u32> = (small.iter())
+            .map(|&b| match b {
+                BIG_BUCKET => bigs.next(),
+                b => Some(u32::from(b)),
+            })
+            .collect::<Option<_>>()
+            .ok_or(bad)?;
+        if bigs.next().is_some() {
+            return Err(bad);
+        }
+        let width = CachedTable::width(len, bits).ok_or(bad)?;
+        let records =
+            self.bytes_with_room(len.checked_mul(width).ok_or(bad)?, CachedTable::PADDING)?;
+        CachedTable::from_parts(len, bits, &sizes, records, valid).ok_or(bad)
+    }
+}
+
 /// A cursor over the cache's bytes; every read fails cleanly past the end.
 pub(super) struct Reader<R> {
     input: R,
@@ -784,7 +879,8 @@ impl<R: std::io::Read> Reader<R> {
         make: impl Fn(&[u8]) -> Option<T>,
     ) -> Result<Vec<T>, &'static str> {
         let per_piece = (1 << 16) / N;
-        let mut piece = vec![0u8; per_piece * N];
+        // No bigger than the records (most entries are small).
+        let mut piece = vec![0u8; n.min(per_piece) * N];
         let mut out = Vec::with_capacity(n.min(per_piece));
         let mut left = n;
         while left > 0 {
@@ -798,6 +894,25 @@ impl<R: std::io::Read> Reader<R> {
         }
         out.shrink_to_fit();
         Ok(out)
+    }
+
+    pub(super) fn u8(&mut self) -> Result<u8, &'static str> {
+        let mut b = [0; 1];
+        self.fill(&mut b)?;
+        Ok(b[0])
+    }
+
+    /// The next `n` numbers of 2 bytes.
+    fn u16s(&mut self, n: usize) -> Result<Box<[u16]>, &'static str> {
+        let each = self.records::<2, _>(n, "truncated", |c| Some(u16::from_le_bytes([c[0], c[1]])));
+        Ok(each?.into_boxed_slice())
+    }
+
+    /// The next `n` numbers of 4 bytes.
+    fn u32s(&mut self, n: usize) -> Result<Box<[u32]>, &'static str> {
+        Ok(self
+            .records::<4, _>(n, "truncated", |c| Some(le32(c)))?
+            .into_boxed_slice())
     }
 
     pub(super) fn u32(&mut self) -> Result<u32, &'static str> {
@@ -835,15 +950,22 @@ impl<R: std::io::Read> Reader<R> {
         if u64::from(n) > most_tokens(meta.size) {
             return Err("more tokens than the file can have");
         }
-        let (starts, places) = self
-            .records::<TOKEN_BYTES, _>(n as usize, "bad token", |c| {
-                Some((le32(&c[..4]), le32(&c[4..])))
-            })?
-            .into_iter()
-            .unzip();
-        // Every place inside the table, every kind of a class, every end
-        // inside 4 GiB; whether each range fits its text is for the scan
-        // that reuses the file ([`CachedFile::fits`]).
+        let n = n as usize;
+        let layout = self.u8()?;
+        if layout & !(WIDE_STARTS | WIDE_PLACES) != 0 {
+            return Err("bad token");
+        }
+        let starts = match layout & WIDE_STARTS {
+            0 => TokenStarts::Narrow {
+                bases: self.u32s(n.div_ceil(TOKEN_BLOCK))?,
+                offsets: self.u16s(n)?,
+            },
+            _ => TokenStarts::Wide(self.u32s(n)?),
+        };
+        let places = match layout & WIDE_PLACES {
+            0 => TokenPlaces::Narrow(self.u16s(n)?),
+            _ => TokenPlaces::Wide(self.u32s(n)?),
+        };
         let tokens = PackedTokens::from_parts(kinds, starts, places).ok_or("bad token")?;
         let n = self.u32()?;
         if u64::from(n) > meta.size {
@@ -918,7 +1040,7 @@ impl<R: std::io::Read> Reader<R> {
 mod tests {
     use super::*;
     use crate::engine::grammar::Registry;
-    use crate::engine::index::SourceFile;
+    use crate::engine::index::{Posting, SourceFile};
     use crate::engine::patterns::IgnorePatterns;
     use crate::engine::tokens::Normalization;
     use std::sync::Arc;
@@ -1008,8 +1130,9 @@ mod tests {
         let frames = entry.frames.as_ref().expect("kept");
         assert_eq!((&frames.bytes[..], frames.cuts.len()), (bytes, cuts.len()));
         let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
-        let read: Vec<&[Posting]> = (loaded.lists.postings.iter().chain(&loaded.lists.seeds))
-            .map(|l| &l[..])
+        let read: Vec<Vec<Posting>> = postings_of(&loaded.lists.postings)
+            .into_iter()
+            .chain(postings_of(&loaded.lists.seeds))
             .collect();
         assert_eq!(read, lists);
         assert!(read.iter().any(|l| l.len() > 1), "{read:?}");
@@ -1055,11 +1178,14 @@ mod tests {
                 body.extend_from_slice(&u64::from(i).to_le_bytes());
                 body.extend_from_slice(&1u32.to_le_bytes());
             }
+            // Whole starts and places, each of 4 bytes.
             body.extend_from_slice(&(places.len() as u32).to_le_bytes());
-            for (i, &place) in places.iter().enumerate() {
-                for v in [i as u32 / 2, place] {
-                    body.extend_from_slice(&u32::to_le_bytes(v));
-                }
+            body.push(WIDE_STARTS | WIDE_PLACES);
+            for i in 0..places.len() {
+                body.extend_from_slice(&(i as u32 / 2).to_le_bytes());
+            }
+            for &place in places {
+                body.extend_from_slice(&place.to_le_bytes());
             }
             // No definitions, the text, no tags and no posting lists.
             body.extend_from_slice(&0u32.to_le_bytes());
@@ -1092,6 +1218,15 @@ mod tests {
         assert!(decode(&cache(2, &[0, 1, 0]), 7).is_ok());
         assert_eq!(decode(&cache(2, &[0, 2, 0]), 7).unwrap_err(), "bad token");
         assert_eq!(decode(&cache(0, &[0]), 7).unwrap_err(), "bad token");
+        // A layout of starts and places of no known kind.
+        let mut unknown = cache(2, &[0, 1, 0]);
+        let layout = MAGIC.len() + 4 + 8 + 8 + 4 + 1 + 24 + 4 + 2 * 12 + 4;
+        assert_eq!(unknown[layout], WIDE_STARTS | WIDE_PLACES);
+        unknown[layout] = 4;
+        let body = unknown.len() - 8;
+        let checksum = xxhash_rust::xxh3::xxh3_64(&unknown[..body]);
+        unknown[body..].copy_from_slice(&checksum.to_le_bytes());
+        assert_eq!(decode(&unknown, 7).unwrap_err(), "bad token");
         // A count far beyond the bytes that follow allocates nothing for
         // it: of kinds, or of tokens.
         let at = MAGIC.len() + 4 + 8 + 8 + 4 + 1 + 24;
@@ -1130,32 +1265,41 @@ mod tests {
         assert!(!entry.fits("short"));
     }
 
+    /// The postings of each of `tables`.
+    fn postings_of(tables: &[CachedTable]) -> Vec<Vec<Posting>> {
+        tables.iter().map(|t| t.list().iter().collect()).collect()
+    }
+
     #[test]
     fn postings_must_name_an_entry_and_a_token_of_it_in_order() {
         let index = index();
         let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
-        let parts = |lists: &[Vec<Posting>]| -> Vec<(usize, std::vec::IntoIter<Posting>)> {
-            lists
-                .iter()
-                .map(|l| (l.len(), l.clone().into_iter()))
-                .collect()
+        let encoded = |files: &[Arc<SourceFile>], lists: &[Vec<Posting>]| {
+            let tables: Vec<CachedTable> = (lists.iter())
+                .map(|l| CachedTable::packed_as_given(l.clone(), false))
+                .collect();
+            let lists = tables.iter().map(|t| t.list()).collect();
+            encode_parts(Vec::new(), 7, files, (Mode::Weak, lists))
+                .unwrap()
+                .0
         };
         let with = |edit: &dyn Fn(&mut Vec<Vec<Posting>>)| {
             let mut lists = lists.clone();
             edit(&mut lists);
-            let bytes = encode_parts(Vec::new(), 7, &index.files, (Mode::Weak, parts(&lists)))
-                .unwrap()
-                .0;
-            decode(&bytes, 7).map(|cached| cached.entries)
+            decode(&encoded(&index.files, &lists), 7).map(|cached| cached.entries)
         };
         assert_eq!(with(&|_| {}), Ok(3));
         let first = lists.iter().position(|l| l.len() > 1).unwrap();
-        assert_eq!(with(&|l| l[first][0].file = 3), Err("bad posting"));
-        assert_eq!(with(&|l| l[first][0].pos = 1 << 20), Err("bad posting"));
+        assert_eq!(with(&|l| l[first][0].file = 3), Err("bad posting list"));
         assert_eq!(
-            with(&|l| l[first].swap(0, 1)),
-            Err("posting list out of order")
+            with(&|l| l[first][0].pos = 1 << 20),
+            Err("bad posting list")
         );
+        // Two postings of one hash, swapped.
+        let (list, at) = (lists.iter().enumerate())
+            .find_map(|(i, l)| Some((i, l.windows(2).position(|w| w[0].hash == w[1].hash)?)))
+            .unwrap();
+        assert_eq!(with(&|l| l[list].swap(at, at + 1)), Err("bad posting list"));
         assert_eq!(
             with(&|l| {
                 l.pop();
@@ -1165,31 +1309,56 @@ mod tests {
         // Entries in another order than their paths'.
         let mut files = index.files.clone();
         files.swap(0, 1);
-        let bytes = encode_parts(Vec::new(), 7, &files, (Mode::Weak, parts(&lists)))
-            .unwrap()
-            .0;
-        assert_eq!(decode(&bytes, 7).unwrap_err(), "entries out of order");
+        assert_eq!(
+            decode(&encoded(&files, &lists), 7).unwrap_err(),
+            "entries out of order"
+        );
     }
 
     #[test]
-    fn postings_keep_their_tags_and_the_mode_of_them() {
-        let untagged = index();
-        let files = untagged.files.clone();
-        let winnow = untagged.winnow.tagged(Mode::Mild);
-        let index = Index::build(files, &Registry::builtin(), winnow);
+    fn a_posting_tables_parts_must_be_a_tables() {
+        let index = index();
         let bytes = encode(7, &index);
-        let cached = decode(&bytes, 7).unwrap();
-        assert_eq!(cached.lists.tags, Mode::Mild);
-        let lists: Vec<Vec<Posting>> = index.posting_lists().map(|l| l.iter().collect()).collect();
-        let half = lists.len() / 2;
-        assert_eq!(cached.lists.postings, lists[..half]);
-        assert_eq!(cached.lists.seeds, lists[half..]);
-        assert!(cached.lists.postings.iter().flatten().any(|p| p.tag != 0));
-        assert!(cached.lists.seeds.iter().flatten().all(|p| p.tag == 0));
-        assert_eq!(
-            decode(&encode(7, &untagged), 7).unwrap().lists.tags,
-            Mode::Weak
-        );
+        // The first table's head: after the entries, the tags' byte and
+        // the count of lists.
+        let list = index.posting_lists().next().unwrap();
+        let mut head = Vec::new();
+        put_table_head(&mut head, &list);
+        let at = bytes.len()
+            - 8
+            - index
+                .posting_lists()
+                .map(|l| {
+                    let mut h = Vec::new();
+                    put_table_head(&mut h, &l);
+                    h.len() + l.records().len()
+                })
+                .sum::<usize>();
+        assert_eq!(&bytes[at..at + head.len()], &head[..]);
+        let edited = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut bytes = bytes.clone();
+            edit(&mut bytes);
+            let body = bytes.len() - 8;
+            let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]);
+            bytes[body..].copy_from_slice(&checksum.to_le_bytes());
+            decode(&bytes, 7).map(|cached| cached.entries)
+        };
+        assert_eq!(edited(&|_| {}), Ok(3));
+        // More postings than the buckets hold, a position's bits too many
+        // for a table, and a tag of 3 bits.
+        let count = list.len() as u64;
+        let bad = Err("bad posting list");
+        assert!(edited(&|b| b[at..at + 8].copy_from_slice(&(count + 1).to_le_bytes())).is_err());
+        assert_eq!(edited(&|b| b[at + 9] = 33), bad);
+        assert_eq!(edited(&|b| b[at + 10] = 3), bad);
+        // A bucket's size changed: the buckets no longer hold every posting.
+        let sizes = at + 11;
+        let one = (sizes..).find(|&i| bytes[i] == 1).unwrap();
+        assert_eq!(edited(&|b| b[one] = 2), bad);
+        // Or a big bucket named where none follows.
+        assert_eq!(edited(&|b| b[one] = BIG_BUCKET), bad);
+        // A huge count allocates nothing for it.
+        assert!(edited(&|b| b[at..at + 8].copy_from_slice(&(u64::MAX / 2).to_le_bytes())).is_err());
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub use self::lines::LineIndex;
 pub(crate) use self::lines::Position;
 pub use self::normalize::Normalization;
 pub use self::packed::{PackedIter, PackedTokens, Tokens};
+pub(crate) use self::packed::{
+    Places as TokenPlaces, Starts as TokenStarts, START_BLOCK as TOKEN_BLOCK,
+};
 pub use self::tokenize::tokenize;
 pub(crate) use self::tokenize::{opening_text, tokenize_defined};
 

@@ -119,11 +119,12 @@ type Kind = [u32; 3];
 const NARROW_KINDS: usize = 1 << 16;
 
 /// Tokens per block of starts.
-const START_BLOCK: usize = 64;
+pub(crate) const START_BLOCK: usize = 64;
 
-/// Per token, the byte offset of its first byte.
+/// Per token, the byte offset of its first byte. A cache keeps it as it
+/// is ([`PackedTokens::parts`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Starts {
+pub(crate) enum Starts {
     /// Per block of [`START_BLOCK`] tokens its first token's start, and per
     /// token its distance from that start: where no block spans 64 KiB.
     Narrow {
@@ -170,6 +171,21 @@ impl Starts {
             Starts::Narrow { offsets, .. } => offsets.len(),
             Starts::Wide(starts) => starts.len(),
         }
+    }
+
+    /// Each start in order, `None` past 4 GiB; `None` at all if a block
+    /// of narrow starts has no base or a base no start.
+    fn checked(&self) -> Option<impl Iterator<Item = Option<u32>> + '_> {
+        let (bases, offsets, whole) = match self {
+            Starts::Narrow { bases, offsets } => (&bases[..], &offsets[..], &[][..]),
+            Starts::Wide(starts) => (&[][..], &[][..], &starts[..]),
+        };
+        if bases.len() != offsets.len().div_ceil(START_BLOCK) {
+            return None;
+        }
+        let narrow = (offsets.chunks(START_BLOCK).zip(bases))
+            .flat_map(|(block, &base)| block.iter().map(move |&o| base.checked_add(o.into())));
+        Some(narrow.chain(whole.iter().map(|&s| Some(s))))
     }
 
     /// Start `i`, if there is one.
@@ -271,9 +287,10 @@ impl StartIter<'_> {
     }
 }
 
-/// Per token, its kind's place in the table.
+/// Per token, its kind's place in the table. A cache keeps it as it is
+/// ([`PackedTokens::parts`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Places {
+pub(crate) enum Places {
     /// In a file of at most [`NARROW_KINDS`] kinds.
     Narrow(Box<[u16]>),
     /// In a bigger one.
@@ -330,31 +347,49 @@ impl PackedTokens {
         PackedTokens::assemble(kinds, starts, places)
     }
 
-    /// The tokens of a cache's parts: per kind its text hash and length
-    /// and class (as [`Token::raw`] gives them), per token its start and
-    /// its kind's place. `None` when a kind names no class, a place is
-    /// outside the table, a token ends past 4 GiB, or the two lists per
-    /// token differ in length.
+    /// The tokens of a cache's parts, as [`PackedTokens::parts`] and
+    /// [`PackedTokens::kinds`] give them. `None` when a kind names no
+    /// class, a place is outside the table, a token ends past 4 GiB, a
+    /// block of narrow starts has no base (or a base no start), or there
+    /// are not as many starts as places.
     pub(crate) fn from_parts(
         kinds: Vec<(u64, u32)>,
-        starts: Vec<u32>,
-        places: Vec<u32>,
+        starts: Starts,
+        places: Places,
     ) -> Option<PackedTokens> {
-        if starts.len() != places.len() {
-            return None;
-        }
-        let kinds: Vec<Kind> = kinds
+        let kinds: Box<[Kind]> = kinds
             .into_iter()
             .map(|(text, len_class)| {
                 TokenClass::from_code(len_class >> 29)?;
                 Some([text as u32, (text >> 32) as u32, len_class])
             })
             .collect::<Option<_>>()?;
-        for (&start, &place) in starts.iter().zip(&places) {
-            let kind = kinds.get(place as usize)?;
-            start.checked_add(kind[2] & MAX_TOKEN_LEN)?;
+        let count = match &places {
+            Places::Narrow(p) => p.len(),
+            Places::Wide(p) => p.len(),
+        };
+        if count != starts.len() {
+            return None;
         }
-        Some(PackedTokens::assemble(kinds, starts, places))
+        let mut each_start = starts.checked()?;
+        let mut end_fits = |place: usize| {
+            let len = kinds.get(place).map(|kind| kind[2] & MAX_TOKEN_LEN);
+            let start = each_start.next().flatten();
+            start
+                .zip(len)
+                .and_then(|(s, len)| s.checked_add(len))
+                .is_some()
+        };
+        let ends_fit = match &places {
+            Places::Narrow(p) => p.iter().all(|&p| end_fits(p.into())),
+            Places::Wide(p) => p.iter().all(|&p| end_fits(p as usize)),
+        };
+        drop(each_start);
+        ends_fit.then_some(PackedTokens {
+            kinds,
+            starts,
+            places,
+        })
     }
 
     /// The packed tokens of `kinds` and, per token, `starts` and `places`
@@ -380,11 +415,10 @@ impl PackedTokens {
             .map(|k| (u64::from(k[0]) | u64::from(k[1]) << 32, k[2]))
     }
 
-    /// Per token, its start and its kind's place.
-    pub(crate) fn places(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + '_ {
-        (self.each())
-            .enumerate()
-            .map(|(i, t)| (t.start, self.place(i) as u32))
+    /// Per token its start, and its kind's place, as they are packed
+    /// (a cache's parts, [`PackedTokens::from_parts`]).
+    pub(crate) fn parts(&self) -> (&Starts, &Places) {
+        (&self.starts, &self.places)
     }
 
     /// Bytes it holds (its parts are boxed: exactly as long as they are).
@@ -567,8 +601,9 @@ mod tests {
             let backward: Vec<Token> = packed.within(range.clone()).rev().collect();
             assert!(backward.iter().eq(tokens[range].iter().rev()));
         }
-        let (starts, places): (Vec<u32>, Vec<u32>) = packed.places().unzip();
-        let again = PackedTokens::from_parts(packed.kinds().collect(), starts, places);
+        let (starts, places) = packed.parts();
+        let again =
+            PackedTokens::from_parts(packed.kinds().collect(), starts.clone(), places.clone());
         assert_eq!(again.as_ref(), Some(&packed));
     }
 
@@ -661,17 +696,36 @@ mod tests {
     #[test]
     fn parts_that_do_not_make_tokens_are_refused() {
         let kinds = || vec![(1u64, 5u32), (2, 1 << 29 | 3)];
-        let parts = |kinds, starts: &[u32], places: &[u32]| {
-            PackedTokens::from_parts(kinds, starts.to_vec(), places.to_vec())
+        let wide = |kinds, starts: &[u32], places: &[u32]| {
+            let (starts, places) = (starts.to_vec(), places.to_vec());
+            let places = Places::Wide(places.into_boxed_slice());
+            PackedTokens::from_parts(kinds, Starts::Wide(starts.into_boxed_slice()), places)
         };
-        assert!(parts(kinds(), &[0, 9, 20], &[1, 0, 1]).is_some());
+        let narrow = |bases: &[u32], offsets: &[u16], places: &[u16]| {
+            let starts = Starts::Narrow {
+                bases: bases.into(),
+                offsets: offsets.into(),
+            };
+            PackedTokens::from_parts(kinds(), starts, Places::Narrow(places.into()))
+        };
+        assert!(wide(kinds(), &[0, 9, 20], &[1, 0, 1]).is_some());
+        assert!(narrow(&[100], &[0, 9, 20], &[1, 0, 1]).is_some());
         // A place outside the table.
-        assert_eq!(parts(kinds(), &[0, 9], &[1, 2]), None);
+        assert_eq!(wide(kinds(), &[0, 9], &[1, 2]), None);
+        assert_eq!(narrow(&[100], &[0, 9], &[1, 2]), None);
         // A kind of no class (codes 5 to 7).
-        assert_eq!(parts(vec![(1, 5 << 29)], &[0], &[0]), None);
-        // A token ending past 4 GiB.
-        assert_eq!(parts(kinds(), &[u32::MAX - 1], &[1]), None);
+        assert_eq!(wide(vec![(1, 5 << 29)], &[0], &[0]), None);
+        // A token ending past 4 GiB, or starting there.
+        assert_eq!(wide(kinds(), &[u32::MAX - 1], &[1]), None);
+        assert_eq!(narrow(&[u32::MAX - 1], &[0], &[1]), None);
+        assert_eq!(narrow(&[u32::MAX - 1], &[2], &[0]), None);
         // Starts and places of different lengths.
-        assert_eq!(parts(kinds(), &[0, 1], &[0]), None);
+        assert_eq!(wide(kinds(), &[0, 1], &[0]), None);
+        assert_eq!(narrow(&[0], &[0, 1], &[0]), None);
+        // A block of narrow starts without its base, or a base too many.
+        let block = vec![0u16; START_BLOCK + 1];
+        assert!(narrow(&[0, 9], &block, &block).is_some());
+        assert_eq!(narrow(&[0], &block, &block), None);
+        assert_eq!(narrow(&[0, 1], &[0], &[0]), None);
     }
 }
