@@ -679,6 +679,8 @@ impl<R: std::io::Read> Checked for Hashed<R> {
 /// and decoding and reading each take about as long.
 struct Prefetched {
     chunks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    /// Chunks decoded, back to the reader to fill again.
+    done: std::sync::mpsc::Sender<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,
     /// Bytes of the body not read yet.
@@ -695,13 +697,18 @@ impl Prefetched {
     fn start(file: std::fs::File, len: u64) -> std::io::Result<Prefetched> {
         let body = len.saturating_sub(8);
         let (tx, chunks) = std::sync::mpsc::sync_channel(Prefetched::AHEAD);
+        let (done, spent) = std::sync::mpsc::channel();
         let hashing = std::thread::Builder::new()
             .name("cache read".into())
             .spawn(move || {
                 let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
                 let (mut input, mut left) = (file.take(len), body);
                 loop {
-                    let mut chunk = Vec::with_capacity(Prefetched::CHUNK);
+                    // A chunk read before, once decoded: its pages are the
+                    // process's already (a new one would fault each in).
+                    let mut chunk: Vec<u8> = spent.try_recv().unwrap_or_default();
+                    chunk.clear();
+                    chunk.reserve(Prefetched::CHUNK);
                     let read = (&mut input)
                         .take(Prefetched::CHUNK as u64)
                         .read_to_end(&mut chunk);
@@ -724,6 +731,7 @@ impl Prefetched {
             })?;
         Ok(Prefetched {
             chunks,
+            done,
             chunk: Vec::new(),
             at: 0,
             left: body,
@@ -736,7 +744,12 @@ impl std::io::Read for Prefetched {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.at == self.chunk.len() {
             match self.chunks.recv() {
-                Ok(chunk) => (self.chunk, self.at) = (chunk?, 0),
+                Ok(chunk) => {
+                    let spent = std::mem::replace(&mut self.chunk, chunk?);
+                    // The reader may be done: the chunk is dropped then.
+                    let _ = self.done.send(spent);
+                    self.at = 0;
+                }
                 // The file is read.
                 Err(_) => return Ok(0),
             }
@@ -902,17 +915,37 @@ impl<R: std::io::Read> Reader<R> {
         Ok(b[0])
     }
 
+    /// The next `n` numbers of `N` bytes each, as `from` reads them, read
+    /// in pieces as [`Reader::records`] reads (but with no record to
+    /// refuse, in one pass a compiler can vectorize).
+    fn numbers<const N: usize, T>(
+        &mut self,
+        n: usize,
+        from: fn([u8; N]) -> T,
+    ) -> Result<Box<[T]>, &'static str> {
+        let per_piece = (1 << 16) / N;
+        let mut piece = vec![0u8; n.min(per_piece) * N];
+        let mut out = Vec::with_capacity(n.min(per_piece));
+        let mut left = n;
+        while left > 0 {
+            let count = left.min(per_piece);
+            let bytes = &mut piece[..count * N];
+            self.fill(bytes)?;
+            let (numbers, _) = bytes.as_chunks::<N>();
+            out.extend(numbers.iter().map(|&b| from(b)));
+            left -= count;
+        }
+        Ok(out.into_boxed_slice())
+    }
+
     /// The next `n` numbers of 2 bytes.
     fn u16s(&mut self, n: usize) -> Result<Box<[u16]>, &'static str> {
-        let each = self.records::<2, _>(n, "truncated", |c| Some(u16::from_le_bytes([c[0], c[1]])));
-        Ok(each?.into_boxed_slice())
+        self.numbers(n, u16::from_le_bytes)
     }
 
     /// The next `n` numbers of 4 bytes.
     fn u32s(&mut self, n: usize) -> Result<Box<[u32]>, &'static str> {
-        Ok(self
-            .records::<4, _>(n, "truncated", |c| Some(le32(c)))?
-            .into_boxed_slice())
+        self.numbers(n, u32::from_le_bytes)
     }
 
     pub(super) fn u32(&mut self) -> Result<u32, &'static str> {

@@ -173,19 +173,22 @@ impl Starts {
         }
     }
 
-    /// Each start in order, `None` past 4 GiB; `None` at all if a block
-    /// of narrow starts has no base or a base no start.
-    fn checked(&self) -> Option<impl Iterator<Item = Option<u32>> + '_> {
-        let (bases, offsets, whole) = match self {
-            Starts::Narrow { bases, offsets } => (&bases[..], &offsets[..], &[][..]),
-            Starts::Wide(starts) => (&[][..], &[][..], &starts[..]),
-        };
-        if bases.len() != offsets.len().div_ceil(START_BLOCK) {
-            return None;
+    /// The latest start (0 if none); `None` if a block of narrow starts
+    /// has no base or a base no start.
+    fn latest(&self) -> Option<u64> {
+        match self {
+            Starts::Narrow { bases, offsets } => {
+                if bases.len() != offsets.len().div_ceil(START_BLOCK) {
+                    return None;
+                }
+                let blocks = offsets.chunks(START_BLOCK).zip(bases.iter());
+                let each = blocks.map(|(block, &base)| {
+                    u64::from(base) + u64::from(block.iter().copied().max().unwrap_or(0))
+                });
+                Some(each.max().unwrap_or(0))
+            }
+            Starts::Wide(starts) => Some(starts.iter().copied().max().map_or(0, u64::from)),
         }
-        let narrow = (offsets.chunks(START_BLOCK).zip(bases))
-            .flat_map(|(block, &base)| block.iter().map(move |&o| base.checked_add(o.into())));
-        Some(narrow.chain(whole.iter().map(|&s| Some(s))))
     }
 
     /// Start `i`, if there is one.
@@ -349,9 +352,10 @@ impl PackedTokens {
 
     /// The tokens of a cache's parts, as [`PackedTokens::parts`] and
     /// [`PackedTokens::kinds`] give them. `None` when a kind names no
-    /// class, a place is outside the table, a token ends past 4 GiB, a
-    /// block of narrow starts has no base (or a base no start), or there
-    /// are not as many starts as places.
+    /// class, a place is outside the table, a token may end past 4 GiB
+    /// (the latest start with the longest kind), a block of narrow starts
+    /// has no base (or a base no start), or there are not as many starts
+    /// as places.
     pub(crate) fn from_parts(
         kinds: Vec<(u64, u32)>,
         starts: Starts,
@@ -371,20 +375,20 @@ impl PackedTokens {
         if count != starts.len() {
             return None;
         }
-        let mut each_start = starts.checked()?;
-        let mut end_fits = |place: usize| {
-            let len = kinds.get(place).map(|kind| kind[2] & MAX_TOKEN_LEN);
-            let start = each_start.next().flatten();
-            start
-                .zip(len)
-                .and_then(|(s, len)| s.checked_add(len))
-                .is_some()
+        // Every place inside the table, and no token may end past 4 GiB:
+        // checked on the latest start and the longest kind (the cache's
+        // files are far smaller), in passes a compiler can vectorize.
+        let last_place = match &places {
+            Places::Narrow(p) => p.iter().copied().max().map(usize::from),
+            Places::Wide(p) => p.iter().copied().max().map(|p| p as usize),
         };
-        let ends_fit = match &places {
-            Places::Narrow(p) => p.iter().all(|&p| end_fits(p.into())),
-            Places::Wide(p) => p.iter().all(|&p| end_fits(p as usize)),
-        };
-        drop(each_start);
+        let longest = kinds
+            .iter()
+            .map(|k| k[2] & MAX_TOKEN_LEN)
+            .max()
+            .unwrap_or(0);
+        let ends_fit = last_place.is_none_or(|p| p < kinds.len())
+            && starts.latest()? + u64::from(longest) <= u64::from(u32::MAX);
         ends_fit.then_some(PackedTokens {
             kinds,
             starts,
