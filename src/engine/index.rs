@@ -430,9 +430,9 @@ impl FilePrints {
     }
 }
 
-/// The postings of an index as a cache keeps them: per family, the files'
-/// fingerprints, then their seeds, each list sorted by hash, file and
-/// position, the files numbered as the cache's entries.
+/// The posting tables of an index as a cache keeps them: per family, of
+/// the files' fingerprints, then of their seeds, the files numbered as the
+/// cache's entries.
 #[derive(Debug, Default)]
 pub(crate) struct PostingLists {
     /// Per family, of the fingerprints.
@@ -695,7 +695,8 @@ impl Index {
         let fresh_postings = by_family(|p| &p.1, tags.as_deref());
         let fresh_seeds = by_family(|p| &p.2, None);
         drop((prints, tags));
-        // Every file the old tables' under its own id: nothing to renumber.
+        // Every file of the old tables under its own id: nothing to
+        // renumber.
         let same_files = moved.len() == files.len()
             && (moved.iter().enumerate()).all(|(id, &to)| to as usize == id);
         let jobs: Vec<(Option<Old<'_>>, Vec<Posting>)> = olds
@@ -712,7 +713,13 @@ impl Index {
                 let tagged = tagged && i < families;
                 match old {
                     Some(Old::Table(old)) => old.merged(&moved, list, tagged),
-                    Some(Old::Owned(old)) if same_files && list.is_empty() => old,
+                    // (A seeds' table keeps no tags: one that does is made
+                    // again.)
+                    Some(Old::Owned(old))
+                        if same_files && list.is_empty() && (tagged || old.tag_bits == 0) =>
+                    {
+                        old
+                    }
                     Some(Old::Owned(old)) => old.merged(&moved, list, tagged),
                     None => Table::new(list, tagged),
                 }

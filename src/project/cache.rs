@@ -810,15 +810,7 @@ impl<C: Checked> Reader<C> {
         if n as u64 > self.input.left() {
             return Err("truncated");
         }
-        let mut out = Vec::with_capacity(n + room);
-        (&mut self.input)
-            .take(n as u64)
-            .read_to_end(&mut out)
-            .map_err(|_| "truncated")?;
-        if out.len() < n {
-            return Err("truncated");
-        }
-        Ok(out)
+        self.read_into(Vec::with_capacity(n + room), n)
     }
 
     /// The next posting table, as [`put_table_head`] and the records lay
@@ -870,7 +862,12 @@ impl<R: std::io::Read> Reader<R> {
     /// The next `n` bytes, read in pieces (a damaged length allocates no
     /// more than the input holds).
     pub(super) fn bytes(&mut self, n: usize) -> Result<Vec<u8>, &'static str> {
-        let mut out = Vec::with_capacity(n.min(1 << 24));
+        self.read_into(Vec::with_capacity(n.min(1 << 24)), n)
+    }
+
+    /// `out` with the next `n` bytes appended (its capacity is what is
+    /// allocated before they are read).
+    fn read_into(&mut self, mut out: Vec<u8>, n: usize) -> Result<Vec<u8>, &'static str> {
         (&mut self.input)
             .take(n as u64)
             .read_to_end(&mut out)
