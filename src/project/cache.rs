@@ -888,22 +888,41 @@ impl<R: std::io::Read> Reader<R> {
         bad: &'static str,
         make: impl Fn(&[u8]) -> Option<T>,
     ) -> Result<Vec<T>, &'static str> {
-        let per_piece = (1 << 16) / N;
-        // No bigger than the records (most entries are small).
+        let mut out = Vec::with_capacity(n.min(Self::per_piece(N)));
+        self.pieces::<N>(n, |records| {
+            for record in records {
+                out.push(make(record).ok_or(bad)?);
+            }
+            Ok(())
+        })?;
+        out.shrink_to_fit();
+        Ok(out)
+    }
+
+    /// Records of `N` bytes per piece read.
+    const fn per_piece(n: usize) -> usize {
+        (1 << 16) / n
+    }
+
+    /// The next `n` records of `N` bytes each, given to `each` a piece at
+    /// a time (a damaged count allocates no more than the input holds;
+    /// the piece no more than the records).
+    fn pieces<const N: usize>(
+        &mut self,
+        n: usize,
+        mut each: impl FnMut(&[[u8; N]]) -> Result<(), &'static str>,
+    ) -> Result<(), &'static str> {
+        let per_piece = Self::per_piece(N);
         let mut piece = vec![0u8; n.min(per_piece) * N];
-        let mut out = Vec::with_capacity(n.min(per_piece));
         let mut left = n;
         while left > 0 {
             let count = left.min(per_piece);
             let bytes = &mut piece[..count * N];
             self.fill(bytes)?;
-            for record in bytes.chunks_exact(N) {
-                out.push(make(record).ok_or(bad)?);
-            }
+            each(bytes.as_chunks::<N>().0)?;
             left -= count;
         }
-        out.shrink_to_fit();
-        Ok(out)
+        Ok(())
     }
 
     pub(super) fn u8(&mut self) -> Result<u8, &'static str> {
@@ -912,26 +931,18 @@ impl<R: std::io::Read> Reader<R> {
         Ok(b[0])
     }
 
-    /// The next `n` numbers of `N` bytes each, as `from` reads them, read
-    /// in pieces as [`Reader::records`] reads (but with no record to
-    /// refuse, in one pass a compiler can vectorize).
+    /// The next `n` numbers of `N` bytes each, as `from` reads them (in
+    /// one pass a compiler can vectorize: there is no record to refuse).
     fn numbers<const N: usize, T>(
         &mut self,
         n: usize,
         from: fn([u8; N]) -> T,
     ) -> Result<Box<[T]>, &'static str> {
-        let per_piece = (1 << 16) / N;
-        let mut piece = vec![0u8; n.min(per_piece) * N];
-        let mut out = Vec::with_capacity(n.min(per_piece));
-        let mut left = n;
-        while left > 0 {
-            let count = left.min(per_piece);
-            let bytes = &mut piece[..count * N];
-            self.fill(bytes)?;
-            let (numbers, _) = bytes.as_chunks::<N>();
+        let mut out = Vec::with_capacity(n.min(Self::per_piece(N)));
+        self.pieces::<N>(n, |numbers| {
             out.extend(numbers.iter().map(|&b| from(b)));
-            left -= count;
-        }
+            Ok(())
+        })?;
         Ok(out.into_boxed_slice())
     }
 
