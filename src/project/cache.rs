@@ -4,19 +4,25 @@
 //! (default `.dupcheck-cache/` inside DIR, which holds a `.gitignore` of `*`),
 //! and, on start, the [`CachedFile`]s a scan may reuse instead of parsing.
 //!
-//! Layout (little-endian): magic, format version, key, entry count, entries
-//! in path order (path, size, mtime, content hash, tokens as the index
+//! Layout (little-endian): a header (magic, format version, key, entry
+//! count, and the entry sections: how many, then each one's length and
+//! entries), the entry sections, the tables' section, then an XXH3
+//! checksum of each section and one of the header and those checksums
+//! (the cache's own, which its journal names). The entries are in path
+//! order (path, size, mtime, content hash, tokens as the index
 //! packs them: the file's distinct kinds, a byte for the layout, then the
 //! starts, per block of 64 tokens a base and per token 2 bytes from it
 //! (or each whole), and per token its kind's place, 2 bytes (or 4);
 //! definitions; the text's zstd frames when the index
 //! keeps it packed, so that a warm start does not compress it again: their
 //! length, 0 for a text kept plain and so not stored, then where each
-//! block after the first starts and the frames), the index's posting
+//! block after the first starts and the frames), cut into sections of
+//! 32 MB or so. The tables' section holds the tags' mode, each entry's
+//! token count, and the index's posting
 //! tables (per family, the fingerprints' then the seeds': each its count,
 //! the bits of its postings' file, position and tag, a byte per bucket of
-//! how many it holds, and its postings packed as the index holds them),
-//! then an XXH3 checksum of everything before it. Tokens and tables are
+//! how many it holds, and its postings packed as the index holds them).
+//! Sections are decoded at once, one per core. Tokens and tables are
 //! read into the index's own layout, not built again: a warm start that
 //! reuses every file keeps each table as read; one that does not keeps
 //! the postings of the files it reuses, instead of fingerprinting them and
@@ -39,7 +45,9 @@
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::Mutex;
 
 use crate::engine::definitions::{Definition, Definitions};
 use crate::engine::hash::HashMap;
@@ -58,8 +66,10 @@ pub const MAGIC: &[u8; 16] = b"DUPCHECK-INDEX\n\0";
 /// definitions follow its tokens; 6: tokens packed, a table of each file's
 /// kinds, then per token its start and its kind's place; 7: each entry's
 /// packed text follows its definitions; 8: the posting lists' tag mode
-/// precedes them, and each posting ends with its tag.)
-pub const FORMAT_VERSION: u32 = 9;
+/// precedes them, and each posting ends with its tag; 9: tokens and
+/// tables as the index holds them; 10: in sections, each with its
+/// checksum, read at once.)
+pub const FORMAT_VERSION: u32 = 10;
 const FILE_NAME: &str = "index-v1.bin";
 /// Why a cache made with another key is not used.
 const OTHER_KEY: &str =
@@ -178,26 +188,20 @@ pub fn file_in(dir: &Path) -> PathBuf {
 /// `key`; an empty map otherwise (the reason is logged). Temporary files
 /// left by runs that were killed while writing are removed first.
 ///
-/// The file is read once, in pieces, never whole, and its checksum made as
-/// it is decoded (what was decoded is dropped if it does not match). So a
-/// warm start needs no buffer the size of the cache (2 GB for the Linux
-/// kernel) beside what it decodes, and there is no limit on its size but
-/// what its entries describe: each entry's tokens must be few enough for
-/// its file's size (see [`decode_from`]), so what is decoded is in
-/// proportion to the files it stands for.
+/// The file is read once, its sections at once, each in pieces, never
+/// whole, and its checksums made as they are decoded (what was decoded is
+/// dropped if one does not match). So a warm start needs no buffer the
+/// size of the cache (1.3 GB for the Linux kernel) beside what it
+/// decodes, and there is no limit on its size but what its entries
+/// describe: each entry's tokens must be few enough for its file's size
+/// (see [`Reader::entry`]), so what is decoded is in proportion to the
+/// files it stands for.
 pub(crate) fn load(dir: &Path, key: u64) -> Cached {
     remove_stale_temp_files(dir);
     let path = file_in(dir);
-    let decoded = open_regular_file(&path, MAGIC)
-        .and_then(|(file, len)| Prefetched::start(file, len))
-        .map(|input| decode_checked(Reader::new(input), key));
+    let decoded = open_regular_file(&path, MAGIC).map(|(file, len)| decode_source(&file, len, key));
     match decoded {
-        Ok(Ok(mut cached)) => {
-            if let Some(base) = &mut cached.base {
-                base.len = std::fs::metadata(&path).map_or(0, |m| m.len());
-            }
-            cached
-        }
+        Ok(Ok(cached)) => cached,
         Ok(Err(OTHER_KEY)) => {
             // Another mode or version is routine; damage is worth a warning.
             tracing::info!("cache {} not used: {OTHER_KEY}", path.display());
@@ -336,16 +340,35 @@ pub(crate) fn write_atomically(
     written
 }
 
-/// A writer that hashes what passes through it: the cache's checksum.
+/// A writer that hashes what passes through it, section by section.
 struct Hashing<W> {
     out: W,
     hasher: xxhash_rust::xxh3::Xxh3Default,
+    /// Bytes of this section so far.
+    written: u64,
 }
 
 impl<W: Write> Hashing<W> {
+    fn new(out: W) -> Hashing<W> {
+        Hashing {
+            out,
+            hasher: xxhash_rust::xxh3::Xxh3Default::new(),
+            written: 0,
+        }
+    }
+
     fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.hasher.update(bytes);
+        self.written += bytes.len() as u64;
         self.out.write_all(bytes)
+    }
+
+    /// Ends a section: its checksum and length; the next starts.
+    fn end_section(&mut self) -> (u64, u64) {
+        let sum = (self.hasher.digest(), self.written);
+        self.hasher.reset();
+        self.written = 0;
+        sum
     }
 }
 
@@ -362,33 +385,119 @@ fn encode_parts<W: Write>(
     out: W,
     key: u64,
     files: &[Arc<SourceFile>],
-    (tags, lists): (Mode, Vec<PostingList<'_>>),
+    lists: (Mode, Vec<PostingList<'_>>),
 ) -> std::io::Result<(W, u64)> {
-    let mut out = Hashing {
-        out,
-        hasher: xxhash_rust::xxh3::Xxh3Default::new(),
-    };
-    out.put(MAGIC)?;
-    out.put(&FORMAT_VERSION.to_le_bytes())?;
-    out.put(&key.to_le_bytes())?;
-    out.put(&(files.len() as u64).to_le_bytes())?;
+    encode_in_sections(out, key, files, lists, SECTION_ENTRY_BYTES)
+}
+
+/// [`encode_parts`], with entry sections of at least `per_section` bytes
+/// (the last holds what is left).
+fn encode_in_sections<W: Write>(
+    mut out: W,
+    key: u64,
+    files: &[Arc<SourceFile>],
+    (tags, lists): (Mode, Vec<PostingList<'_>>),
+    per_section: u64,
+) -> std::io::Result<(W, u64)> {
+    let mut sections: Vec<(u64, u32)> = Vec::new();
+    let mut open = None;
+    for file in files {
+        let (bytes, entries) = open.get_or_insert((0, 0));
+        *bytes += entry_len(file) as u64;
+        *entries += 1;
+        if *bytes >= per_section {
+            sections.extend(open.take());
+        }
+    }
+    sections.extend(open);
+    let mut header = Vec::with_capacity(HEADER_BYTES + sections.len() * SECTION_BYTES);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&key.to_le_bytes());
+    header.extend_from_slice(&(files.len() as u64).to_le_bytes());
+    header.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for (bytes, entries) in &sections {
+        header.extend_from_slice(&bytes.to_le_bytes());
+        header.extend_from_slice(&entries.to_le_bytes());
+    }
+    out.write_all(&header)?;
+    let mut out = Hashing::new(out);
+    let mut sums = Vec::with_capacity(sections.len() + 1);
     let mut piece = Vec::with_capacity(1 << 16);
-    for f in files {
-        piece.clear();
-        put_entry(&mut piece, f);
-        out.put(&piece)?;
+    let mut entries = files.iter();
+    for &(bytes, count) in &sections {
+        for file in entries.by_ref().take(count as usize) {
+            piece.clear();
+            put_entry(&mut piece, file);
+            out.put(&piece)?;
+        }
+        let (sum, written) = out.end_section();
+        if written != bytes {
+            return Err(std::io::Error::other("an entry's length was miscounted"));
+        }
+        sums.push(sum);
     }
     out.put(&[tag_code(tags)])?;
     out.put(&(lists.len() as u32).to_le_bytes())?;
+    piece.clear();
+    put_all(
+        &mut piece,
+        files.iter().map(|f| (f.tokens.len() as u32).to_le_bytes()),
+    );
+    out.put(&piece)?;
     for list in lists {
         piece.clear();
         put_table_head(&mut piece, &list);
         out.put(&piece)?;
         out.put(list.records())?;
     }
-    let checksum = out.hasher.digest();
-    out.out.write_all(&checksum.to_le_bytes())?;
-    Ok((out.out, checksum))
+    sums.push(out.end_section().0);
+    let mut out = out.out;
+    let sums: Vec<u8> = sums.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let checksum = own_checksum(&header, &sums);
+    out.write_all(&sums)?;
+    out.write_all(&checksum.to_le_bytes())?;
+    Ok((out, checksum))
+}
+
+/// A cache's own checksum, what its journal names it by: of its header
+/// and its sections' checksums (`sums`), and so of all of it.
+fn own_checksum(header: &[u8], sums: &[u8]) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
+    hasher.update(header);
+    hasher.update(sums);
+    hasher.digest()
+}
+
+/// `bytes`, a cache's header and sections, with the checksums its header
+/// calls for appended, as [`encode_parts`] ends a cache. Sections the
+/// bytes do not hold are checksummed as what is left of them: a damaged
+/// header is sealed too (to try the decoder on it).
+#[doc(hidden)]
+pub fn seal(mut bytes: Vec<u8>) -> Vec<u8> {
+    let at = |i: usize, n: usize| {
+        let mut number = [0; 8];
+        if let Some(b) = bytes.get(i..i + n) {
+            number[..n].copy_from_slice(b);
+        }
+        u64::from_le_bytes(number)
+    };
+    let count = (at(HEADER_BYTES - 4, 4) as usize).min(MOST_SECTIONS as usize);
+    let header = (HEADER_BYTES + count * SECTION_BYTES).min(bytes.len());
+    let mut start = header;
+    let mut sums = Vec::with_capacity(8 * (count + 1));
+    for i in 0..count {
+        let len = at(HEADER_BYTES + i * SECTION_BYTES, 8);
+        let end = start.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+        let end = end.min(bytes.len());
+        sums.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&bytes[start..end]).to_le_bytes());
+        start = end;
+    }
+    sums.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&bytes[start..]).to_le_bytes());
+    let checksum = own_checksum(&bytes[..header], &sums);
+    bytes.extend_from_slice(&sums);
+    bytes.extend_from_slice(&checksum.to_le_bytes());
+    bytes
 }
 
 /// Appends what comes before a posting table's records to `piece`: how
@@ -515,18 +624,7 @@ fn encode(key: u64, index: &Index) -> Vec<u8> {
 /// The files of a cache file's `bytes` made with `key`, or why they cannot
 /// be used.
 pub fn decode(bytes: &[u8], key: u64) -> Result<Cached, &'static str> {
-    let body_len = bytes.len().checked_sub(8).ok_or("truncated")?;
-    let (body, checksum) = bytes.split_at(body_len);
-    if !body.starts_with(MAGIC) {
-        return Err("not a dupcheck cache");
-    }
-    // The frame first: a cache of another key is told apart from damage.
-    let mut header = Reader::new(&body[MAGIC.len()..]);
-    header.frame(key)?;
-    if checksum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
-        return Err("checksum mismatch (corrupt or truncated)");
-    }
-    decode_from(bytes, bytes.len() as u64, key)
+    decode_source(bytes, bytes.len() as u64, key)
 }
 
 /// Bytes per kind (text hash, length and class) in a cache entry.
@@ -569,225 +667,382 @@ fn most_tokens(size: u64) -> u64 {
     size.saturating_mul(2).saturating_add(1)
 }
 
-/// The files of the cache read from `input` (all of a cache file, `len`
-/// bytes), or why they cannot be used: its checksum is made as it is read
-/// and compared at the end. Nothing is allocated for an entry before its
-/// bytes are read, and no entry may hold more tokens than its file's size
-/// allows.
-fn decode_from<R: std::io::Read>(input: R, len: u64, key: u64) -> Result<Cached, &'static str> {
-    let body = len.checked_sub(8).ok_or("truncated")?;
-    decode_checked(
-        Reader::new(Hashed {
-            input,
-            left: body,
-            hasher: xxhash_rust::xxh3::Xxh3Default::new(),
-        }),
-        key,
-    )
+/// Bytes of a cache's header before its sections' table: magic, format
+/// version, key, entry count, count of entry sections.
+const HEADER_BYTES: usize = MAGIC.len() + 4 + 8 + 8 + 4;
+
+/// Bytes per entry section in the header: its length and its entries.
+const SECTION_BYTES: usize = 12;
+
+/// Bytes of entries an entry section holds at least (the last holds what
+/// is left): sections enough for every core to decode some, each worth a
+/// thread's turn.
+const SECTION_ENTRY_BYTES: u64 = 32 << 20;
+
+/// The most entry sections a cache may have.
+const MOST_SECTIONS: u32 = 1 << 16;
+
+/// Why a cache whose bytes do not hash to its checksums is refused.
+const CORRUPT: &str = "checksum mismatch (corrupt or truncated)";
+
+/// Where a cache's sections lie, as its header tells.
+struct Layout {
+    /// How many entries there are.
+    entries: u32,
+    /// The entry sections, in order.
+    sections: Vec<Span>,
+    /// The tables' section.
+    tables: Span,
+    /// The checksum of each section, the tables' last.
+    sums: Vec<u64>,
+    /// The cache's own checksum.
+    checksum: u64,
 }
 
-/// The files of the cache read from `r`, which makes the checksum of its
-/// body as it is read, or why they cannot be used.
-fn decode_checked<C: Checked>(mut r: Reader<C>, key: u64) -> Result<Cached, &'static str> {
+/// A section of a cache: its first byte, its length and the entries it
+/// holds, numbered from `first`.
+#[derive(Clone, Copy)]
+struct Span {
+    at: u64,
+    len: u64,
+    first: u32,
+    entries: u32,
+}
+
+/// The layout of the cache of `len` bytes in `source` made with `key`,
+/// from its header and trailer, which its own checksum covers.
+fn layout<S: Source + ?Sized>(source: &S, len: u64, key: u64) -> Result<Layout, &'static str> {
+    let mut header = vec![0; (HEADER_BYTES as u64).min(len) as usize];
+    source.read_exact_at(&mut header, 0)?;
+    let mut r = Reader::new(&header[..]);
     let mut magic = [0; MAGIC.len()];
     r.fill(&mut magic)?;
     if &magic != MAGIC {
         return Err("not a dupcheck cache");
     }
+    // The frame first: a cache of another key is told apart from damage.
     r.frame(key)?;
-    let count = r.u64()?;
-    let mut files = HashMap::new();
-    // Each entry's token count, for its postings' positions.
-    let mut sizes: Vec<u32> = Vec::new();
-    let mut previous_rel = String::new();
-    for entry in 0..count {
-        let (rel, file) = r.entry(entry as u32)?;
-        // In path order, as the index numbers its files (a posting list
-        // stays sorted as the entries become a scan's files).
-        if entry > 0 && rel <= previous_rel {
-            return Err("entries out of order");
-        }
-        previous_rel.clone_from(&rel);
-        sizes.push(file.tokens.len() as u32);
-        files.insert(rel, file);
+    let entries = u32::try_from(r.u64()?).map_err(|_| "bad sections")?;
+    let count = r.u32()?;
+    if count > MOST_SECTIONS {
+        return Err("bad sections");
     }
-    let mut code = [0; 1];
-    r.fill(&mut code)?;
-    let tags = [Mode::Weak, Mode::Strict, Mode::Mild]
-        .into_iter()
-        .find(|&m| tag_code(m) == code[0])
-        .ok_or("bad tag mode")?;
-    let lists = r.u32()?;
-    if lists % 2 != 0 || lists > MOST_LISTS {
+    let trailer = 8 * (u64::from(count) + 2);
+    let header_len = HEADER_BYTES + count as usize * SECTION_BYTES;
+    let body_end = len
+        .checked_sub(trailer)
+        .filter(|&end| end >= header_len as u64)
+        .ok_or("truncated")?;
+    header.resize(header_len, 0);
+    source.read_exact_at(&mut header[HEADER_BYTES..], HEADER_BYTES as u64)?;
+    let mut sums = vec![0; trailer as usize];
+    source.read_exact_at(&mut sums, body_end)?;
+    let (sums, checksum) = sums.split_at(sums.len() - 8);
+    let checksum = le64(checksum);
+    if own_checksum(&header, sums) != checksum {
+        return Err(CORRUPT);
+    }
+    let mut r = Reader::new(&header[HEADER_BYTES..]);
+    let (mut at, mut first) = (header_len as u64, 0u32);
+    let mut sections = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let (len, entries) = (r.u64()?, r.u32()?);
+        let end = at.checked_add(len).filter(|&end| end <= body_end);
+        sections.push(Span {
+            at,
+            len: end.ok_or("bad sections")? - at,
+            first,
+            entries,
+        });
+        at += len;
+        first = first.checked_add(entries).ok_or("bad sections")?;
+    }
+    if first != entries {
+        return Err("bad sections");
+    }
+    Ok(Layout {
+        entries,
+        sections,
+        tables: Span {
+            at,
+            len: body_end - at,
+            first: 0,
+            entries: 0,
+        },
+        sums: sums.chunks_exact(8).map(le64).collect(),
+        checksum,
+    })
+}
+
+/// The files of the cache of `len` bytes in `source` made with `key`, or
+/// why they cannot be used.
+///
+/// Its sections are decoded at once, one per core at a time (the tables
+/// first: they are the biggest), each read in pieces and hashed as it is
+/// decoded; what was decoded is dropped if a checksum does not match. A
+/// section found damaged is said to be so (its checksum) before what its
+/// decoding stumbled on.
+fn decode_source<S: Source + ?Sized>(
+    source: &S,
+    len: u64,
+    key: u64,
+) -> Result<Cached, &'static str> {
+    let layout = layout(source, len, key)?;
+    let sections: Vec<_> = layout.sections.iter().map(|_| Mutex::default()).collect();
+    let tables = Mutex::default();
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let (span, sum) = match i.checked_sub(1) {
+            None => (layout.tables, layout.sums[layout.sections.len()]),
+            Some(s) if s < sections.len() => (layout.sections[s], layout.sums[s]),
+            Some(_) => break,
+        };
+        let mut r = Reader::new(Section::new(source, span));
+        match i.checked_sub(1) {
+            None => *lock(&tables) = Some(r.checked(sum, |r| r.tables(layout.entries))),
+            Some(s) => *lock(&sections[s]) = Some(r.checked(sum, |r| r.entries(span))),
+        }
+    };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for n in 1..workers.min(sections.len() + 1) {
+            let helper = std::thread::Builder::new().name(format!("cache read {n}"));
+            // Without a helper, this thread does its share.
+            let _ = helper.spawn_scoped(scope, work);
+        }
+        work();
+    });
+    let mut files = HashMap::default();
+    files.reserve(layout.entries as usize);
+    let mut last: Option<String> = None;
+    for section in sections {
+        let section = lock(&section).take().ok_or("a section was not read")??;
+        if let (Some(last), Some((first, _))) = (&last, section.first()) {
+            if first <= last {
+                return Err("entries out of order");
+            }
+        }
+        last = section.last().map(|(rel, _)| rel.clone()).or(last);
+        files.extend(section);
+    }
+    let (tags, tokens, mut postings) = lock(&tables).take().ok_or("the tables were not read")??;
+    if (files.values()).any(|f| tokens.get(f.entry as usize) != Some(&(f.tokens.len() as u32))) {
         return Err("bad posting lists");
     }
-    let mut all = Vec::with_capacity(lists as usize);
-    for _ in 0..lists {
-        let list = r.table(|file, pos| sizes.get(file as usize).is_some_and(|&n| pos < n))?;
-        all.push(list);
-    }
-    let seeds = all.split_off(all.len() / 2);
-    if r.input.left() > 0 {
-        return Err("trailing bytes");
-    }
-    let made = r.input.digest()?;
-    let mut stored = [0; 8];
-    r.fill(&mut stored)?;
-    if u64::from_le_bytes(stored) != made {
-        return Err("checksum mismatch (corrupt or truncated)");
-    }
-    if !r.at_end() {
-        return Err("trailing bytes");
-    }
+    let seeds = postings.split_off(postings.len() / 2);
     Ok(Cached {
         files,
-        entries: count as usize,
+        entries: layout.entries as usize,
         lists: PostingLists {
-            postings: all,
+            postings,
             seeds,
             tags,
         },
         base: Some(Base {
-            checksum: made,
-            len: 0,
+            checksum: layout.checksum,
+            len,
             journal: 0,
         }),
     })
 }
 
-/// A cache file's bytes, and the checksum of its body (all but the last 8
-/// bytes, the checksum stored) made as they are read.
-pub(super) trait Checked: std::io::Read {
-    /// Bytes of the body not read yet.
-    fn left(&self) -> u64;
-    /// The checksum of the body, once it is read.
-    fn digest(&mut self) -> Result<u64, &'static str>;
+/// The value a mutex guards, even if a thread panicked holding it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl<R: std::io::Read> Checked for Hashed<R> {
-    fn left(&self) -> u64 {
-        self.left
+/// The posting tables' section: the tags' mode, each entry's token count,
+/// the tables.
+type Tables = (Mode, Box<[u32]>, Vec<CachedTable>);
+
+impl<S: Source + ?Sized> Reader<Section<'_, S>> {
+    /// What `decode` makes of the section, if every byte of it is used
+    /// and its checksum is `sum`.
+    fn checked<T>(
+        &mut self,
+        sum: u64,
+        decode: impl FnOnce(&mut Self) -> Result<T, &'static str>,
+    ) -> Result<T, &'static str> {
+        let decoded = decode(self).and_then(|t| match self.input.left() {
+            0 => Ok(t),
+            _ => Err("trailing bytes"),
+        });
+        match self.input.finish() {
+            Ok(made) if made == sum => decoded,
+            _ => Err(CORRUPT),
+        }
     }
 
-    fn digest(&mut self) -> Result<u64, &'static str> {
+    /// The entries of the section `span`, in path order.
+    fn entries(&mut self, span: Span) -> Result<Vec<(String, CachedFile)>, &'static str> {
+        let mut entries: Vec<(String, CachedFile)> = Vec::new();
+        for entry in span.first..span.first + span.entries {
+            let (rel, file) = self.entry(entry)?;
+            // In path order, as the index numbers its files (a posting
+            // list stays sorted as the entries become a scan's files).
+            if entries.last().is_some_and(|(last, _)| rel <= *last) {
+                return Err("entries out of order");
+            }
+            entries.push((rel, file));
+        }
+        Ok(entries)
+    }
+
+    /// The tables' section of a cache of `entries` entries, whose postings
+    /// each name an entry and one of its tokens (as its count says).
+    fn tables(&mut self, entries: u32) -> Result<Tables, &'static str> {
+        let code = self.u8()?;
+        let tags = [Mode::Weak, Mode::Strict, Mode::Mild]
+            .into_iter()
+            .find(|&m| tag_code(m) == code)
+            .ok_or("bad tag mode")?;
+        let lists = self.u32()?;
+        if lists % 2 != 0 || lists > MOST_LISTS {
+            return Err("bad posting lists");
+        }
+        let tokens = self.u32s(entries as usize)?;
+        let valid = |file: u32, pos: u32| tokens.get(file as usize).is_some_and(|&n| pos < n);
+        let tables = (0..lists)
+            .map(|_| self.table(valid))
+            .collect::<Result<_, _>>()?;
+        Ok((tags, tokens, tables))
+    }
+}
+
+/// Bytes a cache is read from, at any offset, by several threads at once.
+pub(super) trait Source: Sync {
+    /// Reads bytes from `at` on into `into`: how many (0 past the end).
+    fn read_at(&self, into: &mut [u8], at: u64) -> std::io::Result<usize>;
+
+    /// Fills `into` with the bytes from `at` on.
+    fn read_exact_at(&self, mut into: &mut [u8], mut at: u64) -> Result<(), &'static str> {
+        while !into.is_empty() {
+            match self.read_at(into, at) {
+                Ok(0) => return Err("truncated"),
+                Ok(n) => {
+                    into = &mut into[n..];
+                    at += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Err("truncated"),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Source for [u8] {
+    fn read_at(&self, into: &mut [u8], at: u64) -> std::io::Result<usize> {
+        let rest = usize::try_from(at).ok().and_then(|at| self.get(at..));
+        let rest = rest.unwrap_or_default();
+        let n = into.len().min(rest.len());
+        into[..n].copy_from_slice(&rest[..n]);
+        Ok(n)
+    }
+}
+
+impl Source for std::fs::File {
+    #[cfg(unix)]
+    fn read_at(&self, into: &mut [u8], at: u64) -> std::io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(self, into, at)
+    }
+
+    #[cfg(windows)]
+    fn read_at(&self, into: &mut [u8], at: u64) -> std::io::Result<usize> {
+        std::os::windows::fs::FileExt::seek_read(self, into, at)
+    }
+}
+
+/// A section of a cache, read in order through a buffer of its own and
+/// hashed as it is read.
+pub(super) struct Section<'a, S: ?Sized> {
+    source: &'a S,
+    /// The next byte not read into the buffer, and the section's end.
+    next: u64,
+    end: u64,
+    buffer: Box<[u8]>,
+    /// The buffer's bytes not read yet.
+    at: usize,
+    filled: usize,
+    hasher: xxhash_rust::xxh3::Xxh3Default,
+}
+
+impl<'a, S: Source + ?Sized> Section<'a, S> {
+    /// Bytes read at a time (reads as long go straight to the reader).
+    const BUFFER: usize = 256 << 10;
+
+    fn new(source: &'a S, span: Span) -> Section<'a, S> {
+        Section {
+            source,
+            next: span.at,
+            end: span.at + span.len,
+            buffer: vec![0; Section::<S>::BUFFER].into_boxed_slice(),
+            at: 0,
+            filled: 0,
+            hasher: xxhash_rust::xxh3::Xxh3Default::new(),
+        }
+    }
+
+    /// Reads the next bytes of the section into `into`, hashed.
+    fn read_source(&mut self, into: &mut [u8]) -> std::io::Result<usize> {
+        let left = usize::try_from(self.end - self.next).unwrap_or(usize::MAX);
+        let want = left.min(into.len());
+        let into = &mut into[..want];
+        if into.is_empty() {
+            return Ok(0);
+        }
+        let n = loop {
+            match self.source.read_at(into, self.next) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                read => break read?,
+            }
+        };
+        self.hasher.update(&into[..n]);
+        self.next += n as u64;
+        Ok(n)
+    }
+
+    /// The section's checksum, once the rest of it is read.
+    fn finish(&mut self) -> Result<u64, &'static str> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        while self.next < self.end {
+            match self.read_source(&mut buffer) {
+                Ok(0) | Err(_) => return Err("truncated"),
+                Ok(_) => {}
+            }
+        }
         Ok(self.hasher.digest())
     }
 }
 
-/// A cache file read and hashed ahead, on a thread of its own, while
-/// another decodes it: a warm start of the Linux kernel reads 2.6 GB,
-/// and decoding and reading each take about as long.
-struct Prefetched {
-    chunks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
-    /// Chunks decoded, back to the reader to fill again.
-    done: std::sync::mpsc::Sender<Vec<u8>>,
-    chunk: Vec<u8>,
-    at: usize,
-    /// Bytes of the body not read yet.
-    left: u64,
-    hashing: Option<std::thread::JoinHandle<u64>>,
-}
-
-impl Prefetched {
-    /// Bytes per chunk read ahead, and chunks waiting at most.
-    const CHUNK: usize = 4 << 20;
-    const AHEAD: usize = 4;
-
-    /// Starts reading the `len` bytes of `file`.
-    fn start(file: std::fs::File, len: u64) -> std::io::Result<Prefetched> {
-        let body = len.saturating_sub(8);
-        let (tx, chunks) = std::sync::mpsc::sync_channel(Prefetched::AHEAD);
-        let (done, spent) = std::sync::mpsc::channel();
-        let hashing = std::thread::Builder::new()
-            .name("cache read".into())
-            .spawn(move || {
-                let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
-                let (mut input, mut left) = (file.take(len), body);
-                loop {
-                    // A chunk read before, once decoded: its pages are the
-                    // process's already (a new one would fault each in).
-                    let mut chunk: Vec<u8> = spent.try_recv().unwrap_or_default();
-                    chunk.clear();
-                    chunk.reserve(Prefetched::CHUNK);
-                    let read = (&mut input)
-                        .take(Prefetched::CHUNK as u64)
-                        .read_to_end(&mut chunk);
-                    let chunk = match read {
-                        Ok(0) => break,
-                        Ok(_) => chunk,
-                        Err(err) => {
-                            let _ = tx.send(Err(err));
-                            break;
-                        }
-                    };
-                    let hashed = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-                    hasher.update(&chunk[..hashed]);
-                    left -= hashed as u64;
-                    if tx.send(Ok(chunk)).is_err() {
-                        break;
-                    }
-                }
-                hasher.digest()
-            })?;
-        Ok(Prefetched {
-            chunks,
-            done,
-            chunk: Vec::new(),
-            at: 0,
-            left: body,
-            hashing: Some(hashing),
-        })
-    }
-}
-
-impl std::io::Read for Prefetched {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.at == self.chunk.len() {
-            match self.chunks.recv() {
-                Ok(chunk) => {
-                    let spent = std::mem::replace(&mut self.chunk, chunk?);
-                    // The reader may be done: the chunk is dropped then.
-                    let _ = self.done.send(spent);
-                    self.at = 0;
-                }
-                // The file is read.
-                Err(_) => return Ok(0),
+impl<S: Source + ?Sized> std::io::Read for Section<'_, S> {
+    fn read(&mut self, into: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.filled {
+            if into.len() >= self.buffer.len() {
+                return self.read_source(into);
             }
+            let mut buffer = std::mem::take(&mut self.buffer);
+            let read = self.read_source(&mut buffer);
+            self.buffer = buffer;
+            (self.at, self.filled) = (0, read?);
         }
-        let n = buf.len().min(self.chunk.len() - self.at);
-        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        let n = into.len().min(self.filled - self.at);
+        into[..n].copy_from_slice(&self.buffer[self.at..self.at + n]);
         self.at += n;
-        self.left = self.left.saturating_sub(n as u64);
         Ok(n)
     }
 }
 
-impl Checked for Prefetched {
+/// A reader that knows how many bytes are left: a cache's section.
+pub(super) trait Checked: std::io::Read {
+    /// Bytes not read yet.
+    fn left(&self) -> u64;
+}
+
+impl<S: Source + ?Sized> Checked for Section<'_, S> {
     fn left(&self) -> u64 {
-        self.left
-    }
-
-    fn digest(&mut self) -> Result<u64, &'static str> {
-        let hashing = self.hashing.take().ok_or("checksum asked twice")?;
-        hashing.join().map_err(|_| "the cache's reader failed")
-    }
-}
-
-/// A reader that hashes the first `left` bytes read through it: a cache
-/// file's body, whose checksum follows it.
-struct Hashed<R> {
-    input: R,
-    left: u64,
-    hasher: xxhash_rust::xxh3::Xxh3Default,
-}
-
-impl<R: std::io::Read> std::io::Read for Hashed<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.input.read(buf)?;
-        let hashed = n.min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        self.hasher.update(&buf[..hashed]);
-        self.left -= hashed as u64;
-        Ok(n)
+        (self.end - self.next) + (self.filled - self.at) as u64
     }
 }
 
@@ -1112,6 +1367,34 @@ mod tests {
         )
     }
 
+    /// A cache of key 7 whose entry sections are `sections` (of one entry
+    /// each) and whose tables' section is `tables`, sealed.
+    fn built(sections: &[&[u8]], tables: &[u8]) -> Vec<u8> {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&7u64.to_le_bytes());
+        bytes.extend_from_slice(&(sections.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+        for section in sections {
+            bytes.extend_from_slice(&(section.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(&1u32.to_le_bytes());
+        }
+        for section in sections {
+            bytes.extend_from_slice(section);
+        }
+        bytes.extend_from_slice(tables);
+        seal(bytes)
+    }
+
+    /// The cache `bytes` edited by `edit` (before its checksums) and
+    /// sealed again.
+    fn resealed(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let sections = le32(&bytes[HEADER_BYTES - 4..HEADER_BYTES]) as usize;
+        let mut bytes = bytes[..bytes.len() - 8 * (sections + 2)].to_vec();
+        edit(&mut bytes);
+        seal(bytes)
+    }
+
     #[test]
     fn the_key_changes_with_every_normalization_option() {
         let with = |ignore_case: bool, patterns: &[&str]| Normalization {
@@ -1205,37 +1488,33 @@ mod tests {
         // length 1, class other) and tokens of these places in the table,
         // then `packed` (its text's frames), in an otherwise valid cache.
         let with_text = |kinds: u32, places: &[u32], packed: &[u8]| {
-            let mut body = MAGIC.to_vec();
-            body.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-            body.extend_from_slice(&7u64.to_le_bytes());
-            body.extend_from_slice(&1u64.to_le_bytes());
-            body.extend_from_slice(&1u32.to_le_bytes());
-            body.extend_from_slice(b"a");
+            let mut entry = 1u32.to_le_bytes().to_vec();
+            entry.extend_from_slice(b"a");
             for v in [10u64, 0, 0] {
-                body.extend_from_slice(&v.to_le_bytes());
+                entry.extend_from_slice(&v.to_le_bytes());
             }
-            body.extend_from_slice(&kinds.to_le_bytes());
+            entry.extend_from_slice(&kinds.to_le_bytes());
             for i in 0..kinds {
-                body.extend_from_slice(&u64::from(i).to_le_bytes());
-                body.extend_from_slice(&1u32.to_le_bytes());
+                entry.extend_from_slice(&u64::from(i).to_le_bytes());
+                entry.extend_from_slice(&1u32.to_le_bytes());
             }
             // Whole starts and places, each of 4 bytes.
-            body.extend_from_slice(&(places.len() as u32).to_le_bytes());
-            body.push(WIDE_STARTS | WIDE_PLACES);
+            entry.extend_from_slice(&(places.len() as u32).to_le_bytes());
+            entry.push(WIDE_STARTS | WIDE_PLACES);
             for i in 0..places.len() {
-                body.extend_from_slice(&(i as u32 / 2).to_le_bytes());
+                entry.extend_from_slice(&(i as u32 / 2).to_le_bytes());
             }
             for &place in places {
-                body.extend_from_slice(&place.to_le_bytes());
+                entry.extend_from_slice(&place.to_le_bytes());
             }
-            // No definitions, the text, no tags and no posting lists.
-            body.extend_from_slice(&0u32.to_le_bytes());
-            body.extend_from_slice(packed);
-            body.push(0);
-            body.extend_from_slice(&0u32.to_le_bytes());
-            let checksum = xxhash_rust::xxh3::xxh3_64(&body);
-            body.extend_from_slice(&checksum.to_le_bytes());
-            body
+            // No definitions, the text; tags, no posting lists, and the
+            // entry's token count.
+            entry.extend_from_slice(&0u32.to_le_bytes());
+            entry.extend_from_slice(packed);
+            let mut tables = vec![0];
+            tables.extend_from_slice(&0u32.to_le_bytes());
+            tables.extend_from_slice(&(places.len() as u32).to_le_bytes());
+            built(&[&entry], &tables)
         };
         let cache = |kinds: u32, places: &[u32]| with_text(kinds, places, &0u32.to_le_bytes());
         // 21 tokens are the most 10 bytes can have (one per byte, and a
@@ -1260,20 +1539,20 @@ mod tests {
         assert_eq!(decode(&cache(2, &[0, 2, 0]), 7).unwrap_err(), "bad token");
         assert_eq!(decode(&cache(0, &[0]), 7).unwrap_err(), "bad token");
         // A layout of starts and places of no known kind.
-        let mut unknown = cache(2, &[0, 1, 0]);
-        let layout = MAGIC.len() + 4 + 8 + 8 + 4 + 1 + 24 + 4 + 2 * 12 + 4;
-        assert_eq!(unknown[layout], WIDE_STARTS | WIDE_PLACES);
-        unknown[layout] = 4;
-        let body = unknown.len() - 8;
-        let checksum = xxhash_rust::xxh3::xxh3_64(&unknown[..body]);
-        unknown[body..].copy_from_slice(&checksum.to_le_bytes());
+        let entry = HEADER_BYTES + SECTION_BYTES;
+        let layout = entry + 4 + 1 + 24 + 4 + 2 * 12 + 4;
+        let unknown = resealed(&cache(2, &[0, 1, 0]), |b| {
+            assert_eq!(b[layout], WIDE_STARTS | WIDE_PLACES);
+            b[layout] = 4;
+        });
         assert_eq!(decode(&unknown, 7).unwrap_err(), "bad token");
         // A count far beyond the bytes that follow allocates nothing for
         // it: of kinds, or of tokens.
-        let at = MAGIC.len() + 4 + 8 + 8 + 4 + 1 + 24;
+        let at = entry + 4 + 1 + 24;
         for at in [at, at + 4 + 12] {
-            let mut huge = cache(1, &[]);
-            huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            let huge = resealed(&cache(1, &[]), |b| {
+                b[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            });
             assert!(decode(&huge, 7).is_err());
         }
         // A packed text: its length, block starts after the first (text,
@@ -1297,6 +1576,70 @@ mod tests {
         );
         for cuts in [&[(0, 3)][..], &[(10, 3)], &[(5, 6)], &[(5, 3), (4, 4)]] {
             assert_eq!(decode(&packed(6, cuts, 6), 7).unwrap_err(), "bad blocks");
+        }
+    }
+
+    #[test]
+    fn entries_read_alike_from_one_section_or_many() {
+        let index = index();
+        let in_sections = |files: &[Arc<SourceFile>], per_section: u64| {
+            let lists = (index.winnow.tags, index.posting_lists().collect());
+            (encode_in_sections(Vec::new(), 7, files, lists, per_section).unwrap()).0
+        };
+        // A section per entry: the header's table lists three.
+        let apart = in_sections(&index.files, 1);
+        assert_eq!(le32(&apart[HEADER_BYTES - 4..HEADER_BYTES]), 3);
+        let whole = encode(7, &index);
+        assert_eq!(le32(&whole[HEADER_BYTES - 4..HEADER_BYTES]), 1);
+        let (whole, apart_read) = (decode(&whole, 7).unwrap(), decode(&apart, 7).unwrap());
+        assert_eq!(whole.files, apart_read.files);
+        assert_eq!(whole.files.len(), 3);
+        for (a, b) in [
+            (&whole.lists.postings, &apart_read.lists.postings),
+            (&whole.lists.seeds, &apart_read.lists.seeds),
+        ] {
+            assert_eq!(postings_of(a), postings_of(b));
+        }
+        // Paths in order within each section, not from one to the next.
+        let mut files = index.files.clone();
+        files.swap(1, 2);
+        assert_eq!(
+            decode(&in_sections(&files, 1), 7).unwrap_err(),
+            "entries out of order"
+        );
+        // The tables' count of an entry's tokens must be its own.
+        let entries: usize = index.files.iter().map(|f| entry_len(f)).sum();
+        let count = HEADER_BYTES + 3 * SECTION_BYTES + entries + 1 + 4;
+        let more = resealed(&apart, |b| {
+            let n = le32(&b[count..count + 4]);
+            assert_eq!(n as usize, index.files[0].tokens.len());
+            b[count..count + 4].copy_from_slice(&(n + 1).to_le_bytes());
+        });
+        assert_eq!(decode(&more, 7).unwrap_err(), "bad posting lists");
+        // Sections that do not end where their entries do.
+        let shifted = resealed(&apart, |b| {
+            let first = HEADER_BYTES;
+            let len = le64(&b[first..first + 8]);
+            b[first..first + 8].copy_from_slice(&(len + 1).to_le_bytes());
+        });
+        assert!(decode(&shifted, 7).is_err());
+        let longer = resealed(&apart, |b| {
+            let last = HEADER_BYTES + 2 * SECTION_BYTES;
+            let len = le64(&b[last..last + 8]);
+            b[last..last + 8].copy_from_slice(&(len + 1).to_le_bytes());
+        });
+        assert!(decode(&longer, 7).is_err());
+        // A header or a trailer changed, and not sealed again.
+        for at in [HEADER_BYTES + 1, apart.len() - 20, apart.len() - 1] {
+            let mut flipped = apart.clone();
+            flipped[at] ^= 1;
+            assert_eq!(decode(&flipped, 7).unwrap_err(), CORRUPT, "at {at}");
+        }
+        // More sections than a cache may have, or than its bytes hold.
+        for sections in [MOST_SECTIONS + 1, 1000] {
+            let mut many = apart.clone();
+            many[HEADER_BYTES - 4..HEADER_BYTES].copy_from_slice(&sections.to_le_bytes());
+            assert!(decode(&many, 7).is_err(), "{sections} sections");
         }
     }
 
@@ -1366,7 +1709,7 @@ mod tests {
         let mut head = Vec::new();
         put_table_head(&mut head, &list);
         let at = bytes.len()
-            - 8
+            - 8 * 3
             - index
                 .posting_lists()
                 .map(|l| {
@@ -1376,14 +1719,8 @@ mod tests {
                 })
                 .sum::<usize>();
         assert_eq!(&bytes[at..at + head.len()], &head[..]);
-        let edited = |edit: &dyn Fn(&mut Vec<u8>)| {
-            let mut bytes = bytes.clone();
-            edit(&mut bytes);
-            let body = bytes.len() - 8;
-            let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]);
-            bytes[body..].copy_from_slice(&checksum.to_le_bytes());
-            decode(&bytes, 7).map(|cached| cached.entries)
-        };
+        let edited =
+            |edit: &dyn Fn(&mut Vec<u8>)| decode(&resealed(&bytes, edit), 7).map(|c| c.entries);
         assert_eq!(edited(&|_| {}), Ok(3));
         // More postings than the buckets hold, a position's bits too many
         // for a table, and a tag of 3 bits.

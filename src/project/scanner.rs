@@ -119,8 +119,9 @@ impl Scanner {
         self.indexing.load(Ordering::SeqCst)
     }
 
-    /// Blocks until the first full scan has ended, published or failed;
-    /// then the current snapshot (`None` if it failed).
+    /// Blocks until the first full scan has ended, published (with the
+    /// clone list the cache kept for it, if any) or failed; then the
+    /// current snapshot (`None` if it failed).
     pub(crate) fn first_scanned(&self) -> Option<Arc<Snapshot>> {
         let ended = self.first_ended.lock().unwrap_or_else(|e| e.into_inner());
         let _ended = self
@@ -227,7 +228,7 @@ impl Scanner {
             scan(&self.config, &self.registry, &reuse, &progress).map(Arc::new)
         });
         self.indexing.store(false, Ordering::SeqCst);
-        if first {
+        if first && outcome.is_err() {
             self.end_first();
         }
         // The first scan's lines go to stderr, the others' to the log.
@@ -250,6 +251,13 @@ impl Scanner {
             self.persist_in_background();
             tracing::debug!("after the scan, {}", footprint_line(snapshot));
             let kept = first && self.adopt_kept_clones(snapshot);
+            if first {
+                // The watcher's first look at the tree (a walk comparing
+                // every file) waits for a kept clone list, a fraction of
+                // a second, not for clone detection: updates go on while
+                // it takes minutes.
+                self.end_first();
+            }
             progress.phase("detecting clones");
             let detecting = Instant::now();
             let stats = snapshot.stats(&self.config, &self.registry);
