@@ -134,12 +134,13 @@ pub(crate) fn project_clones_counted(
         .into_par_iter()
         .with_max_len(1)
         .map(|fa| {
-            let (fingerprints, seeds) = index.repeated_prints(fa);
+            let (fingerprints, seeds, capped) = index.repeated_prints(fa);
             // Each unordered pair is found from its first location only.
             let keep = |fp: &Fingerprint, p: &Posting| (p.file, p.pos) > (fa, fp.pos);
-            let found = file_clones(index, fa, (&fingerprints, &seeds), settings, keep);
+            let (found, also_capped) =
+                file_clones(index, fa, (&fingerprints, &seeds), settings, keep);
             done.fetch_add(1, Ordering::Relaxed);
-            found
+            (found, capped + also_capped)
         })
         .collect();
     let capped = per_file.iter().map(|(_, c)| c).sum();

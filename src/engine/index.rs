@@ -465,6 +465,17 @@ pub(crate) enum Postings {
 /// parts of a near-miss copy between its edits are found down to this.
 pub(crate) const SEED_TOKENS: usize = 20;
 
+/// Fingerprints occurring in more places than this are skipped by
+/// whole-project detection (docs/matching.md, "Clones in the project") and by snippet checks: such code
+/// (license headers, generated tables, one statement repeated) would cost
+/// quadratic time, and every run it is part of has other fingerprints.
+pub(crate) const POSTING_CAP: usize = 1000;
+
+/// Seeds occurring in more places than this are skipped by near-miss
+/// detection: a seed is short, so one that common is boilerplate, and a
+/// copy has other seeds.
+pub(crate) const SEED_CAP: usize = 30;
+
 /// All scanned files and their fingerprints.
 #[derive(Debug)]
 pub struct Index {
@@ -493,10 +504,15 @@ pub struct Index {
 /// not 12 bytes per print: [`Index::repeated_prints`] gives the prints.
 #[derive(Debug, Default)]
 pub(crate) struct Repeated {
-    /// Of the file's fingerprints.
+    /// Of the file's fingerprints, those found elsewhere in no more than
+    /// [`POSTING_CAP`] places in all.
     fingerprints: Positions,
-    /// Of its seeds ([`Postings::Seeds`]).
+    /// Of its seeds ([`Postings::Seeds`]), those found elsewhere in no
+    /// more than [`SEED_CAP`] places in all.
     seeds: Positions,
+    /// How many of its fingerprints are in more places than
+    /// [`POSTING_CAP`]: the lookups detection skips.
+    capped: usize,
 }
 
 /// A set of token positions of one file: a bit per token, nothing when
@@ -762,26 +778,33 @@ impl Index {
     fn find_repeated(&self) -> Vec<Repeated> {
         let mut repeated: Vec<Repeated> = self.files.iter().map(|_| Repeated::default()).collect();
         let tokens = |file: u32| self.files[file as usize].tokens.len();
+        // A print over its cap is never looked up: it is left out here,
+        // not found too common at each of its places.
         for table in &self.postings {
-            table.for_each_repeated(|p| {
-                repeated[p.file as usize]
-                    .fingerprints
-                    .insert(p.pos, tokens(p.file))
+            table.for_each_repeated(POSTING_CAP, |p, over| {
+                let file = &mut repeated[p.file as usize];
+                match over {
+                    false => file.fingerprints.insert(p.pos, tokens(p.file)),
+                    true => file.capped += 1,
+                }
             });
         }
         for table in &self.seeds {
-            table.for_each_repeated(|p| {
-                repeated[p.file as usize]
-                    .seeds
-                    .insert(p.pos, tokens(p.file))
+            table.for_each_repeated(SEED_CAP, |p, over| {
+                if !over {
+                    repeated[p.file as usize]
+                        .seeds
+                        .insert(p.pos, tokens(p.file));
+                }
             });
         }
         repeated
     }
 
-    /// File `file`'s fingerprints and seeds that occur elsewhere too
-    /// ([`Index::repeated`]), each list in position order.
-    pub(crate) fn repeated_prints(&self, file: u32) -> (Vec<Fingerprint>, Vec<Fingerprint>) {
+    /// File `file`'s fingerprints and seeds that occur elsewhere too, and
+    /// not beyond their caps ([`Index::repeated`]), each list in position
+    /// order; and how many of its fingerprints are beyond theirs.
+    pub(crate) fn repeated_prints(&self, file: u32) -> (Vec<Fingerprint>, Vec<Fingerprint>, usize) {
         let tokens = &self.files[file as usize].tokens;
         let repeated = &self.repeated()[file as usize];
         let prints = |positions: &Positions, winnow: Winnow| -> Vec<Fingerprint> {
@@ -800,6 +823,7 @@ impl Index {
         (
             prints(&repeated.fingerprints, self.winnow),
             prints(&repeated.seeds, Winnow::for_min_tokens(SEED_TOKENS)),
+            repeated.capped,
         )
     }
 
@@ -1274,22 +1298,34 @@ impl Table {
             .clamp(1, Table::MAX_BITS)
     }
 
-    /// Calls `f` with every posting whose hash has others.
-    fn for_each_repeated(&self, mut f: impl FnMut(&Posting)) {
-        let mut previous: Option<Posting> = None;
-        let mut in_group = false;
+    /// Calls `f` with every posting whose hash has others, and whether
+    /// that hash has more than `most` postings.
+    fn for_each_repeated(&self, most: usize, mut f: impl FnMut(&Posting, bool)) {
+        // The postings of the hash at hand, until they are more than
+        // `most` (then each is given as it comes).
+        let mut group: Vec<Posting> = Vec::with_capacity(most + 1);
+        let (mut hash, mut over) = (None, false);
         for p in self.iter() {
-            match previous {
-                Some(q) if q.hash == p.hash => {
-                    if !in_group {
-                        f(&q);
-                        in_group = true;
-                    }
-                    f(&p);
+            if hash != Some(p.hash) {
+                if group.len() > 1 {
+                    group.iter().for_each(|q| f(q, false));
                 }
-                _ => in_group = false,
+                group.clear();
+                (hash, over) = (Some(p.hash), false);
             }
-            previous = Some(p);
+            if over {
+                f(&p, true);
+                continue;
+            }
+            group.push(p);
+            if group.len() > most {
+                group.iter().for_each(|q| f(q, true));
+                group.clear();
+                over = true;
+            }
+        }
+        if group.len() > 1 {
+            group.iter().for_each(|q| f(q, false));
         }
     }
 
@@ -1572,7 +1608,8 @@ mod tests {
         let index = Index::build(files, &registry, winnow);
         let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
         for (file_id, file) in index.files.iter().enumerate() {
-            let (fingerprints, seeds) = index.repeated_prints(file_id as u32);
+            let (fingerprints, seeds, capped) = index.repeated_prints(file_id as u32);
+            assert_eq!(capped, 0);
             let prints = super::fingerprints(&file.tokens, winnow);
             let all_seeds = super::fingerprints(&file.tokens, seed_winnow);
             for (have, all, which) in [
@@ -1593,6 +1630,34 @@ mod tests {
         assert!(!first.0.is_empty() && !second.1.is_empty());
         assert!(third.0.is_empty() && third.1.is_empty());
         assert_eq!(index.repeated()[2].fingerprints.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn repeated_postings_are_told_apart_from_those_over_a_cap() {
+        // Hashes of 1, 2, 3, 4, 1, 5 and 6 postings, two files.
+        let sizes = [1, 2, 3, 4, 1, 5, 6];
+        let postings: Vec<Posting> = (sizes.iter().enumerate())
+            .flat_map(|(hash, &n)| {
+                (0..n).map(move |i| Posting {
+                    hash: mix64(hash as u64),
+                    file: i % 2,
+                    pos: 10 * hash as u32 + i,
+                    tag: 0,
+                })
+            })
+            .collect();
+        let table = Table::new(postings.clone(), false);
+        let mut seen: Vec<(Posting, bool)> = Vec::new();
+        table.for_each_repeated(3, |p, over| seen.push((*p, over)));
+        seen.sort_unstable_by_key(|(p, _)| p.pos);
+        let expected: Vec<(Posting, bool)> = (postings.iter())
+            .filter_map(|p| {
+                let n = sizes[(p.pos / 10) as usize];
+                (n > 1).then_some((*p, n > 3))
+            })
+            .collect();
+        assert_eq!(seen, expected);
+        assert_eq!(seen.iter().filter(|(_, over)| *over).count(), 4 + 5 + 6);
     }
 
     #[test]

@@ -19,16 +19,7 @@ use crate::engine::hash::{HashMap, HashSet};
 use crate::engine::index::{tag_at, Index, Posting, Postings};
 use crate::engine::tokens::{Mode, Token, Tokens, ABSTRACT_LITERALS, TABLE_SEPARATORS};
 
-/// Fingerprints occurring in more places than this are skipped by
-/// whole-project detection (docs/matching.md, "Clones in the project") and by snippet checks: such code
-/// (license headers, generated tables, one statement repeated) would cost
-/// quadratic time, and every run it is part of has other fingerprints.
-pub(crate) const POSTING_CAP: usize = 1000;
-
-/// Seeds occurring in more places than this are skipped by near-miss
-/// detection: a seed is short, so one that common is boilerplate, and a
-/// copy has other seeds.
-pub(crate) const SEED_CAP: usize = 30;
+pub(crate) use crate::engine::index::{POSTING_CAP, SEED_CAP};
 
 /// Matching ran past its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
