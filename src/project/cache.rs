@@ -791,17 +791,19 @@ fn decode_source<S: Source + ?Sized>(
     let sections: Vec<_> = layout.sections.iter().map(|_| Mutex::default()).collect();
     let tables = Mutex::default();
     let next = AtomicUsize::new(0);
+    // Work item 0 is the tables' section, item s + 1 entry section s.
     let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let (span, sum) = match i.checked_sub(1) {
-            None => (layout.tables, layout.sums[layout.sections.len()]),
-            Some(s) if s < sections.len() => (layout.sections[s], layout.sums[s]),
-            Some(_) => break,
-        };
-        let mut r = Reader::new(Section::new(source, span));
-        match i.checked_sub(1) {
-            None => *lock(&tables) = Some(r.checked(sum, |r| r.tables(layout.entries))),
-            Some(s) => *lock(&sections[s]) = Some(r.checked(sum, |r| r.entries(span))),
+        let item = next.fetch_add(1, Ordering::Relaxed);
+        if item == 0 {
+            let sum = layout.sums[layout.sections.len()];
+            let mut r = Reader::new(Section::new(source, layout.tables));
+            *lock(&tables) = Some(r.checked(sum, |r| r.tables(layout.entries)));
+        } else if let Some(&span) = layout.sections.get(item - 1) {
+            let mut r = Reader::new(Section::new(source, span));
+            let decoded = r.checked(layout.sums[item - 1], |r| r.entries(span));
+            *lock(&sections[item - 1]) = Some(decoded);
+        } else {
+            break;
         }
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
