@@ -859,6 +859,46 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 type Tables = (Mode, Box<[u32]>, Vec<CachedTable>);
 
 impl<S: Source + ?Sized> Reader<Section<'_, S>> {
+    /// The next `n` bytes, in a vector with `room` bytes more to spare;
+    /// `n` is refused beyond the bytes left, before anything is allocated.
+    fn bytes_with_room(&mut self, n: usize, room: usize) -> Result<Vec<u8>, &'static str> {
+        if n as u64 > self.input.left() {
+            return Err("truncated");
+        }
+        self.read_into(Vec::with_capacity(n + room), n)
+    }
+
+    /// The next posting table, as [`put_table_head`] and the records lay
+    /// it out, whose postings' files and positions `valid` accepts.
+    fn table(&mut self, valid: impl Fn(u32, u32) -> bool) -> Result<CachedTable, &'static str> {
+        let bad = "bad posting list";
+        let len = usize::try_from(self.u64()?).map_err(|_| bad)?;
+        let mut bits = [0; 3];
+        self.fill(&mut bits)?;
+        let bits = bits.map(u32::from);
+        let small = self.bytes_with_room(CachedTable::buckets(len), 0)?;
+        let big = self.u32()? as usize;
+        if big > small.len() {
+            return Err(bad);
+        }
+        let big = self.u32s(big)?;
+        let mut bigs = big.iter().copied();
+        let sizes: Vec<u32> = (small.iter())
+            .map(|&b| match b {
+                BIG_BUCKET => bigs.next(),
+                b => Some(u32::from(b)),
+            })
+            .collect::<Option<_>>()
+            .ok_or(bad)?;
+        if bigs.next().is_some() {
+            return Err(bad);
+        }
+        let width = CachedTable::width(len, bits).ok_or(bad)?;
+        let records =
+            self.bytes_with_room(len.checked_mul(width).ok_or(bad)?, CachedTable::PADDING)?;
+        CachedTable::from_parts(len, bits, &sizes, records, valid).ok_or(bad)
+    }
+
     /// What `decode` makes of the section, if every byte of it is used
     /// and its checksum is `sum`.
     fn checked<T>(
@@ -920,17 +960,25 @@ pub(super) trait Source: Sync {
     /// Fills `into` with the bytes from `at` on.
     fn read_exact_at(&self, mut into: &mut [u8], mut at: u64) -> Result<(), &'static str> {
         while !into.is_empty() {
-            match self.read_at(into, at) {
-                Ok(0) => return Err("truncated"),
+            match self.read_some_at(into, at) {
+                Ok(0) | Err(_) => return Err("truncated"),
                 Ok(n) => {
                     into = &mut into[n..];
                     at += n as u64;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return Err("truncated"),
             }
         }
         Ok(())
+    }
+
+    /// [`Source::read_at`], again when a signal interrupts it.
+    fn read_some_at(&self, into: &mut [u8], at: u64) -> std::io::Result<usize> {
+        loop {
+            match self.read_at(into, at) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                read => return read,
+            }
+        }
     }
 }
 
@@ -994,15 +1042,15 @@ impl<'a, S: Source + ?Sized> Section<'a, S> {
         if into.is_empty() {
             return Ok(0);
         }
-        let n = loop {
-            match self.source.read_at(into, self.next) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                read => break read?,
-            }
-        };
+        let n = self.source.read_some_at(into, self.next)?;
         self.hasher.update(&into[..n]);
         self.next += n as u64;
         Ok(n)
+    }
+
+    /// Bytes of the section not read yet.
+    fn left(&self) -> u64 {
+        (self.end - self.next) + (self.filled - self.at) as u64
     }
 
     /// The section's checksum, once the rest of it is read.
@@ -1036,18 +1084,6 @@ impl<S: Source + ?Sized> std::io::Read for Section<'_, S> {
     }
 }
 
-/// A reader that knows how many bytes are left: a cache's section.
-pub(super) trait Checked: std::io::Read {
-    /// Bytes not read yet.
-    fn left(&self) -> u64;
-}
-
-impl<S: Source + ?Sized> Checked for Section<'_, S> {
-    fn left(&self) -> u64 {
-        (self.end - self.next) + (self.filled - self.at) as u64
-    }
-}
-
 fn le64(b: &[u8]) -> u64 {
     let mut a = [0; 8];
     a.copy_from_slice(b);
@@ -1058,48 +1094,6 @@ fn le32(b: &[u8]) -> u32 {
     let mut a = [0; 4];
     a.copy_from_slice(b);
     u32::from_le_bytes(a)
-}
-
-impl<C: Checked> Reader<C> {
-    /// The next `n` bytes, in a vector with `room` bytes more to spare;
-    /// `n` is refused beyond the bytes left, before anything is allocated.
-    fn bytes_with_room(&mut self, n: usize, room: usize) -> Result<Vec<u8>, &'static str> {
-        if n as u64 > self.input.left() {
-            return Err("truncated");
-        }
-        self.read_into(Vec::with_capacity(n + room), n)
-    }
-
-    /// The next posting table, as [`put_table_head`] and the records lay
-    /// it out, whose postings' files and positions `valid` accepts.
-    fn table(&mut self, valid: impl Fn(u32, u32) -> bool) -> Result<CachedTable, &'static str> {
-        let bad = "bad posting list";
-        let len = usize::try_from(self.u64()?).map_err(|_| bad)?;
-        let mut bits = [0; 3];
-        self.fill(&mut bits)?;
-        let bits = bits.map(u32::from);
-        let small = self.bytes_with_room(CachedTable::buckets(len), 0)?;
-        let big = self.u32()? as usize;
-        if big > small.len() {
-            return Err(bad);
-        }
-        let big = self.u32s(big)?;
-        let mut bigs = big.iter().copied();
-        let sizes: Vec<u32> = (small.iter())
-            .map(|&b| match b {
-                BIG_BUCKET => bigs.next(),
-                b => Some(u32::from(b)),
-            })
-            .collect::<Option<_>>()
-            .ok_or(bad)?;
-        if bigs.next().is_some() {
-            return Err(bad);
-        }
-        let width = CachedTable::width(len, bits).ok_or(bad)?;
-        let records =
-            self.bytes_with_room(len.checked_mul(width).ok_or(bad)?, CachedTable::PADDING)?;
-        CachedTable::from_parts(len, bits, &sizes, records, valid).ok_or(bad)
-    }
 }
 
 /// A cursor over the cache's bytes; every read fails cleanly past the end.
