@@ -582,7 +582,7 @@ mod tests {
     /// strict mode), built on `old`.
     fn build_for(min_tokens: u32, old: Option<&Index>, files: Vec<Arc<SourceFile>>) -> Index {
         let winnow = Winnow::for_min_tokens(min_tokens as usize).tagged(Mode::Strict);
-        Index::build_on(old, files, &Registry::builtin(), winnow)
+        Index::build_on(old, files, Vec::new(), &Registry::builtin(), winnow)
     }
 
     /// Asserts that the clones of `old` brought up to date for `new` are

@@ -12,8 +12,6 @@
 //! Invariant: if `w + k - 1 <= min_tokens`, any shared run of `min_tokens`
 //! tokens shares a fingerprint (test: `shared_run_always_found`).
 
-use std::collections::VecDeque;
-
 use crate::engine::hash::mix64;
 use crate::engine::tokens::Mode;
 
@@ -106,31 +104,40 @@ impl Winnow {
     }
 
     /// The winnowed fingerprints of `ids`, appended to `out` in position order.
+    ///
+    /// The window's minimum is kept as the window slides: a new k-gram at
+    /// or below it becomes the minimum (the rightmost wins ties), and only
+    /// when the minimum leaves the window is the window read again, about
+    /// once every `w / 2` k-grams on hashes that look random, so the cost
+    /// stays near one comparison per k-gram.
     pub(crate) fn fingerprints(&self, ids: &[u64], out: &mut Vec<Fingerprint>) {
         let hashes = self.kgram_hashes(ids);
         let w = self.w;
-        // Indices of k-grams that may still be a window minimum, with
-        // strictly increasing hashes from front to back.
-        let mut candidates: VecDeque<usize> = VecDeque::with_capacity(w);
-        let mut last: Option<usize> = None;
-        for (i, &h) in hashes.iter().enumerate() {
-            // `>=`: on ties the newer (rightmost) k-gram wins.
-            while candidates.back().is_some_and(|&j| hashes[j] >= h) {
-                candidates.pop_back();
-            }
-            candidates.push_back(i);
-            if candidates.front().is_some_and(|&j| j + w <= i) {
-                candidates.pop_front();
-            }
-            if i + 1 >= w {
-                let min = candidates[0];
-                if last != Some(min) {
-                    out.push(Fingerprint {
-                        hash: hashes[min],
-                        pos: min as u32,
-                    });
-                    last = Some(min);
-                }
+        if hashes.len() < w {
+            return;
+        }
+        // The rightmost minimum of `hashes[from..to]` (not empty).
+        let rightmost_min = |from: usize, to: usize| {
+            (from + 1..to).fold(
+                from,
+                |min, i| if hashes[i] <= hashes[min] { i } else { min },
+            )
+        };
+        let mut push = |pos: usize| {
+            out.push(Fingerprint {
+                hash: hashes[pos],
+                pos: pos as u32,
+            })
+        };
+        let mut min = rightmost_min(0, w);
+        push(min);
+        for end in w..hashes.len() {
+            if hashes[end] <= hashes[min] {
+                min = end;
+                push(min);
+            } else if min + w <= end {
+                min = rightmost_min(end + 1 - w, end + 1);
+                push(min);
             }
         }
     }

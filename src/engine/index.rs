@@ -379,8 +379,91 @@ impl From<&Posting> for Fingerprint {
     }
 }
 
-/// A file's id, fingerprints and seeds, made for an index.
-type Prints = (u32, Vec<Fingerprint>, Vec<Fingerprint>);
+/// One file's prints as an index takes them: its fingerprints and seeds
+/// in position order, and its fingerprints' tags ([`tag_at`]) in theirs
+/// (none where the index keeps none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PrintsOf<'a> {
+    pub fingerprints: &'a [Fingerprint],
+    pub seeds: &'a [Fingerprint],
+    pub tags: &'a [u8],
+}
+
+/// The prints of files, one file's after another's. A scan's worker adds
+/// those of each file it tokenizes while its tokens are plain and in the
+/// core's cache, into one for all its files: no allocation per file is
+/// left between the files' tokens and texts once the index took them.
+#[derive(Debug, Default)]
+pub(crate) struct Printed {
+    fingerprints: Vec<Fingerprint>,
+    seeds: Vec<Fingerprint>,
+    tags: Vec<u8>,
+    /// The weak ids of the file at hand.
+    ids: Vec<u64>,
+}
+
+/// Where one file's prints lie in a [`Printed`]: its fingerprints (and
+/// their tags, if any) and its seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PrintsAt {
+    fingerprints: (usize, usize),
+    seeds: (usize, usize),
+}
+
+impl Printed {
+    /// Adds the prints of `tokens` for an index of `winnow` (its weak ids
+    /// read once for both winnowings).
+    pub(crate) fn add(&mut self, tokens: &(impl Tokens + ?Sized), winnow: Winnow) -> PrintsAt {
+        self.ids.clear();
+        self.ids.extend(tokens.each().map(|t| t.weak_id()));
+        let (fingerprints, seeds) = (self.fingerprints.len(), self.seeds.len());
+        winnow.fingerprints(&self.ids, &mut self.fingerprints);
+        Winnow::for_min_tokens(SEED_TOKENS).fingerprints(&self.ids, &mut self.seeds);
+        if winnow.tags != Mode::Weak {
+            let added = &self.fingerprints[fingerprints..];
+            (self.tags).extend(added.iter().map(|f| tag_at(tokens, f.pos, winnow)));
+        }
+        PrintsAt {
+            fingerprints: (fingerprints, self.fingerprints.len()),
+            seeds: (seeds, self.seeds.len()),
+        }
+    }
+
+    /// Adds `prints`, made elsewhere (a store's), with their fingerprints'
+    /// tags in `tokens` for an index of `winnow`.
+    fn add_given(
+        &mut self,
+        prints: FilePrints,
+        tokens: &(impl Tokens + ?Sized),
+        winnow: Winnow,
+    ) -> PrintsAt {
+        let (fingerprints, seeds) = (self.fingerprints.len(), self.seeds.len());
+        if winnow.tags != Mode::Weak {
+            (self.tags).extend(
+                prints
+                    .fingerprints
+                    .iter()
+                    .map(|f| tag_at(tokens, f.pos, winnow)),
+            );
+        }
+        self.fingerprints.extend(prints.fingerprints);
+        self.seeds.extend(prints.seeds);
+        PrintsAt {
+            fingerprints: (fingerprints, self.fingerprints.len()),
+            seeds: (seeds, self.seeds.len()),
+        }
+    }
+
+    /// The prints added `at`.
+    pub(crate) fn of(&self, at: PrintsAt) -> PrintsOf<'_> {
+        let (from, to) = at.fingerprints;
+        PrintsOf {
+            fingerprints: &self.fingerprints[from..to],
+            seeds: &self.seeds[at.seeds.0..at.seeds.1],
+            tags: self.tags.get(from..to).unwrap_or_default(),
+        }
+    }
+}
 
 /// A file's fingerprints and seeds, made once and kept beside it, each
 /// list sorted by hash.
@@ -556,27 +639,29 @@ impl Index {
     /// Indexes `files` (sorted by path here): fingerprints and seeds of
     /// every file, on all cores.
     pub(crate) fn build(files: Vec<Arc<SourceFile>>, registry: &Registry, winnow: Winnow) -> Index {
-        Index::build_on(None, files, registry, winnow)
+        Index::build_on(None, files, Vec::new(), registry, winnow)
     }
 
     /// Indexes `files` (sorted by path here) as [`Index::build`] does, but
     /// takes the postings of every file that `previous` holds too (the same
     /// `Arc`) from its tables instead of fingerprinting it again: an update
     /// that changes one file costs a pass over the postings, not the
-    /// fingerprints of every file.
+    /// fingerprints of every file. `made` is empty, or holds each file's
+    /// prints where they were made already (with `winnow`).
     pub(crate) fn build_on(
         previous: Option<&Index>,
-        mut files: Vec<Arc<SourceFile>>,
+        files: Vec<Arc<SourceFile>>,
+        made: Vec<Option<PrintsOf<'_>>>,
         registry: &Registry,
         winnow: Winnow,
     ) -> Index {
-        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let (files, made) = by_path(files, made);
         let previous = previous.filter(|p| p.winnow == winnow);
         let moved = previous.map_or_else(Vec::new, |p| moved(p, &files));
         let olds = previous.map_or_else(Vec::new, |p| {
             p.postings.iter().chain(&p.seeds).map(Old::Table).collect()
         });
-        Index::assemble(olds, moved, files, registry, winnow)
+        Index::assemble(olds, moved, files, made, registry, winnow)
     }
 
     /// Indexes `files` as [`Index::build`] does, but takes the postings of
@@ -584,22 +669,24 @@ impl Index {
     /// (`cached`, made with the same winnowing: the cache's key holds
     /// min-tokens): `entries` gives the entry of each such file, by
     /// relative path, of the cache's `count`. A warm start sorts no
-    /// postings and fingerprints only the files that changed.
+    /// postings and fingerprints only the files that changed (`made` as
+    /// [`Index::build_on`]'s).
     pub(crate) fn build_on_cached(
         cached: PostingLists,
         entries: &HashMap<String, u32>,
         count: usize,
-        mut files: Vec<Arc<SourceFile>>,
+        files: Vec<Arc<SourceFile>>,
+        made: Vec<Option<PrintsOf<'_>>>,
         registry: &Registry,
         winnow: Winnow,
     ) -> Index {
-        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let (files, made) = by_path(files, made);
         let families = registry.families().len();
         if cached.postings.len() != families
             || cached.seeds.len() != families
             || cached.tags != winnow.tags
         {
-            return Index::assemble(Vec::new(), Vec::new(), files, registry, winnow);
+            return Index::assemble(Vec::new(), Vec::new(), files, made, registry, winnow);
         }
         let mut moved = vec![u32::MAX; count];
         for (id, file) in files.iter().enumerate() {
@@ -614,7 +701,7 @@ impl Index {
             .into_iter()
             .chain(cached.seeds)
             .map(|t| Old::Owned(t.0));
-        Index::assemble(olds.collect(), moved, files, registry, winnow)
+        Index::assemble(olds.collect(), moved, files, made, registry, winnow)
     }
 
     /// Indexes `files`, each given with its fingerprints (made with
@@ -623,94 +710,89 @@ impl Index {
     /// given may be only some of a file's (those a check looks up): the
     /// index then answers lookups of those hashes alone.
     pub(crate) fn with_prints(
-        mut files: Vec<(Arc<SourceFile>, FilePrints)>,
+        files: Vec<(Arc<SourceFile>, FilePrints)>,
         registry: &Registry,
         winnow: Winnow,
     ) -> Index {
-        files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-        let (files, given): (Vec<Arc<SourceFile>>, Vec<Prints>) = files
+        let mut printed = Printed::default();
+        let (files, at): (Vec<_>, Vec<_>) = files
             .into_iter()
-            .enumerate()
-            .map(|(id, (file, prints))| (file, (id as u32, prints.fingerprints, prints.seeds)))
+            .map(|(file, prints)| {
+                let at = printed.add_given(prints, &file.tokens, winnow);
+                (file, Some(at))
+            })
             .unzip();
-        Index::assemble_with(Vec::new(), Vec::new(), files, registry, winnow, Some(given))
+        let made = at
+            .into_iter()
+            .map(|at| at.map(|at| printed.of(at)))
+            .collect();
+        let (files, made) = by_path(files, made);
+        Index::assemble(Vec::new(), Vec::new(), files, made, registry, winnow)
     }
 
     /// The index of `files` (sorted by path): the postings of the files
     /// `moved` maps from an older index or cache (its id → theirs) taken
     /// from `olds`, its tables (fingerprints, then seeds, by family; none
-    /// without one), the others' fingerprinted on all cores.
+    /// without one), the others' postings from their prints, `made` (in
+    /// file order, or empty) or made here on all cores.
     fn assemble(
         olds: Vec<Old<'_>>,
         moved: Vec<u32>,
         files: Vec<Arc<SourceFile>>,
+        made: Vec<Option<PrintsOf<'_>>>,
         registry: &Registry,
         winnow: Winnow,
-    ) -> Index {
-        Index::assemble_with(olds, moved, files, registry, winnow, None)
-    }
-
-    /// [`Index::assemble`], with the fresh files' prints `given` (every
-    /// file's, in id order) instead of made here.
-    fn assemble_with(
-        olds: Vec<Old<'_>>,
-        moved: Vec<u32>,
-        files: Vec<Arc<SourceFile>>,
-        registry: &Registry,
-        winnow: Winnow,
-        given: Option<Vec<Prints>>,
     ) -> Index {
         let mut shared = vec![false; files.len()];
         for &id in moved.iter().filter(|&&id| id != u32::MAX) {
             shared[id as usize] = true;
         }
-        let fresh: Vec<u32> = (0..files.len() as u32)
-            .filter(|&id| !shared[id as usize])
-            .collect();
-        let seed_winnow = Winnow::for_min_tokens(SEED_TOKENS);
-        let prints: Vec<Prints> = given.unwrap_or_else(|| {
-            fresh
-                .par_iter()
-                .map(|&id| {
-                    let tokens = &files[id as usize].tokens;
-                    (
-                        id,
-                        fingerprints(tokens, winnow),
-                        fingerprints(tokens, seed_winnow),
-                    )
-                })
-                .collect()
-        });
-        let families = registry.families().len();
         let tagged = winnow.tags != Mode::Weak;
-        // Per fresh file, the tags of its fingerprints, in their order.
-        let tags: Option<Vec<Vec<u8>>> = tagged.then(|| {
-            prints
-                .par_iter()
-                .map(|(file, prints, _)| tags_of(&files[*file as usize].tokens, prints, winnow))
-                .collect()
-        });
+        let fresh = (0..files.len() as u32).filter(|&id| !shared[id as usize]);
+        let (given, unmade): (Vec<u32>, Vec<u32>) =
+            fresh.partition(|&id| made.get(id as usize).is_some_and(Option::is_some));
+        // The prints of the fresh files none made yet, on all cores.
+        let made_here: Vec<(u32, Printed, PrintsAt)> = unmade
+            .into_par_iter()
+            .map(|id| {
+                let mut printed = Printed::default();
+                let at = printed.add(&files[id as usize].tokens, winnow);
+                (id, printed, at)
+            })
+            .collect();
+        let prints: Vec<(u32, PrintsOf<'_>)> = (given.into_iter())
+            .filter_map(|id| Some((id, made[id as usize]?)))
+            .chain(
+                made_here
+                    .iter()
+                    .map(|(id, printed, at)| (*id, printed.of(*at))),
+            )
+            .collect();
+        let families = registry.families().len();
         // Per family, the postings of the fresh files' fingerprints (or
-        // seeds), as `of` picks them, with their tags (`None`: 0).
-        let by_family = |of: fn(&Prints) -> &[Fingerprint], tags: Option<&[Vec<u8>]>| {
+        // seeds, `seeds`), with their tags (0 for seeds or without).
+        let by_family = |seeds: bool| {
             let mut lists: Vec<Vec<Posting>> = vec![Vec::new(); families];
-            for (i, printed) in prints.iter().enumerate() {
-                let file = printed.0;
-                let tag = |j: usize| tags.map_or(0, |tags| tags[i][j]);
-                lists[files[file as usize].family].extend(of(printed).iter().enumerate().map(
-                    |(j, f)| Posting {
+            for (file, prints) in &prints {
+                let (of, tags) = match seeds {
+                    false => (prints.fingerprints, prints.tags),
+                    true => (prints.seeds, &[][..]),
+                };
+                let tag = |j: usize| tags.get(j).copied().unwrap_or(0);
+                lists[files[*file as usize].family].extend(of.iter().enumerate().map(|(j, f)| {
+                    Posting {
                         hash: f.hash,
-                        file,
+                        file: *file,
                         pos: f.pos,
                         tag: tag(j),
-                    },
-                ));
+                    }
+                }));
             }
             lists
         };
-        let fresh_postings = by_family(|p| &p.1, tags.as_deref());
-        let fresh_seeds = by_family(|p| &p.2, None);
-        drop((prints, tags));
+        let (fresh_postings, fresh_seeds) = rayon::join(|| by_family(false), || by_family(true));
+        drop(prints);
+        drop(made_here);
         // Every file of the old tables under its own id: nothing to
         // renumber.
         let same_files = moved.len() == files.len()
@@ -1130,6 +1212,10 @@ impl Table {
     /// Zero bytes after the last posting: a posting is read as 16 bytes.
     const PADDING: usize = 16;
 
+    /// Buckets (or postings) a core sorts (or packs) at a time while a
+    /// table is made.
+    const PIECE: usize = 1 << 14;
+
     /// The table of `postings`, sorted by hash, file and position: placed
     /// by bucket first (a counting sort on the top bits of the hash, which
     /// are uniform), then each bucket, of about one posting, sorted alone.
@@ -1137,11 +1223,30 @@ impl Table {
         let bits = Table::bits_for(postings.len());
         let shift = u64::BITS - bits;
         let bucket = |p: &Posting| (p.hash >> shift) as usize;
+        let buckets = 1usize << bits;
+        // Each core counts and places the postings of a range of buckets
+        // (reading them all, writing its own): the writes, to places all
+        // over the table, are what costs.
+        let parts = rayon::current_num_threads().clamp(1, buckets);
+        let ranges: Vec<Range<usize>> = (0..parts)
+            .map(|i| i * buckets / parts..(i + 1) * buckets / parts)
+            .collect();
         // starts[b + 1] counts bucket b, then becomes where bucket b ends.
-        let mut starts = vec![0u32; (1usize << bits) + 1];
-        for p in &postings {
-            starts[bucket(p) + 1] += 1;
+        let mut starts = vec![0u32; buckets + 1];
+        let mut counts = starts[1..].as_mut();
+        let mut pieces = Vec::with_capacity(parts);
+        for range in &ranges {
+            let (piece, rest) = std::mem::take(&mut counts).split_at_mut(range.len());
+            pieces.push((piece, range.start));
+            counts = rest;
         }
+        pieces.into_par_iter().for_each(|(counts, first)| {
+            for p in &postings {
+                if let Some(count) = counts.get_mut(bucket(p).wrapping_sub(first)) {
+                    *count += 1;
+                }
+            }
+        });
         for b in 1..starts.len() {
             starts[b] += starts[b - 1];
         }
@@ -1154,14 +1259,41 @@ impl Table {
         };
         let mut sorted = vec![blank; postings.len()];
         let mut next = starts.clone();
-        for p in postings {
-            let at = &mut next[bucket(&p)];
-            sorted[*at as usize] = p;
-            *at += 1;
+        let (mut slots, mut cursors) = (sorted.as_mut_slice(), next.as_mut_slice());
+        let mut pieces = Vec::with_capacity(parts);
+        for range in &ranges {
+            let len = (starts[range.end] - starts[range.start]) as usize;
+            let (piece, rest) = std::mem::take(&mut slots).split_at_mut(len);
+            let (at, others) = std::mem::take(&mut cursors).split_at_mut(range.len());
+            pieces.push((piece, at, range.start));
+            (slots, cursors) = (rest, others);
         }
-        for b in starts.windows(2) {
-            sorted[b[0] as usize..b[1] as usize].sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+        pieces.into_par_iter().for_each(|(slots, at, first)| {
+            let base = at.first().map_or(0, |&at| at);
+            for p in &postings {
+                if let Some(at) = at.get_mut(bucket(p).wrapping_sub(first)) {
+                    slots[(*at - base) as usize] = *p;
+                    *at += 1;
+                }
+            }
+        });
+        drop(postings);
+        // Each bucket sorted alone, pieces of buckets on all cores.
+        let mut pieces = Vec::new();
+        let mut rest = sorted.as_mut_slice();
+        for first in (0..starts.len() - 1).step_by(Table::PIECE) {
+            let bounds = &starts[first..=(first + Table::PIECE).min(starts.len() - 1)];
+            let len = (bounds[bounds.len() - 1] - bounds[0]) as usize;
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            pieces.push((piece, bounds));
+            rest = tail;
         }
+        pieces.into_par_iter().for_each(|(piece, bounds)| {
+            for b in bounds.windows(2) {
+                let bucket = (b[0] - bounds[0]) as usize..(b[1] - bounds[0]) as usize;
+                piece[bucket].sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+            }
+        });
         Table::packed(&sorted, starts, shift, tagged)
     }
 
@@ -1178,17 +1310,22 @@ impl Table {
             false => 0,
         };
         let width = (shift + file_bits + pos_bits + tag_bits).div_ceil(8).max(1) as usize;
-        let mut records = Vec::with_capacity(sorted.len() * width + Table::PADDING);
         let rest_mask = (1u64 << shift) - 1;
         let tag_mask = (1u128 << tag_bits) - 1;
-        for p in sorted {
-            let record = u128::from(p.hash & rest_mask) << (file_bits + pos_bits + tag_bits)
+        let record = |p: &Posting| {
+            u128::from(p.hash & rest_mask) << (file_bits + pos_bits + tag_bits)
                 | u128::from(p.file) << (pos_bits + tag_bits)
                 | u128::from(p.pos) << tag_bits
-                | u128::from(p.tag) & tag_mask;
-            records.extend_from_slice(&record.to_le_bytes()[..width]);
-        }
-        records.resize(records.len() + Table::PADDING, 0);
+                | u128::from(p.tag) & tag_mask
+        };
+        let mut records = vec![0u8; sorted.len() * width + Table::PADDING];
+        (records.par_chunks_mut(width * Table::PIECE))
+            .zip(sorted.par_chunks(Table::PIECE))
+            .for_each(|(out, postings)| {
+                for (out, p) in out.chunks_exact_mut(width).zip(postings) {
+                    out.copy_from_slice(&record(p).to_le_bytes()[..width]);
+                }
+            });
         Table {
             records,
             len: sorted.len(),
@@ -1403,16 +1540,19 @@ pub(crate) fn tag_at(tokens: &(impl Tokens + ?Sized), pos: u32, winnow: Winnow) 
     (winnow.kgram_hash(ids) >> 56) as u8
 }
 
-/// The tags ([`tag_at`]) of `prints`, fingerprints of `tokens`, in order.
-pub(crate) fn tags_of(
-    tokens: &(impl Tokens + ?Sized),
-    prints: &[Fingerprint],
-    winnow: Winnow,
-) -> Vec<u8> {
-    prints
-        .iter()
-        .map(|f| tag_at(tokens, f.pos, winnow))
-        .collect()
+/// `files` sorted by path, with their prints made (`made`, in their order,
+/// or empty).
+fn by_path<'a>(
+    mut files: Vec<Arc<SourceFile>>,
+    made: Vec<Option<PrintsOf<'a>>>,
+) -> (Vec<Arc<SourceFile>>, Vec<Option<PrintsOf<'a>>>) {
+    if made.is_empty() {
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        return (files, made);
+    }
+    let mut pairs: Vec<_> = files.into_iter().zip(made).collect();
+    pairs.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
+    pairs.into_iter().unzip()
 }
 
 /// The winnowed fingerprints of a token stream, made of its weak ids (the
@@ -1522,20 +1662,43 @@ mod tests {
             .into_iter()
             .map(|(rel, entry)| (rel.to_string(), entry))
             .collect();
-        let warm = Index::build_on_cached(cached(), &entries, 3, files.clone(), &registry, winnow);
+        let warm = Index::build_on_cached(
+            cached(),
+            &entries,
+            3,
+            files.clone(),
+            Vec::new(),
+            &registry,
+            winnow,
+        );
         assert_eq!(all_postings(&warm), lists);
         // b.js changed, c.js gone, d.js new: only a.js from the lists.
         let mut now = js_files(&registry, &[("b.js", &texts[0]), ("d.js", &texts[1])]);
         now.push(Arc::clone(&files[0]));
         let only_a: HashMap<String, u32> = [("a.js".to_string(), 0)].into_iter().collect();
-        let warm = Index::build_on_cached(cached(), &only_a, 3, now.clone(), &registry, winnow);
+        let warm = Index::build_on_cached(
+            cached(),
+            &only_a,
+            3,
+            now.clone(),
+            Vec::new(),
+            &registry,
+            winnow,
+        );
         let fresh = Index::build(now, &registry, winnow);
         assert_eq!(all_postings(&warm), all_postings(&fresh));
         assert!(fresh.posting_lists().any(|l| l.len() > 1));
         // Lists tagged in another mode than the index's are not taken.
         let strict = winnow.tagged(Mode::Strict);
-        let tagged =
-            Index::build_on_cached(cached(), &entries, 3, files.clone(), &registry, strict);
+        let tagged = Index::build_on_cached(
+            cached(),
+            &entries,
+            3,
+            files.clone(),
+            Vec::new(),
+            &registry,
+            strict,
+        );
         assert_eq!(
             all_postings(&tagged),
             all_postings(&Index::build(files, &registry, strict))
@@ -1691,7 +1854,13 @@ mod tests {
         let [changed, added] =
             <[_; 2]>::try_from(js_files(&registry, &[("c.js", &d), ("b0.js", &c)])).unwrap();
         let after = vec![Arc::clone(&before[0]), changed, added];
-        let incremental = Index::build_on(Some(&previous), after.clone(), &registry, winnow);
+        let incremental = Index::build_on(
+            Some(&previous),
+            after.clone(),
+            Vec::new(),
+            &registry,
+            winnow,
+        );
         let anew = Index::build(after, &registry, winnow);
         let paths = |i: &Index| i.files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>();
         assert_eq!(paths(&incremental), ["a.js", "b0.js", "c.js"]);
@@ -1708,11 +1877,70 @@ mod tests {
         assert!(incremental.postings.iter().any(|t| t.len > 0));
         // Another winnowing shares nothing: every file is fingerprinted.
         let other = Winnow::for_min_tokens(30);
-        let rebuilt = Index::build_on(Some(&previous), before.clone(), &registry, other);
+        let rebuilt = Index::build_on(
+            Some(&previous),
+            before.clone(),
+            Vec::new(),
+            &registry,
+            other,
+        );
         let fresh = Index::build(before, &registry, other);
         for (x, y) in rebuilt.postings.iter().zip(&fresh.postings) {
             assert_eq!(x.records, y.records);
         }
+    }
+
+    #[test]
+    fn prints_made_beside_the_tokens_give_the_index_made_from_the_tokens() {
+        let registry = Registry::builtin();
+        let winnow = Winnow::for_min_tokens(20).tagged(Mode::Strict);
+        let code = |n: usize| {
+            format!("function f{n}(a, b) {{ const s = a + b * {n}; console.log(s, 'x'); return s - 1; }}\n")
+        };
+        let (a, b, c) = (code(1), code(2) + &code(1), code(3).repeat(3));
+        let files = js_files(&registry, &[("a.js", &a), ("b.js", &b), ("c.js", &c)]);
+        let anew = Index::build(files.clone(), &registry, winnow);
+        // Out of path order, one buffer for all, the first file's prints
+        // left to the index.
+        let order = [2, 0, 1];
+        let mut printed = Printed::default();
+        let at: Vec<PrintsAt> = order
+            .iter()
+            .map(|&i| printed.add(&files[i].tokens, winnow))
+            .collect();
+        let shuffled = order.iter().map(|&i| Arc::clone(&files[i])).collect();
+        let made = (order.iter().zip(&at))
+            .map(|(&i, &at)| (i != 0).then(|| printed.of(at)))
+            .collect();
+        let made = Index::build_on(None, shuffled, made, &registry, winnow);
+        let paths = |i: &Index| i.files.iter().map(|f| f.rel.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&made), ["a.js", "b.js", "c.js"]);
+        let tables = |i: &Index| {
+            (i.postings.iter().chain(&i.seeds))
+                .map(|t| (t.records.clone(), t.starts.clone(), t.tag_bits))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(tables(&made), tables(&anew));
+        assert!(anew.postings.iter().any(|t| t.len > 0 && t.tag_bits > 0));
+    }
+
+    #[test]
+    fn a_table_of_many_pieces_is_sorted_and_packed_whole() {
+        // More buckets and postings than a core sorts or packs at a time,
+        // many of them in equal hashes.
+        let postings: Vec<Posting> = (0..200_000u32)
+            .map(|i| Posting {
+                hash: mix64(u64::from(i % 50_000)),
+                file: i % 7,
+                pos: i,
+                tag: i as u8,
+            })
+            .collect();
+        let table = Table::new(postings.clone(), true);
+        assert!(table.starts.len() > 4 * Table::PIECE);
+        let mut sorted = postings;
+        sorted.sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
+        assert_eq!(table.iter().collect::<Vec<_>>(), sorted);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use crate::engine::fingerprint::Winnow;
 use crate::engine::grammar::Registry;
 use crate::engine::hash::{HashMap, HashSet};
-use crate::engine::index::{FileMeta, Index, PostingLists, SourceFile};
+use crate::engine::index::{FileMeta, Index, PostingLists, Printed, PrintsAt, SourceFile};
 use crate::engine::parse::{Budget, ParseError};
 use crate::engine::text::FileText;
 use crate::engine::tokens::{tokenize_defined, LineIndex};
@@ -120,7 +120,9 @@ type CachedLists = (PostingLists, HashMap<String, u32>, usize);
 enum Outcome {
     Indexed {
         file: Arc<SourceFile>,
-        parsed: bool,
+        /// Where the prints of a file parsed here are, in its worker's
+        /// [`Printed`].
+        prints: Option<PrintsAt>,
     },
     Skipped(SkipReason),
     /// The server is stopping: the scan is abandoned.
@@ -146,6 +148,10 @@ pub fn scan(
 /// What a scan's walk and workers gathered, to index.
 pub(crate) struct Gathered {
     files: Vec<Arc<SourceFile>>,
+    /// Each file's prints, where its worker made them: the worker's, and
+    /// where in its [`Printed`].
+    made: Vec<Option<(usize, PrintsAt)>>,
+    printed: Vec<Printed>,
     skipped: SkipCounts,
     folders: Vec<PathBuf>,
     parsed: usize,
@@ -180,11 +186,15 @@ impl Gathered {
         cached: Option<CachedLists>,
     ) -> Snapshot {
         let loaded = self.started.elapsed();
+        let (files, printed, winnow) = (self.files, &self.printed, self.winnow);
+        let made = (self.made.iter())
+            .map(|made| made.map(|(worker, at)| printed[worker].of(at)))
+            .collect();
         let index = match (previous, cached) {
             (None, Some((lists, entries, count))) => {
-                Index::build_on_cached(lists, &entries, count, self.files, registry, self.winnow)
+                Index::build_on_cached(lists, &entries, count, files, made, registry, winnow)
             }
-            (previous, _) => Index::build_on(previous, self.files, registry, self.winnow),
+            (previous, _) => Index::build_on(previous, files, made, registry, winnow),
         };
         tracing::debug!(
             "scan: walk {:?}, read and tokenize (with the walk) {loaded:?}, index {:?}",
@@ -213,7 +223,7 @@ pub(crate) fn gather(
     progress.files();
     let winnow = Winnow::for_min_tokens(config.thresholds.min_tokens as usize).tagged(config.mode);
     let pending = Pending::default();
-    let (walked, outcomes) = std::thread::scope(|s| {
+    let (walked, workers) = std::thread::scope(|s| {
         let walk = s.spawn(|| {
             let _closed = pending.close_on_drop();
             let walked = walk::walk(config, registry, |c| {
@@ -223,28 +233,31 @@ pub(crate) fn gather(
             });
             (walked, started.elapsed())
         });
-        // One worker per core, each taking the biggest file waiting.
-        let outcomes: Vec<Outcome> = (0..rayon::current_num_threads())
+        // One worker per core, each taking the biggest file waiting and
+        // keeping the prints of those it parses in a [`Printed`] of its own.
+        let workers: Vec<(Vec<Outcome>, Printed)> = (0..rayon::current_num_threads())
             .into_par_iter()
-            .flat_map_iter(|_| {
-                std::iter::from_fn(|| {
-                    let c = pending.next()?;
+            .map(|_| {
+                let (mut outcomes, mut printed) = (Vec::new(), Printed::default());
+                while let Some(c) = pending.next() {
                     if crate::engine::parse::stopping() {
-                        return Some(Outcome::Stopped);
+                        outcomes.push(Outcome::Stopped);
+                        continue;
                     }
-                    let outcome = load(config, registry, reuse, &c);
+                    let outcome = load(config, registry, reuse, winnow, &mut printed, &c);
                     if let Outcome::Skipped(reason) = &outcome {
                         tracing::debug!("skipped {}: {reason}", c.rel);
                     }
                     progress.loaded();
-                    Some(outcome)
-                })
+                    outcomes.push(outcome);
+                }
+                (outcomes, printed)
             })
             .collect();
         let walked = walk
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (walked, outcomes)
+        (walked, workers)
     });
     let (walked, walk_time) = walked;
     let walk::Walked {
@@ -252,20 +265,26 @@ pub(crate) fn gather(
         folders,
     } = walked.map_err(|e| ScanError::Walk(e.to_string()))?;
     progress.phase("indexing");
-    let mut files = Vec::with_capacity(outcomes.len());
+    let (mut files, mut made, mut printed) = (Vec::new(), Vec::new(), Vec::new());
     let mut parsed = 0;
-    for outcome in outcomes {
-        match outcome {
-            Outcome::Indexed { file, parsed: p } => {
-                parsed += usize::from(p);
-                files.push(file);
+    for (worker, (outcomes, its_prints)) in workers.into_iter().enumerate() {
+        for outcome in outcomes {
+            match outcome {
+                Outcome::Indexed { file, prints } => {
+                    parsed += usize::from(prints.is_some());
+                    files.push(file);
+                    made.push(prints.map(|at| (worker, at)));
+                }
+                Outcome::Skipped(reason) => skipped.add(reason),
+                Outcome::Stopped => return Err(ScanError::Stopped),
             }
-            Outcome::Skipped(reason) => skipped.add(reason),
-            Outcome::Stopped => return Err(ScanError::Stopped),
         }
+        printed.push(its_prints);
     }
     Ok(Gathered {
         files,
+        made,
+        printed,
         skipped,
         folders,
         parsed,
@@ -353,8 +372,16 @@ impl Pending {
     }
 }
 
-/// Reads, reuses or tokenizes one candidate.
-fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) -> Outcome {
+/// Reads, reuses or tokenizes one candidate; the prints of a file it
+/// tokenizes are added to `printed`, for an index of `winnow`.
+fn load(
+    config: &Config,
+    registry: &Registry,
+    reuse: &Reuse<'_>,
+    winnow: Winnow,
+    printed: &mut Printed,
+    c: &Candidate,
+) -> Outcome {
     let format = registry.get(c.format);
     let path = if config.absolute {
         config.dir.join(&c.rel).to_string_lossy().into_owned()
@@ -370,7 +397,7 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
         if unchanged && !changed.contains(&c.abs) {
             return Outcome::Indexed {
                 file: Arc::clone(prev),
-                parsed: false,
+                prints: None,
             };
         }
     }
@@ -406,9 +433,8 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
                 )
             })
         });
-    let parsed = known.is_none();
-    let (tokens, definitions, frames) = match known {
-        Some(known) => known,
+    let (tokens, definitions, frames, prints) = match known {
+        Some((tokens, definitions, frames)) => (tokens, definitions, frames, None),
         // The generated-file rule reads the text before it is packed.
         None => match tokenize_defined(
             format,
@@ -416,7 +442,12 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
             &config.normalization,
             &Budget::for_file(text.len()),
         ) {
-            Ok((tokens, definitions)) => (tokens.into(), definitions, None),
+            // Made here, while the tokens are plain and in this core's
+            // cache, not by the index once every file is read.
+            Ok((tokens, definitions)) => {
+                let prints = printed.add(&tokens, winnow);
+                (tokens.into(), definitions, None, Some(prints))
+            }
             Err(ParseError::Timeout) => return Outcome::Skipped(SkipReason::ParseTimeout),
             Err(ParseError::Memory) => return Outcome::Skipped(SkipReason::ParseMemory),
             Err(ParseError::Stopped) => return Outcome::Stopped,
@@ -434,7 +465,7 @@ fn load(config: &Config, registry: &Registry, reuse: &Reuse<'_>, c: &Candidate) 
         .with_definitions(definitions);
     Outcome::Indexed {
         file: Arc::new(file),
-        parsed,
+        prints,
     }
 }
 
