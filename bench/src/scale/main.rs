@@ -23,7 +23,10 @@
 //! Measured per fraction (`serve`, `peer`):
 //!
 //! 1. the parse floor: the texts of the files dupcheck scans, preloaded and
-//!    parsed in this process on all cores, once;
+//!    parsed in this process on all cores, once before and once after a
+//!    cold start that only scans them (stopped at its `scanned` line): the
+//!    machine's speed moves by a quarter within minutes, so the scan is
+//!    set against the mean of floors taken on both sides of it;
 //! 2. a cold start of `dupcheck --no-cache DIR` (watcher on, as it is
 //!    served): files, lines, tokens, seconds from spawn to the `scanned`
 //!    line (checks answered) and of clone detection, clones and duplicated

@@ -11,7 +11,7 @@ use crate::measure::Latency;
 use crate::output::{or_dash, verdict, Output};
 use crate::peer::{PeerRun, FORMATS};
 use crate::serve::{
-    Checks, Cold, Endpoint, Figures, Reference, Startup, Warm, CONNECTIONS, SNIPPET_LINES,
+    Checks, Cold, Endpoint, Figures, Floor, Reference, Startup, Warm, CONNECTIONS, SNIPPET_LINES,
 };
 
 /// Target of the kernel's checks/s at 16 connections, as a share of
@@ -253,16 +253,28 @@ fn tables(units: &Units, measured: &[Measured], reference_rate: Option<f64>) -> 
     });
 
     let mut scan = Table::new("SCAN (cold, --no-cache, watcher on)", measured);
-    scan.row("parse floor s (files)", measured, |m| {
-        match &m.figures.floor {
-            Ok(f) => format!("{:.2} ({})", f.seconds, f.files),
+    scan.row(
+        "parse floor s, before / after (files)",
+        measured,
+        |m| match &m.figures.floor {
+            Ok(f) => format!("{:.2} / {:.2} ({})", f.runs[0], f.runs[1], f.files),
             Err(_) => "-".into(),
+        },
+    );
+    scan.row("scan alone between them s", measured, |m| {
+        match &m.figures.floor {
+            Ok(Floor {
+                scan_alone: Ok(s),
+                seconds,
+                ..
+            }) => format!("{s:.2} ({:.2}x their mean)", s / seconds),
+            _ => "-".into(),
         }
     });
     scan.row("spawn -> scanned s (checks served)", measured, |m| {
         secs(m.startup().map(|s| s.scanned_s))
     });
-    scan.row("scanned / parse floor", measured, |m| {
+    scan.row("scanned / the floors' mean", measured, |m| {
         match (m.startup(), &m.figures.floor) {
             (Some(s), Ok(f)) => format!("{:.2}x", s.scanned_s / f.seconds),
             _ => "-".into(),
@@ -458,8 +470,12 @@ fn notes(out: &mut Output, measured: &[Measured], reference: Option<&Result<Refe
     for m in measured {
         let name = &m.fraction.name;
         let mut failed = |part: &str, e: &String| failures.push(format!("  {name} {part}: {e}"));
-        if let Err(e) = &m.figures.floor {
-            failed("parse floor", e);
+        match &m.figures.floor {
+            Err(e) => failed("parse floor", e),
+            Ok(Floor {
+                scan_alone: Err(e), ..
+            }) => failed("scan alone", e),
+            Ok(_) => {}
         }
         match &m.figures.cold {
             Err(e) => failed("cold start", e),
@@ -616,7 +632,10 @@ fn fraction_json(m: &Measured) -> Value {
     json!({
         "share": f.share, "dir": f.shown, "units": f.units,
         "unitLines": f.lines,
-        "parseFloor": or_error(&m.figures.floor, |fl| json!({"seconds": fl.seconds, "files": fl.files})),
+        "parseFloor": or_error(&m.figures.floor, |fl| json!({
+            "seconds": fl.seconds, "runs": fl.runs, "files": fl.files,
+            "scanAlone": or_error(&fl.scan_alone, |s| json!({"seconds": s, "ratio": s / fl.seconds})),
+        })),
         "cold": or_error(&m.figures.cold, |c| json!({
             "startup": startup_json(&c.startup),
             "endpoints": or_error(&c.endpoints, |e| e.iter().map(endpoint_json).collect()),

@@ -298,10 +298,19 @@ fn checks(server: &Server, snippets: &[String], counts: &Counts) -> Result<Check
     })
 }
 
-/// The parse floor of a fraction's files.
+/// The parse floor of a fraction's files, measured on both sides of a
+/// start that only scans them: this machine's speed moves by a quarter
+/// within minutes, and one floor beside one scan measured that as much
+/// as the scan.
 pub(crate) struct Floor {
-    /// Wall seconds to parse them all once on all cores.
+    /// Wall seconds to parse them all once on all cores: the mean of the
+    /// two runs.
     pub(crate) seconds: f64,
+    /// The run before the scan alone, and the one after it.
+    pub(crate) runs: [f64; 2],
+    /// Seconds from spawning a cold start (`--no-cache`) to its `scanned`
+    /// line, between the two runs (the server is stopped there).
+    pub(crate) scan_alone: Result<f64, String>,
     /// Files dupcheck scans (read as it reads them).
     pub(crate) files: usize,
 }
@@ -361,9 +370,15 @@ pub(crate) fn fraction(
     // they are over a GB.
     let (floor, snippets) = match scanned_sources(&fraction.dir, registry) {
         Ok(sources) => {
-            let seconds = parse_floor(registry, &sources, 1);
+            let before = parse_floor(registry, &sources, 1);
+            progress(&format!("scale {name}: a start that only scans"));
+            let scan_alone = scan_alone(env, fraction, counts.start_limit);
+            progress(&format!("scale {name}: the parse floor again"));
+            let after = parse_floor(registry, &sources, 1);
             let floor = Floor {
-                seconds,
+                seconds: (before + after) / 2.0,
+                runs: [before, after],
+                scan_alone,
                 files: sources.len(),
             };
             (Ok(floor), c_snippets(&sources, registry))
@@ -374,6 +389,22 @@ pub(crate) fn fraction(
     let cold = cold(env, fraction, &snippets, counts);
     let warm = warm(env, fraction, counts);
     Figures { floor, cold, warm }
+}
+
+/// Seconds from spawning a cold start (`--no-cache`) of `fraction` to
+/// its `scanned` line; the server is stopped there.
+fn scan_alone(env: &Env, fraction: &Fraction, limit: Duration) -> Result<f64, String> {
+    let mut server = start(env, &fraction.dir, &["--no-cache"])?;
+    let deadline = Instant::now() + limit;
+    let mut scanned = None;
+    while let Some((at, line)) = server.line(deadline.saturating_duration_since(Instant::now())) {
+        if line.starts_with("dupcheck: scanned") {
+            scanned = Some(at.duration_since(server.spawned).as_secs_f64());
+            break;
+        }
+    }
+    server.stop();
+    scanned.ok_or_else(|| format!("no scanned line within {limit:?}"))
 }
 
 /// A cold start with `--no-cache`, its other endpoints and its checks.
