@@ -1233,14 +1233,9 @@ impl Table {
             .collect();
         // starts[b + 1] counts bucket b, then becomes where bucket b ends.
         let mut starts = vec![0u32; buckets + 1];
-        let mut counts = starts[1..].as_mut();
-        let mut pieces = Vec::with_capacity(parts);
-        for range in &ranges {
-            let (piece, rest) = std::mem::take(&mut counts).split_at_mut(range.len());
-            pieces.push((piece, range.start));
-            counts = rest;
-        }
-        pieces.into_par_iter().for_each(|(counts, first)| {
+        let counts = cut(&mut starts[1..], ranges.iter().map(|r| r.len()));
+        let firsts = ranges.iter().map(|r| r.start);
+        (counts.into_par_iter().zip(firsts.collect::<Vec<_>>())).for_each(|(counts, first)| {
             for p in &postings {
                 if let Some(count) = counts.get_mut(bucket(p).wrapping_sub(first)) {
                     *count += 1;
@@ -1259,16 +1254,15 @@ impl Table {
         };
         let mut sorted = vec![blank; postings.len()];
         let mut next = starts.clone();
-        let (mut slots, mut cursors) = (sorted.as_mut_slice(), next.as_mut_slice());
-        let mut pieces = Vec::with_capacity(parts);
-        for range in &ranges {
-            let len = (starts[range.end] - starts[range.start]) as usize;
-            let (piece, rest) = std::mem::take(&mut slots).split_at_mut(len);
-            let (at, others) = std::mem::take(&mut cursors).split_at_mut(range.len());
-            pieces.push((piece, at, range.start));
-            (slots, cursors) = (rest, others);
-        }
-        pieces.into_par_iter().for_each(|(slots, at, first)| {
+        let placed = ranges
+            .iter()
+            .map(|r| (starts[r.end] - starts[r.start]) as usize);
+        let slots = cut(&mut sorted, placed);
+        let cursors = cut(&mut next, ranges.iter().map(|r| r.len()));
+        let pieces: Vec<_> = (slots.into_iter().zip(cursors))
+            .zip(ranges.iter().map(|r| r.start))
+            .collect();
+        pieces.into_par_iter().for_each(|((slots, at), first)| {
             let base = at.first().map_or(0, |&at| at);
             for p in &postings {
                 if let Some(at) = at.get_mut(bucket(p).wrapping_sub(first)) {
@@ -1279,16 +1273,13 @@ impl Table {
         });
         drop(postings);
         // Each bucket sorted alone, pieces of buckets on all cores.
-        let mut pieces = Vec::new();
-        let mut rest = sorted.as_mut_slice();
-        for first in (0..starts.len() - 1).step_by(Table::PIECE) {
-            let bounds = &starts[first..=(first + Table::PIECE).min(starts.len() - 1)];
-            let len = (bounds[bounds.len() - 1] - bounds[0]) as usize;
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(len);
-            pieces.push((piece, bounds));
-            rest = tail;
-        }
-        pieces.into_par_iter().for_each(|(piece, bounds)| {
+        let bounds: Vec<&[u32]> = (0..buckets)
+            .step_by(Table::PIECE)
+            .map(|first| &starts[first..=(first + Table::PIECE).min(buckets)])
+            .collect();
+        let lens = bounds.iter().map(|b| (b[b.len() - 1] - b[0]) as usize);
+        let pieces = cut(&mut sorted, lens);
+        (pieces.into_par_iter().zip(bounds)).for_each(|(piece, bounds)| {
             for b in bounds.windows(2) {
                 let bucket = (b[0] - bounds[0]) as usize..(b[1] - bounds[0]) as usize;
                 piece[bucket].sort_unstable_by_key(|p| (p.hash, p.file, p.pos));
@@ -1538,6 +1529,20 @@ pub(crate) fn tag_at(tokens: &(impl Tokens + ?Sized), pos: u32, winnow: Winnow) 
         .kinds_within(pos.min(end)..end)
         .map(|t| t.id_in(winnow.tags));
     (winnow.kgram_hash(ids) >> 56) as u8
+}
+
+/// `slice` cut into pieces of `lens` one after another (a piece per
+/// core to write), and what is left after them.
+fn cut<T>(mut slice: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut pieces: Vec<&mut [T]> = lens
+        .map(|len| {
+            let (piece, rest) = std::mem::take(&mut slice).split_at_mut(len);
+            slice = rest;
+            piece
+        })
+        .collect();
+    pieces.push(slice);
+    pieces
 }
 
 /// `files` sorted by path, with their prints made (`made`, in their order,
