@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::fractions::{Fraction, Units};
-use crate::measure::Latency;
+use crate::measure::{Latency, Throughput};
 use crate::output::{or_dash, verdict, Output};
 use crate::peer::{PeerRun, FORMATS};
 use crate::serve::{
@@ -342,6 +342,15 @@ fn tables(units: &Units, measured: &[Measured], reference_rate: Option<f64>) -> 
         &format!("vs libgit2 (target >= {TARGET_CHECKS_RATIO}x)"),
         measured,
         |m| match (m.checks(), reference_rate) {
+            (Some(c), _) if c.beside.is_some() => {
+                let [before, after] = c.beside.as_ref().expect("matched");
+                let (b, a) = (before.per_second(), after.per_second());
+                let ratio = c.load.per_second() / ((b + a) / 2.0);
+                format!(
+                    "{ratio:.2}x of {b:.0}/s, {a:.0}/s: {}",
+                    verdict(ratio >= TARGET_CHECKS_RATIO)
+                )
+            }
             (Some(c), Some(r)) => {
                 let ratio = c.load.per_second() / r;
                 format!("{ratio:.2}x: {}", verdict(ratio >= TARGET_CHECKS_RATIO))
@@ -611,6 +620,8 @@ fn checks_json(c: &Checks) -> Value {
         "snippets": c.snippets, "snippetLines": SNIPPET_LINES,
         "latency": c.latency.as_ref().map_or_else(|e| json!({ "error": e }), Latency::json),
         "load": c.load.json(), "rssAfterLoadMb": c.rss_mb, "hwmAfterLoadMb": c.hwm_mb,
+        "referenceLoadsBeside": c.beside.as_ref().map(|loads| loads.iter().map(Throughput::json)
+            .collect::<Vec<_>>()),
     })
 }
 

@@ -263,13 +263,24 @@ pub(crate) struct Checks {
     pub(crate) latency: Result<Latency, String>,
     /// At [`CONNECTIONS`] connections for [`Counts::load`].
     pub(crate) load: Throughput,
+    /// The reference's same load run just before this one and just after
+    /// it, on its server kept running: the machine's speed moves by a
+    /// quarter within minutes, so a load is set against the mean of the
+    /// two around it, not against one run minutes earlier.
+    pub(crate) beside: Option<[Throughput; 2]>,
     /// VmRSS and VmHWM after the load, in MB.
     pub(crate) rss_mb: Option<f64>,
     pub(crate) hwm_mb: Option<f64>,
 }
 
-/// Measures the checks of `snippets` (C) on `server`.
-fn checks(server: &Server, snippets: &[String], counts: &Counts) -> Result<Checks, String> {
+/// Measures the checks of `snippets` (C) on `server`; with a
+/// `reference`, its load runs just before and just after `server`'s.
+fn checks(
+    server: &Server,
+    snippets: &[String],
+    counts: &Counts,
+    reference: Option<&Reference>,
+) -> Result<Checks, String> {
     if snippets.is_empty() {
         return Err(format!(
             "no C file longer than {} lines to cut snippets from",
@@ -284,17 +295,21 @@ fn checks(server: &Server, snippets: &[String], counts: &Counts) -> Result<Check
         "scale:   latency of {SNIPPET_LINES}-line checks, one connection"
     ));
     let latency = latency(server.port, &requests, counts.warmup, counts.latency);
+    let before = reference.map(|r| r.load(counts));
     progress(&format!(
         "scale:   checks at {CONNECTIONS} connections for {:?}",
         counts.load
     ));
     let load = throughput(server.port, &requests, CONNECTIONS, counts.load, u64::MAX);
+    let (rss_mb, hwm_mb) = (server.rss_mb(), proc_status_mb(server.pid(), "VmHWM"));
+    let after = reference.map(|r| r.load(counts));
     Ok(Checks {
         snippets: snippets.len(),
         latency,
         load,
-        rss_mb: server.rss_mb(),
-        hwm_mb: proc_status_mb(server.pid(), "VmHWM"),
+        beside: before.zip(after).map(|(b, a)| [b, a]),
+        rss_mb,
+        hwm_mb,
     })
 }
 
@@ -361,6 +376,7 @@ pub(crate) fn fraction(
     registry: &Registry,
     fraction: &Fraction,
     counts: &Counts,
+    reference: Option<&Reference>,
 ) -> Figures {
     let name = &fraction.name;
     progress(&format!(
@@ -386,7 +402,7 @@ pub(crate) fn fraction(
         Err(e) => (Err(e), Vec::new()),
     };
     progress(&format!("scale {name}: cold start (--no-cache)"));
-    let cold = cold(env, fraction, &snippets, counts);
+    let cold = cold(env, fraction, &snippets, counts, reference);
     let warm = warm(env, fraction, counts);
     Figures { floor, cold, warm }
 }
@@ -413,12 +429,13 @@ fn cold(
     fraction: &Fraction,
     snippets: &[String],
     counts: &Counts,
+    reference: Option<&Reference>,
 ) -> Result<Cold, String> {
     let mut server = start(env, &fraction.dir, &["--no-cache"])?;
     let startup = Startup::follow(&server, counts.start_limit)?;
     progress("scale:   the other endpoints");
     let endpoints = endpoints(server.port, counts.api_runs);
-    let checks = checks(&server, snippets, counts);
+    let checks = checks(&server, snippets, counts, reference);
     server.stop();
     Ok(Cold {
         startup,
@@ -534,16 +551,33 @@ pub(crate) fn mild(env: &Env, fraction: &Fraction, counts: &Counts) -> Result<St
     Ok(startup)
 }
 
-/// The reference: the same checks on libgit2, served as the kernel is.
+/// The reference: the same checks on libgit2, served as the kernel is,
+/// its server kept running through the run for the loads beside each
+/// fraction's (it idles meanwhile: a few MB, no CPU).
 pub(crate) struct Reference {
     /// Its start.
     pub(crate) startup: Startup,
-    /// Its checks.
+    /// Its checks, right after its start.
     pub(crate) checks: Checks,
+    server: Server,
+    requests: Vec<Vec<u8>>,
+}
+
+impl Reference {
+    /// The load of its checks at [`CONNECTIONS`] for [`Counts::load`],
+    /// now.
+    fn load(&self, counts: &Counts) -> Throughput {
+        progress(&format!(
+            "scale:   libgit2's checks at {CONNECTIONS} connections for {:?}",
+            counts.load
+        ));
+        let port = self.server.port;
+        throughput(port, &self.requests, CONNECTIONS, counts.load, u64::MAX)
+    }
 }
 
 /// A cold start with `--no-cache` on `.corpora/libgit2` and 40-line checks
-/// cut from its own C files.
+/// cut from its own C files; the server goes on running.
 pub(crate) fn reference(
     env: &Env,
     registry: &Registry,
@@ -552,12 +586,16 @@ pub(crate) fn reference(
     let dir = env.corpus("libgit2");
     progress("scale: reference: libgit2");
     let snippets = c_snippets(&scanned_sources(&dir, registry)?, registry);
-    let mut server = start(env, &dir, &["--no-cache"])?;
+    let server = start(env, &dir, &["--no-cache"])?;
     let startup = Startup::follow(&server, counts.start_limit)?;
-    let checks = checks(&server, &snippets, counts);
-    server.stop();
+    let checks = checks(&server, &snippets, counts, None)?;
+    let requests = (snippets.iter())
+        .map(|code| check_request(server.port, code, "c"))
+        .collect();
     Ok(Reference {
         startup,
-        checks: checks?,
+        checks,
+        server,
+        requests,
     })
 }
