@@ -342,10 +342,16 @@ fn tables(units: &Units, measured: &[Measured], reference_rate: Option<f64>) -> 
         &format!("vs libgit2 (target >= {TARGET_CHECKS_RATIO}x)"),
         measured,
         |m| match (m.checks(), reference_rate) {
-            (Some(c), _) if c.beside.is_some() => {
-                let [before, after] = c.beside.as_ref().expect("matched");
+            (
+                Some(Checks {
+                    load,
+                    beside: Some([before, after]),
+                    ..
+                }),
+                _,
+            ) => {
                 let (b, a) = (before.per_second(), after.per_second());
-                let ratio = c.load.per_second() / ((b + a) / 2.0);
+                let ratio = load.per_second() / ((b + a) / 2.0);
                 format!(
                     "{ratio:.2}x of {b:.0}/s, {a:.0}/s: {}",
                     verdict(ratio >= TARGET_CHECKS_RATIO)

@@ -273,6 +273,13 @@ pub(crate) struct Checks {
     pub(crate) hwm_mb: Option<f64>,
 }
 
+/// The check requests of `snippets` (C) to `port`.
+fn c_requests(port: u16, snippets: &[String]) -> Vec<Vec<u8>> {
+    (snippets.iter())
+        .map(|code| check_request(port, code, "c"))
+        .collect()
+}
+
 /// Measures the checks of `snippets` (C) on `server`; with a
 /// `reference`, its load runs just before and just after `server`'s.
 fn checks(
@@ -287,10 +294,7 @@ fn checks(
             SNIPPET_LINES + 10
         ));
     }
-    let requests: Vec<Vec<u8>> = snippets
-        .iter()
-        .map(|code| check_request(server.port, code, "c"))
-        .collect();
+    let requests = c_requests(server.port, snippets);
     progress(&format!(
         "scale:   latency of {SNIPPET_LINES}-line checks, one connection"
     ));
@@ -589,9 +593,7 @@ pub(crate) fn reference(
     let server = start(env, &dir, &["--no-cache"])?;
     let startup = Startup::follow(&server, counts.start_limit)?;
     let checks = checks(&server, &snippets, counts, None)?;
-    let requests = (snippets.iter())
-        .map(|code| check_request(server.port, code, "c"))
-        .collect();
+    let requests = c_requests(server.port, &snippets);
     Ok(Reference {
         startup,
         checks,
