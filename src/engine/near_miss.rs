@@ -23,7 +23,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use crate::engine::fingerprint::Fingerprint;
-use crate::engine::hash::{fnv1a, HashMap};
+use crate::engine::hash::{fnv1a, HashMap, HashSet};
 use crate::engine::index::{Index, Posting, Postings, SEED_TOKENS};
 use crate::engine::runs::{
     find_runs, is_repetitive, long_enough, split, table_stretch, Expired, Run,
@@ -335,21 +335,19 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
     // common run along it that reaches the query's end (or start) must
     // reach back to the part's first (or last) token.
     let diagonals = || -gap..=gap;
+    const DIAGONALS: usize = 2 * MAX_GAP_TOKENS as usize + 1;
     let mut candidate = chain.clone();
     // The end: a run from query[a_end + da..] to its last token.
     let (a_end, b_end) = (chain.a().end as usize, chain.b().end as usize);
     let tail = n - a_end;
-    let to_end: Vec<usize> = diagonals()
-        .map(|k| {
-            // Just after the run's last token in the file.
-            let b_last = (b_end + tail) as isize + k;
-            if b_last < 0 || b_last as usize > side.target.len() {
-                0
-            } else {
-                side.backward(n, b_last as usize, tail)
-            }
-        })
-        .collect();
+    let mut to_end = [0; DIAGONALS];
+    for (run, k) in to_end.iter_mut().zip(diagonals()) {
+        // Just after the run's last token in the file.
+        let b_last = (b_end + tail) as isize + k;
+        if b_last >= 0 && b_last as usize <= side.target.len() {
+            *run = side.backward(n, b_last as usize, tail);
+        }
+    }
     // Closing brackets alone end a copy whose last statement was changed:
     // whole statements on both sides of the gap before them. Whether the
     // first `d` tokens after the chain's end are whole statements, for
@@ -364,13 +362,20 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
         }
         whole
     };
-    let whole_a = whole(&mut ids[a_end..].iter().map(|&id| bracket_of(id)));
     let target = side.target;
-    let whole_b = whole(
-        &mut target
-            .within(b_end.min(target.len())..target.len())
-            .map(bracket),
-    );
+    // Made when an end part is too short without them, as most are not.
+    let wholes = std::cell::OnceCell::new();
+    let wholes = || {
+        wholes.get_or_init(|| {
+            let a = whole(&mut ids[a_end..].iter().map(|&id| bracket_of(id)));
+            let b = whole(
+                &mut target
+                    .kinds_within(b_end.min(target.len())..target.len())
+                    .map(bracket),
+            );
+            (a, b)
+        })
+    };
     'end: for (da, db) in end_pairs(&to_end, tail) {
         let len = tail - da;
         let (a, b) = (a_end + da, b_end + db);
@@ -379,6 +384,7 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
             b: b_end as u32..b as u32,
         };
         let closes_it = || {
+            let (whole_a, whole_b) = wholes();
             whole_a.get(da) == Some(&true)
                 && whole_b.get(db) == Some(&true)
                 && (a..a + len).all(|k| bracket_of(ids[k]) == -1)
@@ -398,17 +404,14 @@ fn reach_ends(chain: &Chain, side: &Side<'_>, similarity: f64) -> Option<Chain> 
     }
     // The start: a run from query[0] to a_start - da.
     let (a_start, b_start) = (chain.a().start as usize, chain.b().start as usize);
-    let from_start: Vec<usize> = diagonals()
-        .map(|k| {
-            // The run's first token in the file.
-            let b_first = b_start as isize - a_start as isize - k;
-            if b_first < 0 {
-                0
-            } else {
-                side.forward(0, b_first as usize, a_start)
-            }
-        })
-        .collect();
+    let mut from_start = [0; DIAGONALS];
+    for (run, k) in from_start.iter_mut().zip(diagonals()) {
+        // The run's first token in the file.
+        let b_first = b_start as isize - a_start as isize - k;
+        if b_first >= 0 {
+            *run = side.forward(0, b_first as usize, a_start);
+        }
+    }
     'start: for (da, db) in end_pairs(&from_start, a_start) {
         let len = a_start - da;
         let b = b_start - db - len;
@@ -500,7 +503,7 @@ impl Side<'_> {
         let target = self.target;
         self.ids[a..]
             .iter()
-            .zip(target.within(b.min(target.len())..target.len()))
+            .zip(target.kinds_within(b.min(target.len())..target.len()))
             .take(limit)
             .take_while(|(id, t)| self.same(**id, *t))
             .count()
@@ -513,7 +516,7 @@ impl Side<'_> {
         self.ids[..a]
             .iter()
             .rev()
-            .zip(target.within(0..b.min(target.len())).rev())
+            .zip(target.kinds_within(0..b.min(target.len())).rev())
             .take(limit)
             .take_while(|(id, t)| self.same(**id, *t))
             .count()
@@ -526,7 +529,7 @@ impl Side<'_> {
     /// Whether `query[a]` and `target[b]` are equal (false past either end).
     fn same_at(&self, a: usize, b: usize) -> bool {
         match self.ids.get(a) {
-            Some(&id) if b < self.target.len() => self.same(id, self.target.at(b)),
+            Some(&id) if b < self.target.len() => self.same(id, self.target.kind_at(b)),
             _ => false,
         }
     }
@@ -550,7 +553,8 @@ impl Side<'_> {
         let mut table = [(0u64, 0u64); 128];
         let slot = |id: u64| (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize;
         for j in 0..len {
-            let Some(t) = nth(self.target.len(), b, j, direction).map(|i| self.target.at(i)) else {
+            let Some(t) = nth(self.target.len(), b, j, direction).map(|i| self.target.kind_at(i))
+            else {
                 break;
             };
             if t.is_wall() {
@@ -836,6 +840,9 @@ fn chains_in_file(
     ends.sort_unstable_by_key(|end| std::cmp::Reverse(end.0));
     let mut used = vec![false; n];
     let mut next = HashMap::new();
+    // The parts of the grown chains that came to nothing: chains that grow
+    // alike (as those ending at one part do) fare alike.
+    let mut failed: HashSet<Vec<Run>> = HashSet::default();
     for (_, i, g) in ends {
         let mut indices = vec![i];
         let mut at = (i, g);
@@ -854,11 +861,16 @@ fn chains_in_file(
             whole: false,
         };
         grow(&mut chain, side, &mut next);
+        if failed.contains(&chain.parts) {
+            continue;
+        }
+        let grown = chain.parts.clone();
         // An end reached across a changed statement costs that statement's
         // tokens: a copy left under min-tokens by it is found without it.
         let reached = reach_ends(&chain, side, similarity)
             .and_then(|reached| trimmed(reached, side, min_tokens, similarity));
         let Some(chain) = reached.or_else(|| trimmed(chain, side, min_tokens, similarity)) else {
+            failed.insert(grown);
             continue;
         };
         // Parts inside the chain are its own, found again.
@@ -1005,7 +1017,7 @@ fn gap_shared(gap: &Gap, side: &Side<'_>) -> u32 {
     let a = &side.ids[bounded(&gap.a, side.ids.len())];
     let b: Vec<Token> = side
         .target
-        .within(bounded(&gap.b, side.target.len()))
+        .kinds_within(bounded(&gap.b, side.target.len()))
         .collect();
     let k = MIN_SHARED_RUN;
     // A statement inserted or deleted: nothing on one side.
@@ -1072,7 +1084,8 @@ fn encloses(chain: &Chain, side: &Side<'_>) -> bool {
     let Some(a) = side.ids.get(a) else {
         return false;
     };
-    one(a.iter().map(|&id| bracket_of(id)), first) && one(side.target.within(b).map(bracket), first)
+    one(a.iter().map(|&id| bracket_of(id)), first)
+        && one(side.target.kinds_within(b).map(bracket), first)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub(crate) struct Expired;
 const POSTINGS_PER_CLOCK_CHECK: usize = 256;
 
 /// A maximal common run of tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Run {
     /// First token in the query.
     pub a: u32,

@@ -42,6 +42,12 @@ pub trait Tokens {
     /// Token `i` (panics past the end, as a slice does).
     fn at(&self, i: usize) -> Token;
 
+    /// Token `i` for a comparison of kinds alone (text hash, length,
+    /// class): its start may read as 0.
+    fn kind_at(&self, i: usize) -> Token {
+        self.at(i)
+    }
+
     /// The tokens of `range`, in order, read sequentially.
     fn within(&self, range: Range<usize>) -> Self::Iter<'_>;
 
@@ -503,6 +509,16 @@ impl Tokens for PackedTokens {
             kinds: &self.kinds,
             starts: self.starts.within(range),
             places,
+        }
+    }
+
+    #[inline(always)]
+    fn kind_at(&self, i: usize) -> Token {
+        let kind = self.kinds[self.place(i)];
+        Token {
+            text: u64::from(kind[0]) | u64::from(kind[1]) << 32,
+            start: 0,
+            len_class: kind[2],
         }
     }
 
