@@ -18,6 +18,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use notify::event::EventKindMask;
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher, WatcherKind};
 
 use crate::engine::hash::HashSet;
@@ -99,10 +100,17 @@ fn follow(scanner: &Arc<Scanner>, slot: &Mutex<Slot>) -> notify::Result<()> {
     };
     let dir = scanner.config().dir.clone();
     let (tx, rx) = mpsc::channel::<notify::Result<Event>>();
-    let watcher = notify::recommended_watcher(move |event| {
-        // The receiver is gone only when the watch stops.
-        let _ = tx.send(event);
-    })?;
+    // Files opened, read and closed change nothing: left out where the
+    // system filters (inotify), so that a build or a grep reading the tree
+    // does not wake the watch once per file it opens.
+    let config = notify::Config::default().with_event_kinds(EventKindMask::CORE);
+    let watcher = RecommendedWatcher::new(
+        move |event| {
+            // The receiver is gone only when the watch stops.
+            let _ = tx.send(event);
+        },
+        config,
+    )?;
     {
         let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
         if matches!(*slot, Slot::Stopped) {

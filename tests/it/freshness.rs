@@ -215,6 +215,53 @@ fn the_folders_scanned_are_watched_as_they_come_and_go_and_ignored_ones_never() 
     watches(8);
 }
 
+/// The event masks of the inotify watches process `pid` holds, as the
+/// kernel lists them (`mask:` in hexadecimal).
+#[cfg(target_os = "linux")]
+fn inotify_masks(pid: u32) -> Vec<u32> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fdinfo")).expect("fdinfo");
+    let mut masks = Vec::new();
+    for fd in fds {
+        let info = std::fs::read_to_string(fd.expect("fd").path()).unwrap_or_default();
+        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
+            let mask = line
+                .split_whitespace()
+                .find_map(|field| field.strip_prefix("mask:"))
+                .expect("a watch's mask");
+            masks.push(u32::from_str_radix(mask, 16).expect("a hexadecimal mask"));
+        }
+    }
+    masks
+}
+
+/// A process reading the tree (a build, a grep, an editor's indexer) costs
+/// the server nothing: the system is asked for changes only, not for files
+/// opened, read or closed unwritten, so none of those reaches the watch.
+#[cfg(target_os = "linux")]
+#[test]
+fn files_opened_and_read_are_not_watched_for() {
+    const IN_ACCESS: u32 = 0x1;
+    const IN_MODIFY: u32 = 0x2;
+    const IN_CLOSE_NOWRITE: u32 = 0x10;
+    const IN_OPEN: u32 = 0x20;
+    const IN_CREATE: u32 = 0x100;
+    const IN_DELETE: u32 = 0x200;
+    let server = Server::start_in(fixture("project"), &[]);
+    let masks = eventually("the folders watched", || {
+        let masks = inotify_masks(server.pid());
+        (masks.len() == 8).then_some(masks)
+    });
+    for mask in masks {
+        assert_eq!(
+            mask & (IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE),
+            0,
+            "mask {mask:#x}"
+        );
+        let changes = IN_MODIFY | IN_CREATE | IN_DELETE;
+        assert_eq!(mask & changes, changes, "mask {mask:#x}");
+    }
+}
+
 /// Runs dupcheck on `dir` until its first scan is summarized; returns the
 /// summary line from stderr, and the child (to stop).
 fn start_and_read_summary(dir: &Path, args: &[&str]) -> (String, Child) {
