@@ -613,6 +613,8 @@ mod tests {
         assert_eq!(packed.to_vec(), tokens);
         for (i, &t) in tokens.iter().enumerate() {
             assert_eq!(packed.at(i), t);
+            assert_eq!(packed.kind_at(i), Token { start: 0, ..t });
+            assert_eq!(tokens.kind_at(i), t);
         }
         let n = tokens.len();
         for range in [0..n, n / 3..n / 2, n..n] {
