@@ -140,14 +140,7 @@ fn stats_after_updates_equal_a_fresh_scan() {
 /// The inotify watches process `pid` holds: one per folder watched.
 #[cfg(target_os = "linux")]
 fn inotify_watches(pid: u32) -> usize {
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fdinfo")).expect("fdinfo");
-    fds.map(|fd| {
-        let info = std::fs::read_to_string(fd.expect("fd").path()).unwrap_or_default();
-        info.lines()
-            .filter(|l| l.starts_with("inotify wd:"))
-            .count()
-    })
-    .sum()
+    inotify_masks(pid).len()
 }
 
 #[cfg(target_os = "linux")]
