@@ -269,7 +269,7 @@ impl Fraction {
 
 /// `cp -al FROM TO`: a copy of hard links (the same filesystem), fast
 /// and without a byte of the files copied.
-fn copy_links(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn copy_links(from: &Path, to: &Path) -> Result<(), String> {
     let status = Command::new("cp")
         .arg("-al")
         .arg(from)

@@ -37,7 +37,10 @@
 //!    each with the body's size; the latency p50/p99 of 40-line checks cut
 //!    from the fraction's C files over one keep-alive connection; then
 //!    checks of them at 16 connections for a minute, and VmRSS and VmHWM
-//!    after it;
+//!    after it; then the same load on a server of the snippets' own
+//!    folders alone (hard links, `.corpora/linux-6.12-scale/own-N`, served
+//!    since before the fraction's start), so that what the tree's size
+//!    adds to a check is told apart from what its snippets ask;
 //! 4. a warm restart: a start with the cache on fills it, is stopped with
 //!    SIGTERM once the cache file is there and no longer grows, and a
 //!    second start reads it: seconds from spawn to `/api/health` ready and

@@ -365,6 +365,29 @@ fn tables(units: &Units, measured: &[Measured], reference_rate: Option<f64>) -> 
         },
     );
 
+    checks.row(
+        &format!("the same at {CONNECTIONS} on their own folders alone"),
+        measured,
+        |m| match m.cold().map(|c| &c.own) {
+            Some(Ok(own)) => format!(
+                "{} ({} folders, {} lines)",
+                own.load.cell(),
+                own.folders,
+                count(own.startup.lines)
+            ),
+            Some(Err(e)) => format!("FAILED: {e}"),
+            None => "-".into(),
+        },
+    );
+    checks.row("vs their own folders (growth)", measured, |m| {
+        match (m.checks(), m.cold().map(|c| &c.own)) {
+            (Some(c), Some(Ok(own))) => {
+                format!("{:.2}x", c.load.per_second() / own.load.per_second())
+            }
+            _ => "-".into(),
+        }
+    });
+
     let mut api = Table::new("OTHER ENDPOINTS (GET, median of 5; body)", measured);
     for path in [
         "/api/clones?limit=100",
@@ -657,6 +680,9 @@ fn fraction_json(m: &Measured) -> Value {
             "startup": startup_json(&c.startup),
             "endpoints": or_error(&c.endpoints, |e| e.iter().map(endpoint_json).collect()),
             "checks": or_error(&c.checks, checks_json),
+            "ownFolders": or_error(&c.own, |o| json!({
+                "folders": o.folders, "startup": startup_json(&o.startup), "load": o.load.json(),
+            })),
         })),
         "warm": or_error(&m.figures.warm, |w| json!({
             "fill": startup_json(&w.fill), "cacheMb": w.cache_mb, "cacheSettledS": w.cache_s,

@@ -13,7 +13,7 @@ use dupcheck::engine::grammar::Registry;
 use serde_json::Value;
 
 use crate::env::{parse_floor, proc_status_mb, scanned_sources, Env, Source};
-use crate::fractions::Fraction;
+use crate::fractions::{copy_links, Fraction};
 use crate::measure::{latency, median, throughput, Latency, Throughput};
 use crate::output::progress;
 use crate::server::{check_request, parse_summary, request, wait_ready, Conn, Server};
@@ -232,10 +232,18 @@ fn endpoints(port: u16, runs: usize) -> Result<Vec<Endpoint>, String> {
     Ok(answers)
 }
 
+/// A snippet checked, and the folder of the file it was cut from.
+pub(crate) struct Snippet {
+    /// That folder, relative to the scanned one.
+    pub(crate) folder: String,
+    /// Its [`SNIPPET_LINES`] lines.
+    pub(crate) code: String,
+}
+
 /// Up to [`SNIPPETS`] snippets of [`SNIPPET_LINES`] lines from the C
 /// files among `sources`, cut as `bench` cuts its own: from files spread
 /// evenly over the sorted list, a third of the way into the file.
-fn c_snippets(sources: &[Source], registry: &Registry) -> Vec<String> {
+fn c_snippets(sources: &[Source], registry: &Registry) -> Vec<Snippet> {
     let eligible: Vec<&Source> = sources
         .iter()
         .filter(|s| {
@@ -249,7 +257,10 @@ fn c_snippets(sources: &[Source], registry: &Registry) -> Vec<String> {
             let all: Vec<&str> = source.text.lines().collect();
             let start = (all.len() - SNIPPET_LINES) / 3;
             let code = all[start..start + SNIPPET_LINES].join("\n");
-            (!code.trim().is_empty()).then_some(code)
+            let folder = Path::new(&source.rel)
+                .parent()
+                .map_or(String::new(), |f| f.to_string_lossy().into_owned());
+            (!code.trim().is_empty()).then_some(Snippet { folder, code })
         })
         .collect()
 }
@@ -274,9 +285,9 @@ pub(crate) struct Checks {
 }
 
 /// The check requests of `snippets` (C) to `port`.
-fn c_requests(port: u16, snippets: &[String]) -> Vec<Vec<u8>> {
+fn c_requests(port: u16, snippets: &[Snippet]) -> Vec<Vec<u8>> {
     (snippets.iter())
-        .map(|code| check_request(port, code, "c"))
+        .map(|snippet| check_request(port, &snippet.code, "c"))
         .collect()
 }
 
@@ -284,7 +295,7 @@ fn c_requests(port: u16, snippets: &[String]) -> Vec<Vec<u8>> {
 /// `reference`, its load runs just before and just after `server`'s.
 fn checks(
     server: &Server,
-    snippets: &[String],
+    snippets: &[Snippet],
     counts: &Counts,
     reference: Option<&Reference>,
 ) -> Result<Checks, String> {
@@ -342,6 +353,8 @@ pub(crate) struct Cold {
     pub(crate) endpoints: Result<Vec<Endpoint>, String>,
     /// Its checks.
     pub(crate) checks: Result<Checks, String>,
+    /// The same checks on the snippets' own folders alone.
+    pub(crate) own: Result<OwnFolders, String>,
 }
 
 /// A warm restart: the start that filled the cache and the one that read
@@ -431,21 +444,109 @@ fn scan_alone(env: &Env, fraction: &Fraction, limit: Duration) -> Result<f64, St
 fn cold(
     env: &Env,
     fraction: &Fraction,
-    snippets: &[String],
+    snippets: &[Snippet],
     counts: &Counts,
     reference: Option<&Reference>,
 ) -> Result<Cold, String> {
+    // Served before the fraction's start, it idles through it.
+    let own = own_folders(env, fraction, snippets, counts);
     let mut server = start(env, &fraction.dir, &["--no-cache"])?;
     let startup = Startup::follow(&server, counts.start_limit)?;
     progress("scale:   the other endpoints");
     let endpoints = endpoints(server.port, counts.api_runs);
     let checks = checks(&server, snippets, counts, reference);
     server.stop();
+    let own = own.map(|(mut own_server, startup)| {
+        progress(&format!(
+            "scale:   the same checks on their own folders at {CONNECTIONS} connections"
+        ));
+        let requests = c_requests(own_server.port, snippets);
+        let load = throughput(
+            own_server.port,
+            &requests,
+            CONNECTIONS,
+            counts.load,
+            u64::MAX,
+        );
+        own_server.stop();
+        OwnFolders {
+            folders: own_folder_list(snippets).len(),
+            startup,
+            load,
+        }
+    });
     Ok(Cold {
         startup,
         endpoints,
         checks,
+        own,
     })
+}
+
+/// The checks' load on a tree of their snippets' own folders alone: what
+/// a check costs for what it is, set beside what it costs on the whole
+/// fraction (the growth), where the reference's tree has other snippets.
+pub(crate) struct OwnFolders {
+    /// Folders linked.
+    pub(crate) folders: usize,
+    /// The cold start on them.
+    pub(crate) startup: Startup,
+    /// At [`CONNECTIONS`] connections for [`Counts::load`], right after
+    /// the fraction's load and the reference's loads beside it.
+    pub(crate) load: Throughput,
+}
+
+/// The distinct folders of `snippets`, none inside another.
+fn own_folder_list(snippets: &[Snippet]) -> Vec<&str> {
+    let mut folders: Vec<&str> = snippets.iter().map(|s| s.folder.as_str()).collect();
+    folders.sort_unstable();
+    folders.dedup();
+    let inside = |f: &str, of: &str| of.is_empty() || f.starts_with(&format!("{of}/"));
+    (folders.iter())
+        .filter(|f| !folders.iter().any(|of| of != *f && inside(f, of)))
+        .copied()
+        .collect()
+}
+
+/// Links the folders of `snippets` from `fraction` (hard links, as its
+/// own copy) into `.corpora/linux-6.12-scale/own-N` and serves them
+/// (`--no-cache`), followed to the clones line.
+fn own_folders(
+    env: &Env,
+    fraction: &Fraction,
+    snippets: &[Snippet],
+    counts: &Counts,
+) -> Result<(Server, Startup), String> {
+    let folders = own_folder_list(snippets);
+    if folders.is_empty() || folders.contains(&"") {
+        return Err(
+            "no snippets, or one from the top folder (its own folders would be all)".into(),
+        );
+    }
+    let Some(scale) = fraction.dir.parent() else {
+        return Err(format!("{} has no parent folder", fraction.dir.display()));
+    };
+    let dir = scale.join(format!("own-{}", fraction.share));
+    let fail = |what: &str, e: std::io::Error| format!("cannot {what}: {e}");
+    if dir.exists() {
+        // Only links: the tree's files stay.
+        fs::remove_dir_all(&dir).map_err(|e| fail("remove the old own folders", e))?;
+    }
+    fs::create_dir_all(&dir).map_err(|e| fail("make the own folders' folder", e))?;
+    for folder in folders {
+        let to = dir.join(folder);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| fail("make a folder above", e))?;
+        }
+        copy_links(&fraction.dir.join(folder), &to)?;
+    }
+    progress(&format!(
+        "scale {}: the snippets' own folders (--no-cache)",
+        fraction.name
+    ));
+    let server = start(env, &dir, &["--no-cache"])?;
+    let startup = Startup::follow(&server, counts.start_limit)?;
+    Ok((server, startup))
 }
 
 /// Adds the lines `server` still has to say (it is stopped) to `notes`.
