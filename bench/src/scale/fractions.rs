@@ -244,11 +244,7 @@ impl Fraction {
             }
             _ => {}
         }
-        if fraction.dir.exists() {
-            // Only links: the tree's files stay.
-            fs::remove_dir_all(&fraction.dir).map_err(|e| fail("remove the old copy", e))?;
-        }
-        fs::create_dir_all(&fraction.dir).map_err(|e| fail("make the copy's folder", e))?;
+        empty_links_folder(&fraction.dir)?;
         if share == 1 {
             copy_links(&units.tree.join("."), &fraction.dir)?;
         } else {
@@ -265,6 +261,15 @@ impl Fraction {
         let lines = picked.iter().map(|u| u.lines).sum();
         (picked.into_iter().map(|u| u.name.clone()).collect(), lines)
     }
+}
+
+/// Makes `dir`, a folder of links into the tree, empty: removed with what
+/// it holds (links only: the tree's files stay), then made again.
+pub(crate) fn empty_links_folder(dir: &Path) -> Result<(), String> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))
 }
 
 /// `cp -al FROM TO`: a copy of hard links (the same filesystem), fast

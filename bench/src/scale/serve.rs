@@ -13,7 +13,7 @@ use dupcheck::engine::grammar::Registry;
 use serde_json::Value;
 
 use crate::env::{parse_floor, proc_status_mb, scanned_sources, Env, Source};
-use crate::fractions::{copy_links, Fraction};
+use crate::fractions::{copy_links, empty_links_folder, Fraction};
 use crate::measure::{latency, median, throughput, Latency, Throughput};
 use crate::output::progress;
 use crate::server::{check_request, parse_summary, request, wait_ready, Conn, Server};
@@ -456,7 +456,7 @@ fn cold(
     let endpoints = endpoints(server.port, counts.api_runs);
     let checks = checks(&server, snippets, counts, reference);
     server.stop();
-    let own = own.map(|(mut own_server, startup)| {
+    let own = own.map(|(mut own_server, startup, folders)| {
         progress(&format!(
             "scale:   the same checks on their own folders at {CONNECTIONS} connections"
         ));
@@ -470,7 +470,7 @@ fn cold(
         );
         own_server.stop();
         OwnFolders {
-            folders: own_folder_list(snippets).len(),
+            folders,
             startup,
             load,
         }
@@ -501,7 +501,7 @@ fn own_folder_list(snippets: &[Snippet]) -> Vec<&str> {
     let mut folders: Vec<&str> = snippets.iter().map(|s| s.folder.as_str()).collect();
     folders.sort_unstable();
     folders.dedup();
-    let inside = |f: &str, of: &str| of.is_empty() || f.starts_with(&format!("{of}/"));
+    let inside = |f: &str, of: &str| f.starts_with(&format!("{of}/"));
     (folders.iter())
         .filter(|f| !folders.iter().any(|of| of != *f && inside(f, of)))
         .copied()
@@ -510,33 +510,29 @@ fn own_folder_list(snippets: &[Snippet]) -> Vec<&str> {
 
 /// Links the folders of `snippets` from `fraction` (hard links, as its
 /// own copy) into `.corpora/linux-6.12-scale/own-N` and serves them
-/// (`--no-cache`), followed to the clones line.
+/// (`--no-cache`), followed to the clones line; with how many folders.
 fn own_folders(
     env: &Env,
     fraction: &Fraction,
     snippets: &[Snippet],
     counts: &Counts,
-) -> Result<(Server, Startup), String> {
-    let folders = own_folder_list(snippets);
-    if folders.is_empty() || folders.contains(&"") {
+) -> Result<(Server, Startup, usize), String> {
+    if snippets.is_empty() || snippets.iter().any(|s| s.folder.is_empty()) {
         return Err(
             "no snippets, or one from the top folder (its own folders would be all)".into(),
         );
     }
+    let folders = own_folder_list(snippets);
     let Some(scale) = fraction.dir.parent() else {
         return Err(format!("{} has no parent folder", fraction.dir.display()));
     };
     let dir = scale.join(format!("own-{}", fraction.share));
-    let fail = |what: &str, e: std::io::Error| format!("cannot {what}: {e}");
-    if dir.exists() {
-        // Only links: the tree's files stay.
-        fs::remove_dir_all(&dir).map_err(|e| fail("remove the old own folders", e))?;
-    }
-    fs::create_dir_all(&dir).map_err(|e| fail("make the own folders' folder", e))?;
-    for folder in folders {
+    empty_links_folder(&dir)?;
+    for folder in &folders {
         let to = dir.join(folder);
         if let Some(parent) = to.parent() {
-            fs::create_dir_all(parent).map_err(|e| fail("make a folder above", e))?;
+            fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
         }
         copy_links(&fraction.dir.join(folder), &to)?;
     }
@@ -546,7 +542,7 @@ fn own_folders(
     ));
     let server = start(env, &dir, &["--no-cache"])?;
     let startup = Startup::follow(&server, counts.start_limit)?;
-    Ok((server, startup))
+    Ok((server, startup, folders.len()))
 }
 
 /// Adds the lines `server` still has to say (it is stopped) to `notes`.
